@@ -112,7 +112,8 @@ def scripted_once(trajectory: dict[str, Any], root: Path) -> dict[str, float]:
 
 
 def ollama_client_replay(server: FakeServer, requests: list[dict], replies: list) -> float:
-    """The official ``ollama`` client alone sending the same requests (what localhand uses)."""
+    """The official ``ollama`` client alone sending the same requests (what localhand used
+    before it spoke the wire itself)."""
     import ollama
 
     server.load({"mode": "replay", "items": replies})

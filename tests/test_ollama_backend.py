@@ -1,10 +1,16 @@
-"""OllamaModel against the fake Ollama server: real sockets, the real ``ollama`` client."""
+"""OllamaModel against the fake Ollama server: real sockets, Ollama's wire format."""
 
 from __future__ import annotations
 
+import http.server
+import shutil
 import socket
+import ssl
+import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -396,3 +402,95 @@ def test_list_models_when_the_server_is_down(warnings: list[str], make: Make) ->
     model = make(f"http://127.0.0.1:{free_port()}", max_attempts=1)
     with pytest.raises(ServerUnavailable):
         model.list_models()
+
+
+# -- the wire, as the official client speaks it -----------------------------------------------
+@pytest.mark.parametrize(
+    "host",
+    [
+        None,
+        "",
+        "1.2.3.4",
+        ":56789",
+        "0.0.0.0:11434",
+        "http://1.2.3.4",
+        "https://1.2.3.4",
+        "https://example.com:56789/path/",
+        "example.com/path",
+        "Example.COM:8080",
+        "[0001:002:003:0004::1]",
+        "[0001:002:003:0004::1]:56789/path/",
+        "https://[::1]",
+    ],
+)
+def test_hosts_are_read_as_the_official_client_reads_them(host: str | None) -> None:
+    from ollama._client import _parse_host
+
+    assert OllamaModel("qwen3:8b", host or None).host == _parse_host(host)
+
+
+def test_a_host_with_a_bad_port_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="OLLAMA_HOST"):
+        OllamaModel("qwen3:8b", "localhost:port")
+
+
+def test_requests_carry_the_clients_headers_and_the_api_key(
+    monkeypatch: pytest.MonkeyPatch, make: Make
+) -> None:
+    monkeypatch.setenv("OLLAMA_API_KEY", "secret-key")
+    with FakeOllama(["hi", "there"]) as fake:
+        model = make(fake)
+        model.chat(USER)
+        list(model.stream(USER))
+    chat, streamed = fake.chat_requests
+    for request in (chat, streamed):
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        assert headers["authorization"] == "Bearer secret-key"
+        assert headers["content-type"] == "application/json"
+        assert headers["user-agent"].startswith("localhand")
+    assert {k.lower(): v for k, v in chat.headers.items()}["accept"] == "application/json"
+    assert chat.body["stream"] is False and streamed.body["stream"] is True
+
+
+
+def test_a_redirect_to_https_says_to_give_the_https_address(
+    tmp_path: Path, make: Make
+) -> None:
+    """An http:// host gets a TLS context without CAs (no bundle to load at start-up), so a
+    redirect to https must fail verification, and say what to do, not pass unverified."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    secure = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    secure.socket = tls.wrap_socket(secure.socket, server_side=True)
+    target = f"https://127.0.0.1:{secure.server_port}"
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", target + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    plain = http.server.HTTPServer(("127.0.0.1", 0), Redirect)
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (secure, plain)]
+    for thread in threads:
+        thread.start()
+    try:
+        model = make(f"http://127.0.0.1:{plain.server_port}", max_attempts=1)
+        with pytest.raises(BadResponse, match="https:// address"):
+            model.chat(USER)
+    finally:
+        for server in (secure, plain):
+            server.shutdown()
+            server.server_close()

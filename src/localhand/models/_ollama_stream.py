@@ -6,12 +6,10 @@ The wire (docs.ollama.com/api/streaming and /api/errors): one JSON object per li
 while generating cannot change the status any more (200 was sent), so it comes as a line
 ``{"error": "..."}`` of its own, without ``done``.
 
-Raw httpx rather than the ``ollama`` client's ``stream=True``, because that client hides what
-a safe stream needs: the response (to cut a stalled stream from the watchdog), a timeout per
-request (it fixes one per client), the raw lines (its models drop fields) and the end of a
-stream that closes without ``done: true`` (it just stops iterating, so a cut answer would pass
-for a complete one). Our shared client's response hook also reads whole bodies, which would
-turn a stream into one late reply.
+It needs what the ``ollama`` client's ``stream=True`` would hide: the response (to cut a
+stalled stream from the watchdog), a timeout per request, the raw lines (its models drop
+fields) and the end of a stream that closes without ``done: true`` (a cut answer must not pass
+for a complete one).
 
 Retries follow the backend's rules, but only until the first delta has been handed out: after
 that a retry would make the model answer again from the start, and the text already shown
@@ -30,13 +28,16 @@ import httpx
 
 from localhand.errors import BadResponse, ModelError, ModelTimeout
 from localhand.models._common import Retry, deadline_of
-from localhand.models._ollama_wire import estimate_prompt_tokens, wire_message
+from localhand.models._ollama_wire import error_text, estimate_prompt_tokens, wire_message
 from localhand.models._stream import Watchdog, backend_stream, timeout_text
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.types import Message, Usage
 
 if TYPE_CHECKING:
     from localhand.models.ollama import OllamaModel
+
+
+NDJSON = {"Accept": "application/x-ndjson"}
 
 
 class _NotOllama(Exception):
@@ -52,14 +53,16 @@ def stream_chat(
     num_ctx = model._size_context(estimate)
     body = model._request_body(wire, num_ctx, stream=True)
     base, hint = model._timeout_and_hint()
-    http = _client(model)
+    http = model._transport()
 
     def connect(timeout: float, stack: contextlib.ExitStack) -> tuple[Any, Any]:
         limits = httpx.Timeout(timeout, connect=min(timeout, model.connect_timeout))
-        response = stack.enter_context(http.stream("POST", "/api/chat", json=body, timeout=limits))
+        response = stack.enter_context(
+            http.stream("POST", "/api/chat", json=body, timeout=limits, headers=NDJSON)
+        )
         if response.status_code != 200:
             response.read()
-            raise model._status_error(response.status_code, _error_text(response))
+            raise model._status_error(response.status_code, error_text(response))
         return response, response
 
     def parse(response: Any, watchdog: Watchdog) -> Iterator[StreamChunk]:
@@ -73,17 +76,6 @@ def stream_chat(
         if chunk.done and chunk.usage is not None:
             model._check_truncation(estimate, num_ctx, chunk.usage.prompt_tokens)
         yield chunk
-
-
-def _client(model: OllamaModel) -> httpx.Client:
-    """The model's client for streams (closed by ``model.close()``), made on first use."""
-    with model._lock:
-        if model._http is None:
-            model._http = httpx.Client(
-                base_url=model.host,
-                headers={"Accept": "application/x-ndjson", "User-Agent": "localhand"},
-            )
-        return model._http
 
 
 def _chunks(lines: Iterator[str], watchdog: Watchdog, model: OllamaModel) -> Iterator[StreamChunk]:
@@ -163,13 +155,3 @@ def _error(
     if isinstance(exc, httpx.HTTPError):
         return BadResponse(f"Could not talk to Ollama at {model.host}: {exc}")
     return exc
-
-
-def _error_text(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text.strip()[:500]
-    if isinstance(data, dict) and data.get("error"):
-        return str(data["error"])
-    return response.text.strip()[:500]

@@ -3,32 +3,70 @@
 from __future__ import annotations
 
 import json
-import threading
+import os
+import platform
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from localhand.errors import ConfigError
 from localhand.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
 from localhand.types import Message, Reply, ToolCall, Usage
 
-_captured = threading.local()  # the raw body of this thread's last response
+DEFAULT_PORT = 11434
 
 
-def capture_body(response: httpx.Response) -> None:
-    """Keep the raw body: the client's models drop tool-call ids and reject string arguments."""
-    response.read()
-    _captured.body = response.content
-
-
-def raw_json() -> Any:
-    body = getattr(_captured, "body", None)
-    if not body:
-        return None
+def parse_host(host: str | None) -> str:
+    """``OLLAMA_HOST`` (or ``--host``) as a base URL, read as the ``ollama`` client reads it:
+    the scheme defaults to http and the port to 11434 (to 80/443 when only a scheme is given),
+    IPv6 literals keep their brackets, a path is kept without its slashes."""
+    host = host or ""
+    scheme, _, rest = host.partition("://")
+    port = DEFAULT_PORT
+    if not rest:
+        scheme, rest = "http", host
+    else:
+        port = {"http": 80, "https": 443}.get(scheme, DEFAULT_PORT)
+    split = urllib.parse.urlsplit(f"{scheme}://{rest}")
     try:
-        return json.loads(body)
+        port = split.port or port
     except ValueError:
-        return None
+        raise ConfigError(
+            f"{host!r} is not a valid Ollama address: use host:port or http://host:port "
+            "(check --host and the OLLAMA_HOST variable)."
+        ) from None
+    name = split.hostname or "127.0.0.1"
+    if ":" in name:  # an IPv6 literal: urlsplit drops its brackets
+        name = f"[{name}]"
+    path = split.path.strip("/")
+    return f"{scheme}://{name}:{port}/{path}" if path else f"{scheme}://{name}:{port}"
+
+
+def request_headers() -> dict[str, str]:
+    """The headers the official client sends, with ``OLLAMA_API_KEY`` as its bearer token
+    (for ollama.com or a proxy that wants one)."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": f"localhand ({platform.machine()} {platform.system().lower()}) "
+        f"Python/{platform.python_version()}",
+    }
+    if key := os.getenv("OLLAMA_API_KEY"):
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+def error_text(response: httpx.Response) -> str:
+    """The message of an error response: its ``{"error": ...}``, else the start of its text."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text.strip()[:500]
+    if isinstance(data, dict) and data.get("error"):
+        return str(data["error"])
+    return response.text.strip()[:500]
 
 
 def canonical(name: str) -> str:
@@ -52,7 +90,7 @@ def arguments(value: Any) -> dict[str, Any]:
 
 
 def wire_message(message: Message) -> dict[str, Any]:
-    """A history message in the shape the ``ollama`` client validates and Ollama reads."""
+    """A history message in the shape Ollama reads."""
     out: dict[str, Any] = {
         "role": message.get("role") or "user",
         "content": str(message.get("content") or ""),
@@ -92,11 +130,3 @@ def to_reply(data: Mapping[str, Any], model: str) -> Reply:
         done_reason=data.get("done_reason"),
         model=str(data.get("model") or model),
     )
-
-
-def clear_capture() -> None:
-    _captured.body = None
-
-
-def has_capture() -> bool:
-    return getattr(_captured, "body", None) is not None

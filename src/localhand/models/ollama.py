@@ -1,4 +1,4 @@
-"""Ollama backend: native ``/api/chat`` through the official ``ollama`` client.
+"""Ollama backend: Ollama's native REST API (``/api/chat``, ``/api/show``, ``/api/tags``).
 
 What it takes care of, and why:
 
@@ -18,10 +18,20 @@ What it takes care of, and why:
 - **Retries.** ``max_attempts`` (default 3 in all) with exponential backoff (``backoff``,
   doubling) on connection errors, HTTP 500/502/503/504, a connection cut mid-reply and a body
   that is not JSON. Never on 400 or 404: sending them again cannot help.
-- **Streaming** (``stream``, for the simple path): NDJSON over raw httpx (``_ollama_stream``
-  says why not the client's ``stream=True``). The first chunk gets the timeouts above; after
+- **Streaming** (``stream``, for the simple path): NDJSON on the same connection pool
+  (``_ollama_stream``). The first chunk gets the timeouts above; after
   it, ``stream_idle_timeout`` (default 120 s) of silence ends the stream. Retried only before
   the first delta, so no text is ever shown twice.
+- **Why not the official ``ollama`` client.** It was the first choice and the benchmarks
+  removed it (docs/benchmarks.md, P4): ``Client.chat`` rebuilds and validates a pydantic model
+  of the whole history on every request and validates a reply model that drops tool-call ids
+  and rejects string arguments (so the raw body had to be captured anyway), about 1 ms a request
+  at 60 messages; its import builds a TLS context and a default client (~170 ms of start-up);
+  it fixes the timeout per client, not per request; and its stream hides what a safe stream
+  needs. The wire is small and documented, so we speak it directly, with the client's
+  conventions: ``OLLAMA_HOST`` parsed the same way, the same headers, ``OLLAMA_API_KEY`` as a
+  bearer token, redirects followed. ``tests/test_fake_ollama.py`` keeps the fake server honest
+  against the official client.
 - **Tool-call arguments** are kept as given when they are an object; a JSON string that parses
   to an object is parsed; anything else becomes ``{"__raw__": "<text>"}`` for the parser to
   repair later.
@@ -29,7 +39,6 @@ What it takes care of, and why:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
@@ -40,8 +49,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
-import ollama
-import pydantic
 
 from localhand.errors import (
     BadResponse,
@@ -56,24 +63,15 @@ from localhand.models._common import Retry as _Retry
 from localhand.models._common import with_retries
 from localhand.models._ollama_wire import (
     canonical,
-    capture_body,
-    clear_capture,
+    error_text,
     estimate_prompt_tokens,
-    has_capture,
-    raw_json,
+    parse_host,
+    request_headers,
     to_reply,
     wire_message,
 )
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.types import Message, Reply
-
-try:  # resolve OLLAMA_HOST exactly as the client does; only used to name the host in messages
-    from ollama._client import _parse_host
-except ImportError:  # pragma: no cover - a future client without the helper
-
-    def _parse_host(host: str | None) -> str:
-        return host or "http://127.0.0.1:11434"
-
 
 __all__ = ["OllamaModel", "estimate_prompt_tokens"]
 
@@ -126,7 +124,7 @@ class OllamaModel:
         if not model:
             raise ConfigError("No model name given: pass one such as qwen3:8b (see `ollama list`).")
         self._model = model
-        self.host: str = _parse_host(host or os.getenv("OLLAMA_HOST"))
+        self.host: str = parse_host(host or os.getenv("OLLAMA_HOST"))
         self._host_given = host is not None
         self.think, self.keep_alive = think, keep_alive
         self.options = dict(options or {})
@@ -142,8 +140,7 @@ class OllamaModel:
         self._show: dict[str, Any] | None = None
         self._show_done = False
         self._warned_ctx: set[int] = set()
-        self._clients: dict[float, ollama.Client] = {}
-        self._http: httpx.Client | None = None  # for streams: no body-reading response hook
+        self._http: httpx.Client | None = None
         self._lock = threading.Lock()
 
     # -- the ChatModel protocol ----------------------------------------------------------------
@@ -170,13 +167,13 @@ class OllamaModel:
         wire = [wire_message(m) for m in messages]
         estimate = estimate_prompt_tokens(wire, sent_tools)
         num_ctx = self._size_context(estimate)
-        kwargs = self._request_body(wire, num_ctx, stream=False)
+        body = self._request_body(wire, num_ctx, stream=False)
         if sent_tools:
-            kwargs["tools"] = sent_tools
+            body["tools"] = sent_tools
         if schema is not None:
-            kwargs["format"] = schema
+            body["format"] = schema
         base, hint = self._timeout_and_hint()
-        data = self._with_retries(lambda c: c.chat(**kwargs), base, deadline, hint)
+        data = self._with_retries("POST", "/api/chat", body, base, deadline, hint)
         self._loaded = True
         reply = to_reply(data, self._model)
         self._check_truncation(estimate, num_ctx, reply.usage.prompt_tokens)
@@ -216,7 +213,7 @@ class OllamaModel:
     # -- discovery, for backend auto-selection ----------------------------------------------------
     def list_models(self) -> list[str]:
         """The names of the models the server has (``/api/tags``)."""
-        data = self._with_retries(lambda c: c.list(), self.metadata_timeout, None, _HUNG)
+        data = self._with_retries("GET", "/api/tags", None, self.metadata_timeout, None, _HUNG)
         names = [m.get("model") or m.get("name") for m in data.get("models") or []]
         return [n for n in names if n]
 
@@ -241,10 +238,7 @@ class OllamaModel:
 
     def close(self) -> None:
         with self._lock:
-            clients, self._clients = list(self._clients.values()), {}
             http, self._http = self._http, None
-        for client in clients:
-            client.close()
         if http is not None:
             http.close()
 
@@ -293,7 +287,8 @@ class OllamaModel:
         if self._show_done:
             return self._show
         try:
-            self._show = self._attempt(lambda c: c.show(self._model), self.metadata_timeout, _HUNG)
+            body = {"model": self._model}
+            self._show = self._attempt("POST", "/api/show", body, self.metadata_timeout, _HUNG)
             self._show_done = True
         except _Retry:  # server down or flaky: try again next time
             return None
@@ -304,13 +299,15 @@ class OllamaModel:
     # -- transport ---------------------------------------------------------------------------------
     def _with_retries(
         self,
-        call: Callable[[ollama.Client], Any],
+        method: str,
+        path: str,
+        body: Any,
         base_timeout: float,
         deadline: float | None,
         hint: str,
     ) -> dict[str, Any]:
         return with_retries(
-            lambda timeout, why: self._attempt(call, timeout, why),
+            lambda timeout, why: self._attempt(method, path, body, timeout, why),
             base_timeout=base_timeout,
             deadline=deadline,
             hint=hint,
@@ -321,16 +318,18 @@ class OllamaModel:
         )
 
     def _attempt(
-        self, call: Callable[[ollama.Client], Any], timeout: float, hint: str
+        self, method: str, path: str, body: Any, timeout: float, hint: str
     ) -> dict[str, Any]:
         """One request; errors become ``ModelError``s, wrapped in ``_Retry`` when retryable."""
-        clear_capture()
+        limits = httpx.Timeout(timeout, connect=min(timeout, self.connect_timeout))
         try:
-            with self._client(timeout) as client:
-                result = call(client)
-        except ollama.ResponseError as exc:
-            raise self._status_error(exc.status_code, str(exc.error)) from None
-        except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
+            response = self._transport().request(method, path, json=body, timeout=limits)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc) and self.host.startswith("http:"):
+                raise BadResponse(
+                    f"Ollama at {self.host} redirected to https: give its https:// address "
+                    "with --host or OLLAMA_HOST."
+                ) from None
             raise _Retry(self._unavailable()) from None
         except httpx.TimeoutException:
             raise ModelTimeout(
@@ -344,21 +343,20 @@ class OllamaModel:
             raise _Retry(error) from None
         except httpx.HTTPError as exc:
             raise BadResponse(f"Could not talk to Ollama at {self.host}: {exc}") from None
-        except ValueError as exc:  # not JSON (a pydantic error is a ValueError too)
-            raw = raw_json()
-            if isinstance(exc, pydantic.ValidationError):
-                if isinstance(raw, dict):
-                    return raw  # valid JSON the client's schema rejects, e.g. string arguments
-                if not has_capture():  # nothing was sent: the client rejected our request
-                    raise BadResponse(f"The ollama client refused the request: {exc}") from None
+        if response.status_code >= 400:
+            raise self._status_error(response.status_code, error_text(response))
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
             error = BadResponse(
                 f"Ollama at {self.host} answered with something that is not Ollama's JSON "
                 "(a proxy or another server on that port?).",
                 retryable=True,
             )
-            raise _Retry(error) from None
-        raw = raw_json()
-        return raw if isinstance(raw, dict) else result.model_dump(by_alias=True)
+            raise _Retry(error)
+        return data
 
     def _status_error(self, status: int, text: str) -> Exception:
         if status == 404:
@@ -386,34 +384,27 @@ class OllamaModel:
             "point localhand at the right server with --host or the OLLAMA_HOST variable."
         )
 
-    @contextlib.contextmanager
-    def _client(self, timeout: float) -> Iterator[ollama.Client]:
-        # The ollama client takes its timeout at construction only: share one client per
-        # configured timeout, and use a one-off for a timeout cut short by the task's deadline.
-        if timeout not in (self.request_timeout, self.first_request_timeout, self.metadata_timeout):
-            with self._make_client(timeout) as client:
-                yield client
-            return
+    def _transport(self) -> httpx.Client:
+        """The one connection pool for every request and stream (closed by ``close``). Timeouts
+        are set per request: the first one may wait for the model to load, later ones not."""
         with self._lock:
-            if timeout not in self._clients:
-                self._clients[timeout] = self._make_client(timeout)
-            client = self._clients[timeout]
-        yield client
-
-    def _make_client(self, timeout: float) -> ollama.Client:
-        return ollama.Client(
-            host=self.host,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, self.connect_timeout)),
-            event_hooks={"response": [capture_body]},
-            verify=_ssl_context(),
-        )
+            if self._http is None:
+                self._http = httpx.Client(
+                    base_url=self.host,
+                    headers=request_headers(),
+                    follow_redirects=True,
+                    verify=_tls_context(self.host.partition(":")[0]),
+                )
+            return self._http
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for all clients. httpx builds a new one for every client unless given
-    one, and loading the CA bundle takes 20-35 ms each time: three clients per model (metadata,
-    first request, later requests) and the auto-selection probe made start-up and short runs
-    pay it four times, even for plain http:// servers."""
-    return httpx.create_ssl_context()
-
+def _tls_context(scheme: str) -> ssl.SSLContext:
+    """One TLS context per scheme for the whole process. httpx builds one for every client
+    unless given one, and loading the CA bundle takes 20-35 ms: start-up paid it for every
+    client, even for the plain http:// server of almost every Ollama user. An http:// host gets
+    a context with no CA at all, so a redirect to https fails verification (never passes
+    unverified); ``_attempt`` then says to give the https:// address."""
+    if scheme == "https":
+        return httpx.create_ssl_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
