@@ -95,6 +95,18 @@ def test_show_reports_capabilities_and_context_length() -> None:
     assert no_name.json() == {"error": "model is required"}
 
 
+def test_ps_lists_loaded_models_with_their_window_and_loads_are_counted() -> None:
+    with FakeOllama(["a", "b", "c"]) as fake, httpx.Client(base_url=fake.url) as http:
+        assert http.get("/api/ps").json() == {"models": []}
+        for num_ctx in (8192, 8192, 16384):
+            body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "hi"}]}
+            options = {"options": {"num_ctx": num_ctx}, "stream": False}
+            assert http.post("/api/chat", json={**body, **options}).status_code == 200
+        loaded = ollama.Client(host=fake.url).ps().models  # the official client reads it
+        assert fake.loads == [("qwen3:8b", 8192), ("qwen3:8b", 16384)]  # a new window reloads
+    assert [(m.model, m.context_length) for m in loaded] == [("qwen3:8b", 16384)]
+
+
 # -- /api/chat ---------------------------------------------------------------------------------
 def test_unstreamed_chat_has_ollamas_fields() -> None:
     with FakeOllama(["Hello there."]) as fake, httpx.Client(base_url=fake.url) as http:

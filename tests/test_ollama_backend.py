@@ -197,6 +197,26 @@ def test_num_ctx_only_grows(warnings: list[str], make: Make) -> None:
     assert [r.options["num_ctx"] for r in fake.chat_requests] == [8192, 16384, 16384]
 
 
+def test_a_window_already_loaded_is_kept_so_the_model_is_not_reloaded(make: Make) -> None:
+    with FakeOllama(["a", "b", "c"]) as fake:
+        fake.preload("qwen3:8b", 16384)  # an earlier run grew it
+        make(fake).chat(USER)
+        make(fake).chat(text(30_000))  # the next run needs that much: still no reload
+        assert [r.options["num_ctx"] for r in fake.chat_requests] == [16384, 16384]
+        assert fake.loads == []
+        fake.preload("qwen3:8b", 2048)  # too small for our minimum: reload at ours
+        make(fake).chat(USER)
+        assert fake.chat_requests[-1].options["num_ctx"] == 8192
+        assert fake.loads == [("qwen3:8b", 8192)]
+
+
+def test_a_loaded_window_beyond_the_maximum_is_not_adopted(make: Make) -> None:
+    with FakeOllama(["a"]) as fake:
+        fake.preload("qwen3:8b", 65536)
+        make(fake, num_ctx_max=32768).chat(USER)
+    assert fake.chat_requests[0].options["num_ctx"] == 8192
+
+
 def test_num_ctx_is_bounded_by_the_maximum(warnings: list[str], make: Make) -> None:
     with FakeOllama(["a"]) as fake:
         make(fake, num_ctx_max=12000).chat(text(200_000))

@@ -7,7 +7,9 @@ What it takes care of, and why:
   (2048 before 0.6.7, then 4096, now 4k/32k/256k by VRAM). So every request carries
   ``options.num_ctx`` sized from the prompt plus a reply reserve, rounded up to a power of two
   (at least ``num_ctx_min``), bounded by ``num_ctx_max`` and the model's trained length from
-  ``/api/show``. It only ever grows: a different ``num_ctx`` makes Ollama reload the model.
+  ``/api/show``. It only ever grows: a different ``num_ctx`` makes Ollama reload the model. For
+  the same reason it starts from the window the model is already loaded with (``/api/ps``)
+  when that is within bounds, so consecutive runs do not reload it.
 - **Truncation warning.** ``prompt_eval_count`` is the only signal. It can be *lower* than the
   prompt for harmless reasons (a prompt-cache hit: some builds count only newly evaluated
   tokens, old ones omitted the field), so a low count alone never warns. We warn when our own
@@ -258,10 +260,30 @@ class OllamaModel:
 
     def _size_context(self, estimate: int) -> int:
         limit = self.context_limit
+        if self._num_ctx == 0:
+            self._adopt_loaded_window(limit)
         wanted = max(self.num_ctx_min, 1 << max(0, estimate + self.reply_reserve - 1).bit_length())
         with self._lock:  # only grow: a new num_ctx reloads the model
             self._num_ctx = max(self._num_ctx, min(wanted, limit))
             return self._num_ctx
+
+    def _adopt_loaded_window(self, limit: int) -> None:
+        """Start from the window the model is already loaded with (``/api/ps``), an earlier
+        run's, when it is within our bounds: asking for another one would make Ollama reload
+        the model (seconds) and lose its prompt cache, at the start of every run of a batch or
+        a plan. Failing is fine: we size from scratch."""
+        try:
+            data = self._attempt("GET", "/api/ps", None, self.metadata_timeout, _HUNG)
+        except (ModelError, _Retry):
+            return
+        wanted = canonical(self._model)
+        for entry in data.get("models") or []:
+            if not isinstance(entry, dict) or canonical(str(entry.get("model") or "")) != wanted:
+                continue
+            window = entry.get("context_length")
+            if isinstance(window, int) and self.num_ctx_min <= window <= limit:
+                with self._lock:
+                    self._num_ctx = max(self._num_ctx, window)
 
     def _check_truncation(self, estimate: int, num_ctx: int, evaluated: int) -> None:
         if estimate > num_ctx:

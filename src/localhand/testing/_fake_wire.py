@@ -172,6 +172,7 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             "/api/version": {"GET": self._version, "HEAD": self._version},
             "/api/tags": {"GET": self._tags, "HEAD": self._tags},
             "/api/show": {"POST": self._show},
+            "/api/ps": {"GET": self._ps},
             "/api/chat": {"POST": self._chat},
         }
         path = self.path.split("?", 1)[0]
@@ -211,6 +212,24 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
                 "details": self._details(m),
             }
             for m in self.server.fake._models.values()
+        ]
+        self._json(200, {"models": models})
+
+    def _ps(self, body: Any) -> None:
+        """The loaded models, each with the window it was loaded with (``context_length``)."""
+        fake = self.server.fake
+        models = [
+            {
+                "name": m.name,
+                "model": m.name,
+                "size": 6_654_289_920,
+                "digest": hashlib.sha256(m.name.encode()).hexdigest(),
+                "details": self._details(m),
+                "expires_at": "2030-01-01T00:05:00Z",
+                "size_vram": 0,
+                "context_length": window,
+            }
+            for m, window in fake._loaded_models()
         ]
         self._json(200, {"models": models})
 

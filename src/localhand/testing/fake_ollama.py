@@ -133,7 +133,8 @@ class FakeOllama:
         self.openai_reasoning_field = openai_reasoning_field
         self.requests: list[RecordedRequest] = []
         self._consumed = 0
-        self._loaded: set[str] = set()
+        self._loaded: dict[str, int] = {}  # model name -> the window it is loaded with
+        self._loads: list[tuple[str, int]] = []
         self._last_messages: list[Any] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -176,6 +177,23 @@ class FakeOllama:
         (counted only when ``slots`` or ``latency`` is set)."""
         with self._lock:
             return self._peak
+
+    @property
+    def loads(self) -> list[tuple[str, int]]:
+        """Each time a chat request (re)loaded a model: ``(name, num_ctx)``. Ollama loads a
+        model on its first request and again whenever a request asks for another window, which
+        takes seconds on a real model and loses its prompt cache."""
+        with self._lock:
+            return list(self._loads)
+
+    def preload(self, name: str, num_ctx: int) -> None:
+        """Pretend ``name`` is already loaded with a ``num_ctx`` window (an earlier run's), as
+        ``/api/ps`` will then report."""
+        model = self._find(name)
+        if model is None:
+            raise KeyError(f"FakeOllama has no model {name!r}")
+        with self._lock:
+            self._loaded[model.name] = num_ctx
 
     def add(self, *items: Item) -> None:
         """Append items to the script."""
@@ -233,6 +251,10 @@ class FakeOllama:
                 self._inside -= 1
         return "closed" if closed else "ok"
 
+    def _loaded_models(self) -> list[tuple[_Model, int]]:
+        with self._lock:
+            return [(self._models[name], window) for name, window in self._loaded.items()]
+
     def _find(self, name: Any) -> _Model | None:
         return self._models.get(_canonical(name)) if isinstance(name, str) and name else None
 
@@ -272,8 +294,10 @@ class FakeOllama:
             prompt = max(1, prompt - self._prompt_tokens(messages[:shared], None))
         with self._lock:
             self._last_messages = list(messages)
-            first_load = model.name not in self._loaded
-            self._loaded.add(model.name)
+            first_load = self._loaded.get(model.name) != window  # a new window reloads it
+            if first_load:
+                self._loaded[model.name] = window
+                self._loads.append((model.name, window))
         prompt = int(reply.get("prompt_eval_count", prompt))
         message = reply["message"]
         size = len(message["content"]) + len(message.get("thinking", ""))
