@@ -294,6 +294,7 @@ def test_retries_back_off_exponentially_and_give_up(warnings: list[str], make: M
         assert len(fake.chat_requests) == 3
     assert slept == [0.25, 0.5]
     assert caught.value.retryable
+    assert caught.value.status == 503
 
 
 def test_connection_refused_then_the_server_comes_up(warnings: list[str], make: Make) -> None:

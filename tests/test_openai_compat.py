@@ -268,8 +268,9 @@ def test_retries_back_off_and_give_up(warnings: list[str], make: Make) -> None:
     slept: list[float] = []
     with FakeOllama([Fault.status(503)] * 3) as fake:
         model = make(fake, backoff=0.25, sleep=slept.append)
-        with pytest.raises(BadResponse, match="HTTP 503"):
+        with pytest.raises(BadResponse, match="HTTP 503") as caught:
             model.chat(USER)
+    assert caught.value.status == 503
     assert slept == [0.25, 0.5]
     assert len(warnings) == 2
 

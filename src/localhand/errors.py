@@ -59,11 +59,15 @@ class ModelTimeout(ModelError):
 
 
 class BadResponse(ModelError):
-    """A 5xx, a body that is not JSON, or a connection cut mid-reply."""
+    """A 5xx, a body that is not JSON, or a connection cut mid-reply.
 
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
+    ``status`` is the HTTP status when the server answered with one (503: its queue is full),
+    None when it did not answer properly."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.status = status
 
 
 class StopRun(LocalhandError):

@@ -10,7 +10,6 @@ server too) is waited out with a growing pause, on the same endpoint, within the
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -23,12 +22,14 @@ from localhand.models.base import ChatModel, ChatOptions
 from localhand.types import Message, Reply
 
 ModelFactory = Callable[[Endpoint], ChatModel]
-_BUSY = re.compile(r"\bHTTP 503\b|server busy", re.IGNORECASE)
 
 
 def is_busy(error: ModelError) -> bool:
-    """A 503: the server's queue is full, so wait and ask again rather than give up."""
-    return isinstance(error, BadResponse) and bool(_BUSY.search(str(error)))
+    """A 503: the server's queue is full, so wait and ask again rather than give up. (A
+    stream's error line has no status, only Ollama's text.)"""
+    if not isinstance(error, BadResponse):
+        return False
+    return error.status == 503 or "server busy" in str(error).lower()
 
 
 class PooledModel:

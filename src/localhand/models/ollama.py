@@ -394,6 +394,7 @@ class OllamaModel:
         error = BadResponse(
             f"Ollama at {self.host} answered HTTP {status}: {text}",
             retryable=status in RETRY_STATUSES,
+            status=status,
         )
         return _Retry(error) if error.retryable else error
 

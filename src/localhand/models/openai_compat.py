@@ -336,7 +336,8 @@ class OpenAICompatModel:
         if status == 404:
             return BadResponse(
                 f"{where} has no /chat/completions (HTTP 404: {text}). --host must be the "
-                "OpenAI-compatible base URL, such as http://127.0.0.1:8080/v1."
+                "OpenAI-compatible base URL, such as http://127.0.0.1:8080/v1.",
+                status=status,
             )
         if status in (400, 422) and any(s in lowered for s in _TOOLS_REFUSED):
             return ToolsUnsupported(
@@ -350,15 +351,19 @@ class OpenAICompatModel:
             return BadResponse(
                 f"The conversation no longer fits the context window of '{self._model}' at "
                 f"{self.base_url} ({text}). Start the server with a larger context "
-                "(llama-server -c, vLLM --max-model-len), or keep the task smaller."
+                "(llama-server -c, vLLM --max-model-len), or keep the task smaller.",
+                status=status,
             )
         if status in (401, 403):
             return BadResponse(
                 f"{where} refused the request (HTTP {status}: {text}); it wants an API key: "
-                "set OPENAI_API_KEY."
+                "set OPENAI_API_KEY.",
+                status=status,
             )
         error = BadResponse(
-            f"{where} answered HTTP {status}: {text}", retryable=status in RETRY_STATUSES
+            f"{where} answered HTTP {status}: {text}",
+            retryable=status in RETRY_STATUSES,
+            status=status,
         )
         return Retry(error) if error.retryable else error
 
