@@ -1,8 +1,10 @@
-"""Measure the proposed speed-ups in ``benchmarks/proposed/*.patch`` before they are applied.
+"""Measure speed-ups: patches before they are applied, or earlier commits against now.
 
-Each variant (the source as it is, each patch alone, all patches together) is a copy of
-``src/`` with the patches applied, put first on ``PYTHONPATH``; the variants are measured in
-alternating rounds so that whatever else the machine does affects them alike. Per variant:
+Each variant is a copy of ``src/`` put first on ``PYTHONPATH``: the working tree as it is
+(``as_is``), the working tree with each patch applied (``PATCH``, and ``all`` of them), or
+the ``src/`` of a git revision (``--rev REV``, repeatable: how much faster the code is now
+than at REV). The variants are measured in alternating rounds so that whatever else the
+machine does affects them alike. Per variant:
 
 - ``overhead_bench.py`` (localhand's wall and CPU time per iteration on the 30-step task);
 - in ``--starts`` interleaved rounds, the import of the CLI path (``localhand.cli`` and the
@@ -10,9 +12,10 @@ alternating rounds so that whatever else the machine does affects them alike. Pe
   its first request, bytecode cache warm; the fastest of the rounds is kept, since other load
   on the machine only ever adds to them.
 
-Prints one JSON object: each variant's medians and its gain over the source as it is.
+Prints one JSON object: each variant's medians and its gain over the source as it is (for a
+revision, a negative gain is how much the working tree improved on it).
 
-    python benchmarks/patch_gains.py [--rounds 1] [--runs 3] [--starts 6] [PATCH ...]
+    python benchmarks/patch_gains.py [--rounds 1] [--runs 3] [--starts 6] [--rev REV]... [PATCH ...]
 """
 
 from __future__ import annotations
@@ -41,9 +44,19 @@ def cpu_python(code: str, env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def make_variant(root: Path, name: str, patches: list[Path]) -> Path:
+def make_variant(root: Path, name: str, patches: list[Path], rev: str | None = None) -> Path:
     target = root / name
-    shutil.copytree(REPO / "src", target / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    if rev is None:
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(REPO / "src", target / "src", ignore=ignore)
+    else:  # the revision's src/, exactly as committed
+        target.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", "--format=tar", rev, "src"],
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     for patch in patches:
         done = subprocess.run(
             ["patch", "-p1", "--forward", "--quiet", "-d", str(target), "-i", str(patch)],
@@ -93,19 +106,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="overhead_bench runs per variant")
     parser.add_argument("--runs", type=int, default=3, help="--runs of each overhead_bench")
     parser.add_argument("--starts", type=int, default=6, help="start-ups per variant (min kept)")
+    parser.add_argument("--rev", action="append", default=[], help="a git revision to compare")
     parser.add_argument("patches", nargs="*", type=Path)
     args = parser.parse_args(argv)
     patches = args.patches or sorted((BENCH / "proposed").glob("*.patch"))
+    if not patches and not args.rev:
+        parser.error("nothing to compare: give patches, or --rev REV for an earlier commit")
     root = Path(tempfile.mkdtemp(prefix="lh-patches-"))
     variants: dict[str, list[Path]] = {"as_is": []}
     variants |= {patch.stem: [patch] for patch in patches}
     if len(patches) > 1:
         variants["all"] = list(patches)
+    revs = {f"rev:{rev}": rev for rev in args.rev}
+    variants |= {name: [] for name in revs}
     rows: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     starts: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     try:
         envs = {
-            name: variant_env(make_variant(root, name, found), root, name)
+            name: variant_env(make_variant(root, name, found, revs.get(name)), root, name)
             for name, found in variants.items()
         }
         for env in envs.values():  # compile every variant's bytecode once
@@ -144,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             "starts": args.starts,
             "note": "per iteration: medians; start-up: the fastest of the interleaved starts",
             "patches": [p.name for p in patches],
+            "revisions": args.rev,
             "variants": results,
         }
     )
