@@ -36,5 +36,8 @@ def _no_network(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
         "LOCALHAND_BACKEND",
         "LOCALHAND_CONFIG",
         "LOCALHAND_TOKEN",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OLLAMA_API_KEY",
     ):
         monkeypatch.delenv(var, raising=False)

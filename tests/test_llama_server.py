@@ -3,7 +3,9 @@
 
 That server is a useful opponent: its Gemma chat format ignores tools, so calls are asked for
 in schema mode, and it refuses the standard ``json_schema`` response format (with an HTTP 500),
-so the backend must fall back to llama.cpp's ``json_object`` + ``schema`` form on its own."""
+so the backend must fall back to llama.cpp's ``json_object`` + ``schema`` form on its own. Its
+server-sent events come from sse-starlette (CRLF line ends, ``: ping`` comments), not written
+the way the fake server writes them."""
 
 from __future__ import annotations
 
@@ -84,6 +86,15 @@ def test_a_plain_chat(server: str) -> None:
     assert reply.usage.prompt_tokens > 0
     assert reply.usage.completion_tokens > 0
     assert reply.model == "tiny"
+
+
+def test_a_streamed_answer(server: str) -> None:
+    with OpenAICompatModel("tiny", server, max_tokens=24) as model:
+        *deltas, done = model.stream([{"role": "user", "content": "Say hello."}])
+    assert deltas, "no text came"
+    assert "".join(c.content + c.thinking for c in deltas).strip()
+    assert (done.done, done.model) == (True, "tiny")
+    assert done.done_reason in ("stop", "length")
 
 
 def test_a_task_runs_against_the_server(server: str, tmp_path: Path) -> None:

@@ -1,9 +1,12 @@
-"""OpenAICompatModel against the fake server's ``/v1``: real sockets, the real ``openai`` SDK."""
+"""OpenAICompatModel against the fake server's ``/v1``: real sockets, the backend's own httpx
+client (``test_fake_ollama_v1`` checks the fake against the official ``openai`` SDK)."""
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -79,9 +82,13 @@ def sent(fake: FakeOllama, index: int = -1) -> dict[str, Any]:
     return fake.openai_requests[index].body
 
 
-def header(fake: FakeOllama, name: str) -> str:
-    headers = fake.openai_requests[-1].headers
+def header(fake: FakeOllama, name: str, request: Any = None) -> str:
+    headers = (request or fake.openai_requests[-1]).headers
     return next(v for k, v in headers.items() if k.lower() == name)
+
+
+def headers_of(request: Any) -> dict[str, str]:
+    return {k.lower(): v for k, v in request.headers.items()}
 
 
 # -- happy paths -------------------------------------------------------------------------------
@@ -194,6 +201,90 @@ def test_settings_are_passed(fake: FakeOllama, make: Make) -> None:
     assert (body["reasoning_effort"], body["max_tokens"]) == ("low", 99)
     assert (body["temperature"], body["top_k"]) == (0.1, 20)
     assert header(fake, "authorization") == "Bearer sekrit"
+
+
+def test_the_wire_carries_what_the_sdk_sent(
+    fake: FakeOllama, make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake.add("one", "two")
+    model = make(fake)
+    model.chat(USER)
+    model.list_models()
+    list(model.stream(USER))
+    chat, models, stream = fake.requests
+    assert (chat.method, chat.path) == ("POST", "/v1/chat/completions")
+    assert (models.method, models.path) == ("GET", "/v1/models")
+    sent_chat = headers_of(chat)
+    assert sent_chat["authorization"] == "Bearer no-key-needed"  # local servers want none
+    assert sent_chat["content-type"] == "application/json"
+    assert sent_chat["accept"] == "application/json"
+    assert sent_chat["user-agent"].startswith("localhand (")
+    assert "content-type" not in headers_of(models)  # a GET has no body
+    assert headers_of(models)["authorization"] == "Bearer no-key-needed"
+    assert headers_of(stream)["accept"] == "text/event-stream"
+    assert headers_of(stream)["content-type"] == "application/json"
+    assert (stream.body["stream"], stream.body["stream_options"]) == (True, {"include_usage": True})
+
+
+def test_the_api_key_comes_from_the_argument_or_openai_api_key(
+    fake: FakeOllama, make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "from-env")
+    fake.add("a", "b")
+    make(fake).chat(USER)
+    assert header(fake, "authorization") == "Bearer from-env"
+    make(fake, api_key="given").chat(USER)
+    assert header(fake, "authorization") == "Bearer given"
+
+
+def test_extra_body_is_merged_into_the_body_and_wins(fake: FakeOllama, make: Make) -> None:
+    fake.add("a", {"content": "b"})
+    extra = {"top_k": 20, "temperature": 0.7, "chat_template_kwargs": {"enable_thinking": False}}
+    model = make(fake, temperature=0.1, extra_body=extra)
+    model.chat(USER)
+    body = sent(fake)
+    assert (body["top_k"], body["temperature"]) == (20, 0.7)  # as the SDK merged extra_body
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "extra_body" not in body
+    list(model.stream(USER))
+    assert (sent(fake)["top_k"], sent(fake)["stream"]) == (20, True)
+
+
+def test_openai_base_url_is_honoured(
+    fake: FakeOllama, monkeypatch: pytest.MonkeyPatch, make: Make
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1/")
+    fake.add("from the environment")
+    model = OpenAICompatModel("qwen3:8b", backoff=0.0)
+    try:
+        assert model.base_url == fake.url + "/v1"
+        assert model.chat(USER).content == "from the environment"
+    finally:
+        model.close()
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert OpenAICompatModel("m").base_url == "http://127.0.0.1:8080/v1"
+
+
+@pytest.mark.parametrize("host", ["http://[::1", "http://127.0.0.1:99999", "ftp://box", "http://"])
+def test_an_unusable_host_is_a_config_error(host: str) -> None:
+    with pytest.raises(ConfigError, match="not a valid server address"):
+        OpenAICompatModel("m", host)
+
+
+def test_the_backend_does_not_import_the_openai_sdk(fake: FakeOllama) -> None:
+    fake.add("hello")
+    code = (
+        "import sys\n"
+        "from localhand.models.openai_compat import OpenAICompatModel\n"
+        f"with OpenAICompatModel('qwen3:8b', {fake.url!r}) as model:\n"
+        "    assert model.chat([{'role': 'user', 'content': 'hi'}]).content == 'hello'\n"
+        "    assert model.list_models()\n"
+        "print(sorted(m for m in sys.modules if m == 'openai' or m.startswith('openai.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 # -- schema mode -----------------------------------------------------------------------------

@@ -282,6 +282,24 @@ def test_the_openai_compatible_backend_streams_too(workspace: Path) -> None:
     assert (run.result.status, run.result.remaining) == ("fail", [TRUNCATED])
 
 
+def test_the_openai_compatible_backend_retries_and_times_out_as_ollama_does(
+    workspace: Path,
+) -> None:
+    item = {"content": ANSWER, "prompt_eval_count": 300, "eval_count": 16}
+    run = Run([Fault.hang(0), item], workspace, backend=OpenAICompatModel)
+    run.expect(tokens_in=300, tokens_out=16)
+    assert len(run.requests) == 2
+    (warning,) = run.warnings
+    assert "cut the connection before the answer began" in warning
+
+    run = Run([Fault.hang(60)], workspace, backend=OpenAICompatModel, first_request_timeout=0.5)
+    assert run.result.error == (
+        f"The server at {run.url}/v1 did not answer for 'qwen3:8b' within 0.5 s (the first "
+        "request may load the model; raise first_request_timeout, or use a smaller model)."
+    )
+    assert run.seconds < 5
+
+
 # -- the command line ------------------------------------------------------------------------
 def command(*args: str) -> list[str]:
     return [sys.executable, "-m", "localhand", "run", *args, "--model", "qwen3:8b"]

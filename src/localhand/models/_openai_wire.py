@@ -9,28 +9,53 @@ vLLM, LM Studio); ``finish_reason`` says ``tool_calls`` or ``length``; usage is 
 from __future__ import annotations
 
 import json
+import platform
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from localhand.errors import ConfigError
 from localhand.models._ollama_wire import arguments
 from localhand.types import Message, Reply, ToolCall, Usage
 
 _THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")
+_CONTEXT_FULL = ("context length", "context size", "context window", "exceeds the available")
 
 
 def base_url(host: str) -> str:
-    """``--host`` as the SDK's base URL: a scheme is added if missing, and ``/v1`` when the
-    URL has no path at all (``http://127.0.0.1:8080`` → ``http://127.0.0.1:8080/v1``)."""
+    """``--host`` as the base URL the endpoints hang off: a scheme is added if missing, and
+    ``/v1`` when the URL has no path at all (``http://127.0.0.1:8080`` →
+    ``http://127.0.0.1:8080/v1``)."""
     text = host.strip()
     if "://" not in text:
         text = "http://" + text
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises for a port that is not a number in range
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{host!r} is not a valid server address: use http://host:port, optionally with "
+            "its /v1 path (check --host and the OPENAI_BASE_URL variable)."
+        )
     path = parts.path.rstrip("/")
     if not path:
         path = "/v1"
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def request_headers(api_key: str) -> dict[str, str]:
+    """What every request carries, as the ``openai`` SDK sent it: the key as a bearer token
+    (local servers ignore it unless started with one: ``llama-server --api-key``, ``vllm
+    serve --api-key``) and JSON as the answer wanted. ``Content-Type`` comes with each body."""
+    return {
+        "Authorization": f"Bearer {api_key}",
+        "Accept": "application/json",
+        "User-Agent": f"localhand ({platform.machine()} {platform.system().lower()}) "
+        f"Python/{platform.python_version()}",
+    }
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -137,3 +162,10 @@ def error_text(body: Any, fallback: str) -> str:
         if "detail" in body:
             return json.dumps(body["detail"])[:500]
     return re.sub(r"\s+", " ", fallback)[:500]
+
+
+def context_full(text: str) -> bool:
+    """Whether an error message says the prompt does not fit the context window
+    (llama-server, vLLM, LM Studio and Ollama word it differently)."""
+    lowered = text.lower()
+    return any(s in lowered for s in _CONTEXT_FULL)

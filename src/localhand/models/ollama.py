@@ -41,10 +41,8 @@ What it takes care of, and why:
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -62,6 +60,7 @@ from localhand.errors import (
     ToolsUnsupported,
 )
 from localhand.models._common import Retry as _Retry
+from localhand.models._common import tls_context as _tls_context
 from localhand.models._common import with_retries
 from localhand.models._ollama_wire import (
     canonical,
@@ -419,15 +418,3 @@ class OllamaModel:
                     verify=_tls_context(self.host.partition(":")[0]),
                 )
             return self._http
-
-
-@functools.cache
-def _tls_context(scheme: str) -> ssl.SSLContext:
-    """One TLS context per scheme for the whole process. httpx builds one for every client
-    unless given one, and loading the CA bundle takes 20-35 ms: start-up paid it for every
-    client, even for the plain http:// server of almost every Ollama user. An http:// host gets
-    a context with no CA at all, so a redirect to https fails verification (never passes
-    unverified); ``_attempt`` then says to give the https:// address."""
-    if scheme == "https":
-        return httpx.create_ssl_context()
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
