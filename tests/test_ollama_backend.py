@@ -515,3 +515,14 @@ def test_a_redirect_to_https_says_to_give_the_https_address(
         for server in (secure, plain):
             server.shutdown()
             server.server_close()
+
+
+def test_text_with_every_kind_of_line_break_survives_chat_and_stream(make: Make) -> None:
+    """The fake writes JSON as Go does: UTF-8 raw, U+2028/U+2029 escaped but U+0085 (and the
+    C1 and separator characters ``str.splitlines`` breaks at) not. NDJSON is split at LF."""
+    text = "a\u0085b\u2028c\u2029d\x1ce <tag> & é 中文"
+    with FakeOllama([text, text]) as fake:
+        model = make(fake)
+        assert model.chat(USER).content == text
+        streamed = "".join(chunk.content for chunk in model.stream(USER))
+    assert streamed == text

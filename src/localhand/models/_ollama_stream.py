@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -66,7 +66,7 @@ def stream_chat(
         return response, response
 
     def parse(response: Any, watchdog: Watchdog) -> Iterator[StreamChunk]:
-        return _chunks(response.iter_lines(), watchdog, model)
+        return _chunks(ndjson_lines(response.iter_bytes()), watchdog, model)
 
     chunks = backend_stream(
         model, connect, parse, _error, base_timeout=base, hint=hint, deadline=deadline
@@ -76,6 +76,22 @@ def stream_chat(
         if chunk.done and chunk.usage is not None:
             model._check_truncation(estimate, num_ctx, chunk.usage.prompt_tokens)
         yield chunk
+
+
+def ndjson_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of an NDJSON byte stream, split at LF only. Not ``httpx``'s ``iter_lines``:
+    it splits at every line break ``str.splitlines`` knows, and Go's JSON encoder leaves some
+    of them raw inside strings (U+0085, for one), which would cut a chunk of text in two."""
+    buffer = bytearray()
+    for chunk in chunks:
+        start = len(buffer)  # the bytes before have no LF: search only the new ones
+        buffer += chunk
+        while (end := buffer.find(b"\n", start)) >= 0:
+            yield buffer[:end].decode("utf-8", "replace")
+            del buffer[: end + 1]
+            start = 0
+    if buffer:
+        yield buffer.decode("utf-8", "replace")
 
 
 def _chunks(lines: Iterator[str], watchdog: Watchdog, model: OllamaModel) -> Iterator[StreamChunk]:

@@ -25,9 +25,18 @@ _CREATED_AT = "2025-06-01T12:00:00.000000000Z"
 _REGISTRY = "registry.ollama.ai"
 
 
+_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"))
+_GO_ESCAPES += (("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
 def _encode(obj: Any) -> bytes:
-    """JSON the way Go's encoder writes it: compact, no spaces."""
-    return json.dumps(obj, separators=(",", ":")).encode()
+    """JSON the way Go's ``json.Marshal`` writes it: compact, UTF-8 as it is (not ``\\u``
+    escapes), but ``<``, ``>``, ``&``, U+2028 and U+2029 escaped. Other line-breaking
+    characters, such as U+0085, go out raw, so a client must split NDJSON on LF only."""
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in _GO_ESCAPES:
+        text = text.replace(char, escaped)
+    return text.encode()
 
 
 @dataclass(frozen=True, slots=True)
