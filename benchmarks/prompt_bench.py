@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                 "tokenizer_last_request": stats["prompt_tokens_last"],
                 "ratio": round(stats["prompt_tokens_last"] / estimate, 2) if estimate else None,
                 "note": "localhand sizes num_ctx and decides compaction from its estimate "
-                "(about four characters a token); a ratio above 1 means it underestimates",
+                "(character classes, calibrated on this tokenizer; see localhand.tokens); "
+                "a ratio above 1 means it underestimates",
             },
             "small_window": {
                 "num_ctx_max": args.small_window,

@@ -156,6 +156,44 @@ def test_empty_replies_get_two_nudges_then_stop(demo: Path) -> None:
     assert len(nudges) == 2
 
 
+def test_nudges_count_in_a_row_so_a_model_that_recovers_each_time_finishes(demo: Path) -> None:
+    cut = Reply(content='{"name": "read_file", "arguments": {"pa', done_reason="length")
+    thinking_only = {"content": "", "thinking": '<tool_call>{"name": "list_directory"}</tool_call>'}
+    model = ScriptedModel(
+        [
+            "",
+            call("list_directory"),
+            cut,
+            call("read_file", path="calc.py"),
+            thinking_only,
+            call("read_file", path="check_calc.py"),
+            {"content": "  "},
+            "The bug is in add().",
+        ]
+    )
+    agent, log = make_agent(model, demo)
+    result = agent.run("Find the bug")
+    assert result.termination_reason == "final_answer", "four nudges, never two in a row"
+    assert result.output == "The bug is in add()."
+    assert [e.nudge_number for e in log.of_type("nudge")] == [1, 1, 1, 1]
+    assert agent.state.nudges_total == 4
+    model.assert_exhausted()
+
+
+def test_a_streak_after_a_recovery_still_stops_after_the_second_nudge(demo: Path) -> None:
+    model = ScriptedModel(["", call("list_directory"), "", "", "", "never used"])
+    agent, log = make_agent(model, demo)
+    result = agent.run("Say nothing")
+    assert result.termination_reason == "nudge_exhausted"
+    assert result.iterations_used == 5
+    assert [e.nudge_number for e in log.of_type("nudge")] == [1, 1, 2]
+    (stop,) = log.of_type("guardrail")
+    assert stop.reason == (
+        "the model gave no usable reply after 2 nudges in a row (1 more earlier in the run)"
+    )
+    assert len(model.calls) == 5
+
+
 def test_an_answer_before_any_tool_gets_one_nudge(demo: Path) -> None:
     model = ScriptedModel(["The bug is on line 2.", "The bug is on line 2, really."])
     agent, log = make_agent(model, demo)
@@ -267,7 +305,7 @@ def test_history_is_compacted_once_in_one_block_near_the_window(demo: Path) -> N
         for n in range(8)
     ]
     model = ScriptedModel([*reads, "done"])
-    model.context_limit = 6000  # tokens; each read adds about 900
+    model.context_limit = 9000  # tokens; each read adds about 1,300 (estimated)
     agent, log = make_agent(model, demo, limits=Limits(max_iterations=20, stall_iterations=None))
     result = agent.run("Read it all")
 
@@ -275,7 +313,7 @@ def test_history_is_compacted_once_in_one_block_near_the_window(demo: Path) -> N
     warnings = [e.message for e in log.of_type("warning")]
     compactions = [w for w in warnings if "compacted" in w]
     assert compactions == warnings
-    # 9 requests, each read ~900 tokens: compacting to half the window leaves room for two
+    # 9 requests, each read ~1,300 tokens: compacting to half the window leaves room for two
     # more reads, so 3 compactions of 2 results each, never one result per turn.
     assert len(compactions) == 3
     assert all("compacted 2 older tool results" in w for w in compactions)

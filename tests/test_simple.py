@@ -101,13 +101,13 @@ def test_context_files_are_cut_to_fit_a_small_window(workspace: Path) -> None:
     (workspace / "big.txt").write_text("x" * 10_000)
 
     class Small(ScriptedModel):
-        context_limit = 1000  # tokens: half of it, about 2000 characters, for files
+        context_limit = 1000  # tokens: half of it, about 1500 characters of code, for files
 
     model = Small(["ok"])
     simple(model, workspace, context_files=("big.txt",))
     sent = model.calls[0].messages[1]["content"]
-    assert "x" * 2000 in sent and "x" * 2001 not in sent
-    assert "[... 8000 characters cut]" in sent
+    assert "x" * 1500 in sent and "x" * 1501 not in sent
+    assert "[... 8500 characters cut]" in sent
 
 
 def test_ctrl_c_mid_stream_is_a_cancelled_result_with_the_text_so_far(workspace: Path) -> None:

@@ -47,3 +47,36 @@ def test_fifo_is_never_opened(tmp_path: Path) -> None:
     os.utime(tmp_path / "pipe", ns=(1, 1))
     assert tracker.new_changes() == {"pipe"}
     assert tracker.files_modified() == ["pipe"]
+
+
+def test_changes_in_named_files_match_what_a_walk_finds(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a = 1\n")
+    (tmp_path / "b.py").write_text("b = 1\n")
+    (tmp_path / "gone.py").write_text("x")
+    tracker = ChangeTracker(tmp_path)
+    (tmp_path / "a.py").write_text("a = 2\n")
+    (tmp_path / "b.py").write_text("b = 1\n")  # same bytes, new mtime
+    (tmp_path / "gone.py").unlink()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "new.txt").write_text("x")
+    (tmp_path / "to-sub").symlink_to("sub", target_is_directory=True)
+    (tmp_path / "to-a").symlink_to("a.py")
+    named = [tmp_path / "a.py", "b.py", tmp_path / "gone.py", "sub/new.txt", "sub", "to-sub"]
+    assert tracker.changes_in(named) == {"a.py", "gone.py", os.path.join("sub", "new.txt")}
+    assert tracker.changes_in(named) == set()
+    assert tracker.new_changes() == {"to-a"}, "what changes_in saw is not counted again"
+    (tmp_path / "a.py").write_text("a = 1\n")
+    assert tracker.new_changes() == {"a.py"}
+    assert tracker.files_modified() == ["gone.py", os.path.join("sub", "new.txt"), "to-a"]
+
+
+def test_changes_in_leaves_out_what_a_walk_does_not_see(tmp_path: Path) -> None:
+    tracker = ChangeTracker(tmp_path)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    named = [".git/config", "pkg/__pycache__/x.txt", "m.pyc", outside, tmp_path, "..", "."]
+    for path in named[:4]:
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("x")
+    assert tracker.changes_in(named) == set()
+    assert tracker.new_changes() == set()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ToolError
-from localhand.tools import FileTools, ToolLimits, Workspace, default_tools, fsio
+from localhand.tools import FileTools, ShellTool, ToolLimits, Workspace, default_tools, fsio
+from localhand.tools.files import reports_writes
 from localhand.tools.fsio import open_regular
 from localhand.types import ToolCall
 
@@ -207,6 +208,43 @@ def test_write_through_a_symlink_inside_keeps_the_link(root: Path, tools: FileTo
     assert tools.write_file("alias.txt", "new") == "Overwrote 'real.txt': 3 bytes, 1 line."
     assert (root / "alias.txt").is_symlink()
     assert (root / "real.txt").read_text() == "new"
+
+
+def test_writes_are_recorded_with_their_real_paths(root: Path, tools: FileTools) -> None:
+    (root / "real.txt").write_text("old")
+    (root / "alias.txt").symlink_to("real.txt")
+    real = root.resolve()
+    tools.write_file("alias.txt", "new")
+    tools.write_file("sub/new.py", "x = 1\n")
+    tools.edit_file("sub/new.py", old_text="x = 1", new_text="x = 2")
+    with pytest.raises(ToolError):
+        tools.edit_file("sub/new.py", old_text="absent", new_text="y")
+    with pytest.raises(ToolError):
+        tools.write_file("../escape.txt", "x")
+    tools.read_file("real.txt")
+    assert tools.take_written() == {real / "real.txt", real / "sub/new.py"}
+    assert tools.take_written() == set()
+
+
+def test_only_the_file_tools_own_writers_report_their_writes(root: Path) -> None:
+    space = Workspace(root)
+
+    class Overridden(FileTools):
+        def write_file(self, path: str, content: str) -> str:
+            return super().write_file(path, content)
+
+    class OtherWrite(FileTools):
+        def _write(self, target: Path, rel: str, data: bytes) -> None:
+            super()._write(target, rel, data)
+
+    plain, shell = FileTools(space), ShellTool(space)
+    assert reports_writes(plain.write_file) and reports_writes(plain.edit_file)
+    assert not reports_writes(plain.read_file)  # reads go by name: they write nothing
+    assert not reports_writes(shell.run_command)
+    assert not reports_writes(Overridden(space).write_file)
+    assert reports_writes(Overridden(space).edit_file)
+    assert not reports_writes(OtherWrite(space).edit_file)
+    assert not reports_writes(lambda path, content: None)
 
 
 def test_write_refuses_directories_and_escapes(root: Path, tools: FileTools) -> None:

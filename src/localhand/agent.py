@@ -53,9 +53,10 @@ from localhand.prompt import (
 )
 from localhand.routing import Route
 from localhand.snapshot import ChangeTracker
-from localhand.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
+from localhand.tokens import estimate_prompt_tokens
 from localhand.tools import ToolRegistry, default_tools
 from localhand.tools.deadline import deadline as tool_deadline
+from localhand.tools.files import FileTools, reports_writes
 from localhand.tools.registry import cap_calls
 from localhand.types import CheckResult, Message, Reply, Result, ToolCall, ToolResult
 from localhand.verify import Check, grade, run_checks
@@ -109,6 +110,13 @@ class Agent:
         """Books every call in the store and checks the budget shared by all tasks per day."""
         self.context_files = tuple(context_files)
         self._definitions = self.tools.definitions()
+        reporting = [tool for tool in self.tools if reports_writes(tool.function)]
+        self._reporting = {tool.name for tool in reporting}
+        """Tools that report the files they write: no walk of the workspace after them."""
+        self._file_tools: list[FileTools] = []
+        for tool in reporting:
+            if tool.function.__self__ not in self._file_tools:
+                self._file_tools.append(tool.function.__self__)
         self._reset()
 
     def _reset(self) -> None:
@@ -123,6 +131,7 @@ class Agent:
     def run(self, task: str) -> Result:
         self._reset()
         self.tracker = ChangeTracker(self.workspace)
+        self.take_written()  # writes before the run are in the tracker's baseline
         self.git_before = gitstate.record_before(self.workspace, self.task_id)
         self.messages = build_messages(task, self.workspace, self.system_prompt, self.context_files)
         self.emit(
@@ -158,11 +167,12 @@ class Agent:
         reply, parsed = self.turn()
         self.messages.append(self.history_message(reply))
         self.state.iteration += 1
-        wrote = False
+        changed = False
         if parsed.type == "tool_calls" and not parsed.truncated:
             self.limits.check_repetition(self.state, parsed.calls)
             self.act(parsed.calls)
-            wrote = any(call.name not in READ_ONLY_TOOLS for call in parsed.calls)
+            self.state.nudges = 0  # the model recovered: the next nudge starts a new streak
+            changed = self.files_changed(parsed.calls)
         elif (
             parsed.type == "final_answer"
             and not parsed.needs_constrained_retry
@@ -171,8 +181,26 @@ class Agent:
             raise FinalAnswer(parsed.content)
         else:
             self.nudge(self.nudge_text(parsed))
-        # Only a call that can write changes the workspace: skip the walk after reading.
-        self.limits.check_progress(self.state, wrote and bool(self.tracker.new_changes()))
+        self.limits.check_progress(self.state, changed)
+
+    def files_changed(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether this round's calls changed the contents of a file in the workspace.
+
+        Reads change nothing, and the file tools report what they wrote: only a round with a
+        call that may write without saying so (run_command, custom or unknown tools) needs a
+        walk of the whole workspace, which takes milliseconds in a large one.
+        """
+        written = self.take_written()
+        if all(call.name in READ_ONLY_TOOLS or call.name in self._reporting for call in calls):
+            return bool(written) and bool(self.tracker.changes_in(written))
+        return bool(self.tracker.new_changes())
+
+    def take_written(self) -> set[Path]:
+        """The files the file tools wrote since the last call."""
+        written: set[Path] = set()
+        for tools in self._file_tools:
+            written |= tools.take_written()
+        return written
 
     def turn(self) -> tuple[Reply, ParsedReply]:
         """Ask the model and parse its reply, retrying once constrained if the call was botched."""
@@ -199,8 +227,8 @@ class Agent:
 
     def query(self, fmt: dict | None = None) -> Reply:
         """Ask the model for the next turn, within the budget and the wall clock."""
-        self.keep_within_context()
-        cost = self.estimate_cost()
+        prompt = self.keep_within_context()
+        cost = self.estimate_cost(prompt)
         self.limits.check_budget(self.state, cost)
         if self.ledger is not None:
             self.ledger.check(cost)
@@ -284,12 +312,19 @@ class Agent:
         self.messages.append(message)
 
     def nudge(self, text: str) -> None:
-        if self.state.nudges >= self.limits.max_nudges:
+        """Tell the model what was wrong with its reply, or stop the run when it has had
+        ``max_nudges`` nudges in a row. The event's ``nudge_number`` counts within the streak
+        (1 to ``max_nudges``); ``state.nudges_total`` counts the whole run."""
+        state = self.state
+        if state.nudges >= self.limits.max_nudges:
+            more = state.nudges_total - state.nudges
             raise NudgeExhausted(
-                f"the model gave no usable reply after {self.state.nudges} nudges",
+                f"the model gave no usable reply after {state.nudges} nudges in a row"
+                + (f" ({more} more earlier in the run)" if more else ""),
                 guardrail="nudges",
             )
-        self.state.nudges += 1
+        state.nudges += 1
+        state.nudges_total += 1
         self.emit(
             Nudge(
                 task_id=self.task_id,
@@ -321,34 +356,43 @@ class Agent:
         message.pop("thinking", None)
         return message
 
-    def estimate_cost(self) -> int:
-        """Tokens the next request will likely cost: the prompt plus an average reply."""
+    def estimate_cost(self, prompt: int | None = None) -> int:
+        """Tokens the next request will likely cost: the prompt (``prompt``, when it has just
+        been estimated) plus an average reply."""
         iterations = self.state.iteration
         reply = self.state.tokens_out // iterations if iterations else 256
-        return estimate_prompt_tokens(self.messages, self._definitions) + reply
+        if prompt is None:
+            prompt = self.estimate_prompt()
+        return prompt + reply
 
-    def keep_within_context(self) -> None:
-        """Compact older tool results, in one block, when the prompt nears the window."""
+    def estimate_prompt(self) -> int:
+        """The next request's prompt tokens, estimated (see ``localhand.tokens``)."""
+        return estimate_prompt_tokens(self.messages, self._definitions)
+
+    def keep_within_context(self) -> int:
+        """Compact older tool results, in one block, when the prompt nears the window.
+
+        Returns the prompt's estimated tokens, after any compaction."""
+        used = self.estimate_prompt()
         limit = getattr(self.model, "context_limit", None)
-        if not limit:
-            return
-        used = estimate_prompt_tokens(self.messages, self._definitions)
-        if used < COMPACT_AT * limit:
-            return
+        if not limit or used < COMPACT_AT * limit:
+            return used
         excess_tokens = used - int(COMPACT_TO * limit)
-        compaction = compact_tool_results(self.messages, excess_tokens * CHARS_PER_TOKEN)
+        compaction = compact_tool_results(self.messages, excess_tokens)
         if compaction.compacted:
             self.messages = compaction.messages
             self.warn(
                 f"the conversation reached about {used} of {limit} tokens: compacted "
                 f"{compaction.compacted} older tool results ({compaction.chars_saved} characters)"
             )
-        elif not self._warned_full:
+            return self.estimate_prompt()
+        if not self._warned_full:
             self._warned_full = True
             self.warn(
                 f"the conversation is about {used} of {limit} tokens with nothing left to "
                 "compact; the server may drop its start (raise num_ctx_max if memory allows)"
             )
+        return used
 
     def finish(self, reason: str, output: str, error: str | None) -> Result:
         results = run_checks(self.checks, self.workspace)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localhand.tokens import estimate_text_tokens
 from localhand.types import Message
 
 COMPACT_AT = 0.75
@@ -26,20 +27,23 @@ class Compaction:
     messages: list[Message]
     compacted: int
     chars_saved: int
+    tokens_saved: int = 0
+    """Estimated (``localhand.tokens``)."""
 
 
 def compact_tool_results(
-    messages: Sequence[Message], chars_to_save: int, keep_recent: int = KEEP_RECENT
+    messages: Sequence[Message], tokens_to_save: int, keep_recent: int = KEEP_RECENT
 ) -> Compaction:
-    """Stub out the oldest tool results, oldest first, until ``chars_to_save`` are saved.
+    """Stub out the oldest tool results, oldest first, until about ``tokens_to_save`` are
+    saved (as ``localhand.tokens`` estimates them).
 
     The last ``keep_recent`` results are never touched."""
     tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
     candidates = tool_indexes[:-keep_recent] if keep_recent else tool_indexes
     result = list(messages)
-    compacted = saved = 0
+    compacted = chars_saved = tokens_saved = 0
     for index in candidates:
-        if saved >= chars_to_save:
+        if tokens_saved >= tokens_to_save:
             break
         content = str(result[index].get("content") or "")
         if len(content) <= STUB_HEAD * 2 or _is_stub(content):
@@ -50,8 +54,9 @@ def compact_tool_results(
         )
         result[index] = {**result[index], "content": stub}
         compacted += 1
-        saved += len(content) - len(stub)
-    return Compaction(result, compacted, saved)
+        chars_saved += len(content) - len(stub)
+        tokens_saved += estimate_text_tokens(content) - estimate_text_tokens(stub)
+    return Compaction(result, compacted, chars_saved, tokens_saved)
 
 
 _STUB_NOTE = "[... older output compacted to save context:"

@@ -98,6 +98,8 @@ class Nudge(Event):
     type: ClassVar[str] = "nudge"
     iteration: int
     nudge_number: int
+    """Nudges in a row so far, this one included (1 to ``Limits.max_nudges``); a round of
+    tool calls that run starts the count again."""
     message: str
 
 

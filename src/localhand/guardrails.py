@@ -30,7 +30,8 @@ class Limits:
     token_budget: int | None = None
     """Prompt plus reply tokens the task may spend; checked before each call against its cost."""
     max_nudges: int = 2
-    """Replies with neither a call nor an answer that get a nudge before the run stops."""
+    """Unusable replies in a row (empty, cut off, a call only in the thinking...) that get a
+    nudge; the next one stops the run. A round whose tool calls run starts the count again."""
 
     @classmethod
     def for_tier(cls, tier: str, **overrides: object) -> Limits:
@@ -106,6 +107,9 @@ class RunState:
     cost: float = 0.0
     """Money spent, when the user set prices."""
     nudges: int = 0
+    """Nudges since the model's last round of tool calls (what ``max_nudges`` limits)."""
+    nudges_total: int = 0
+    """Nudges in the whole run."""
     rounds: list[tuple[str, ...]] = field(default_factory=list)
     last_change_iteration: int | None = None
 

@@ -58,7 +58,7 @@ from localhand.models.base import ChatModel, ChatOptions, StreamChunk
 from localhand.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.routing import Route
 from localhand.task import Task
-from localhand.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
+from localhand.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.types import CheckResult, Message, Result, Status, Usage
 from localhand.verify import grade, run_checks
 
@@ -332,7 +332,7 @@ def context_chars(model: ChatModel) -> int:
     limit = getattr(model, "context_limit", None)
     if not isinstance(limit, int) or limit <= 0:
         return CONTEXT_FILES_CHARS
-    return min(CONTEXT_FILES_CHARS, limit // 2 * CHARS_PER_TOKEN)
+    return min(CONTEXT_FILES_CHARS, limit // 2 * CODE_CHARS_PER_TOKEN)
 
 
 def stream_of(

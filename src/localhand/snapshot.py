@@ -3,16 +3,18 @@
 Modifications are detected from the disk rather than from which tools ran, so a ``sed -i``
 through ``run_command`` counts, and a ``write_file`` that wrote identical bytes does not.
 A snapshot is a stat walk (size, mtime); contents are hashed only for files whose stat
-changed, to tell a real edit from a touch.
+changed, to tell a real edit from a touch. When the caller knows which files can have changed
+(the file tools say what they wrote), ``ChangeTracker.changes_in`` looks at those alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 IGNORED_DIRS = frozenset(
     {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", "node_modules"}
@@ -74,6 +76,24 @@ class Snapshot:
                 stack.append((prefix + name + os.sep, os.path.join(directory, name)))
         return snapshot
 
+    @classmethod
+    def of(cls, root: Path, relpaths: Iterable[str]) -> Snapshot:
+        """A snapshot of just these files (relative paths, as ``take`` names them): those that
+        exist, stat'ed as the walk does, without following a final symlink."""
+        snapshot = cls(root)
+        for relpath in relpaths:
+            path = os.path.join(root, relpath)
+            try:
+                stat = os.lstat(path)
+                if S_ISDIR(stat.st_mode) or (S_ISLNK(stat.st_mode) and os.path.isdir(path)):
+                    continue  # the walk lists neither directories nor links to them
+            except OSError:
+                continue
+            snapshot.files[relpath] = FileState(
+                stat.st_size, stat.st_mtime_ns, S_ISREG(stat.st_mode)
+            )
+        return snapshot
+
     def digest(self, relpath: str) -> str | None:
         """Content hash of a file as it was when this snapshot was taken (computed lazily)."""
         if relpath not in self._digests:
@@ -126,6 +146,38 @@ class ChangeTracker:
             self._digests[path] = digest
         self._last = current
         return changed
+
+    def changes_in(self, paths: Iterable[str | os.PathLike[str]]) -> set[str]:
+        """What ``new_changes`` would return, when nothing but the files at ``paths`` (absolute,
+        or relative to the root) can have changed since its last call: a stat and a hash for
+        each of them instead of a walk of the whole workspace. Paths a walk would not list
+        (outside the root, in an ignored directory, a cache file) are left out.
+
+        The next ``new_changes`` walks again from the last walk's state; files counted here
+        are compared by content, so they are not counted twice.
+        """
+        if len(self._last.files) >= MAX_FILES:
+            return self.new_changes()  # the walk stops short of some files: only it knows which
+        relpaths = {rel for rel in map(self._relative, paths) if rel is not None}
+        current = Snapshot.of(self.root, relpaths)
+        changed = set()
+        for path in relpaths:
+            digest = current.digest(path)
+            if digest != self._digests.get(path):
+                changed.add(path)
+            self._digests[path] = digest
+        return changed
+
+    def _relative(self, path: str | os.PathLike[str]) -> str | None:
+        """``path`` as the walk names it, or None when the walk would not list it."""
+        absolute = os.path.join(self.root, path)  # an absolute path stays as it is
+        relpath = os.path.relpath(absolute, self.root)
+        if relpath == os.curdir or relpath.startswith(os.pardir + os.sep) or relpath == os.pardir:
+            return None
+        *dirs, name = relpath.split(os.sep)
+        if name.endswith(IGNORED_SUFFIXES) or any(part in IGNORED_DIRS for part in dirs):
+            return None
+        return relpath
 
     def files_modified(self) -> list[str]:
         """Workspace-relative paths whose contents differ from the start of the run."""

@@ -36,6 +36,9 @@ class FileTools:
 
     Writes into ``.git`` (hooks, config) can make git run code later, so they need approval
     under ``policy`` (see ``localhand.approval``); ``approver`` None refuses them.
+
+    Every file written is recorded in ``written`` (see ``take_written``), so that the loop
+    need not walk the whole workspace to see what write_file and edit_file changed.
     """
 
     def __init__(
@@ -50,6 +53,9 @@ class FileTools:
         self.limits = limits or ToolLimits()
         self.policy = check_policy(policy)
         self.approver = approver if approver is not None else DenyAll()
+        self.written: set[Path] = set()
+        """The files ``_write`` wrote since the last ``take_written`` (absolute, symlinks
+        resolved); a set, so that it stays small however long it goes untaken."""
 
     def functions(self) -> list[Callable[..., Any]]:
         """The tools as bound methods, ready for ``ToolRegistry``."""
@@ -315,12 +321,34 @@ class FileTools:
                 return f"{message}. Did you mean '{self.workspace.relative(parent / close[0])}'?"
         return message
 
+    def take_written(self) -> set[Path]:
+        """The files written since the last call (absolute, symlinks resolved), and forget them."""
+        written, self.written = self.written, set()
+        return written
+
     def _write(self, target: Path, rel: str, data: bytes) -> None:
         try:
             atomic_write(target, data)
         except OSError as error:
             reason = error.strerror or str(error)
             raise ToolError(f"could not write '{rel}': {reason}") from None
+        self.written.add(target)
+
+
+def reports_writes(function: Callable[..., Any]) -> bool:
+    """True when ``function`` is the ``write_file`` or ``edit_file`` of a ``FileTools`` whose
+    writing methods are the ones defined here: every file it changes is then in ``written``.
+    Anything else that is not read-only (run_command, custom tools, overrides) may change
+    files without saying so."""
+    owner = getattr(function, "__self__", None)
+    return (
+        isinstance(owner, FileTools)
+        and getattr(function, "__func__", None) in _REPORTING
+        and type(owner)._write is FileTools._write
+    )
+
+
+_REPORTING = (FileTools.write_file, FileTools.edit_file)
 
 
 def _lines(handle: IO[bytes], keep: int) -> Iterator[tuple[bytes, int]]:
