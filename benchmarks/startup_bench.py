@@ -1,7 +1,8 @@
 """Start-up: the import time of ``localhand`` and the time from ``localhand run`` to the first
 request reaching the server.
 
-- ``import``: wall time of ``python -c "import localhand"`` minus ``python -c "pass"``
+- ``import``: wall time of ``python -c "import localhand"`` (and of ``localhand.cli``, what
+  the console script imports before it parses its arguments) minus ``python -c "pass"``
   (median of ``--runs``), and the slowest imports by ``python -X importtime``.
 - ``run_to_first_request``: ``localhand run TASK --host URL --json`` is started as a user
   would start it (the console script, a fresh process) against the fake server; the time is
@@ -14,6 +15,9 @@ first run on. ``PYTHONDONTWRITEBYTECODE=1`` (set in some sandboxes, this one inc
 that, so every start compiles localhand's modules again. The headline numbers are with the
 cache warm (``PYTHONPYCACHEPREFIX`` points it at a temporary directory, warmed by one run);
 ``--cold`` adds the same measurements without it.
+
+``dependency_floor_ms`` is the import time of the third-party packages the run path loads
+before its first request (``DEPENDENCIES``): no start-up of ``localhand run`` can be shorter.
 
 Prints one JSON object. Target: first request within 0.3 s.
 
@@ -37,6 +41,12 @@ from typing import Any
 from _common import MODEL, FakeServer, emit, machine, ms, summary
 
 TARGET_S = 0.3
+DEPENDENCIES = (
+    # typer parses the command line (with pydantic TypeAdapters); httpx talks to the server,
+    # without its own command line (localhand.cli skips it), through httpcore and h11.
+    "import sys; sys.modules['httpx._main'] = None; "
+    "import typer, typer._adapters, pydantic.main, httpx, httpcore, h11"
+)
 
 
 def timed_python(code: str, env: dict[str, str]) -> float:
@@ -47,9 +57,23 @@ def timed_python(code: str, env: dict[str, str]) -> float:
 
 def import_times(runs: int, env: dict[str, str]) -> dict[str, Any]:
     bare = [timed_python("pass", env) for _ in range(runs)]
-    full = [timed_python("import localhand", env) for _ in range(runs)]
+    output: dict[str, Any] = {"python_startup_ms": summary([ms(x) for x in bare])}
+    for module in ("localhand", "localhand.cli"):
+        full = [timed_python(f"import {module}", env) for _ in range(runs)]
+        key = module.replace(".", "_")
+        output[f"import_{key}_ms"] = summary(
+            [ms(f - b) for f, b in zip(full, bare, strict=True)]
+        )
+        total, top = importtime(module, env)
+        output[f"importtime_{key}_cumulative_ms"] = total
+        output[f"slowest_imports_of_{key}_cumulative_ms"] = top
+    return output
+
+
+def importtime(module: str, env: dict[str, str]) -> tuple[float | None, list[dict[str, Any]]]:
+    """``module``'s cumulative import time by ``-X importtime``, and its 15 slowest imports."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import localhand"],
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
         capture_output=True,
         text=True,
         env=env,
@@ -60,16 +84,10 @@ def import_times(runs: int, env: dict[str, str]) -> dict[str, Any]:
         match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
         if match:
             rows.append((int(match.group(2)), len(match.group(3)), match.group(4)))
-    total = next((cum for cum, _, name in rows if name == "localhand"), None)
-    top = sorted((r for r in rows if r[2] != "localhand"), reverse=True)[:15]
-    return {
-        "python_startup_ms": summary([ms(x) for x in bare]),
-        "import_localhand_ms": summary([ms(f - b) for f, b in zip(full, bare, strict=True)]),
-        "importtime_localhand_cumulative_ms": round(total / 1000, 1) if total else None,
-        "slowest_imports_cumulative_ms": [
-            {"module": name, "ms": round(cum / 1000, 1)} for cum, _, name in top
-        ],
-    }
+    total = next((cum for cum, _, name in rows if name == module), None)
+    top = sorted((r for r in rows if r[2] != module), reverse=True)[:15]
+    slowest = [{"module": name, "ms": round(cum / 1000, 1)} for cum, _, name in top]
+    return (round(total / 1000, 1) if total else None), slowest
 
 
 def localhand_command() -> list[str]:
@@ -143,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
             output["dependency_floor_ms"] = summary(
                 [
-                    ms(timed_python("import ollama, typer, rich.console, pydantic", warm))
+                    ms(timed_python(DEPENDENCIES, warm))
                     - ms(timed_python("pass", warm))
                     for _ in range(args.runs)
                 ]

@@ -1,16 +1,51 @@
 """localhand: make local LLMs actually do things."""
 
-from localhand.agent import Agent
-from localhand.errors import ConfigError, LocalhandError, ModelError, StopRun, ToolError
-from localhand.events import Event, EventBus, EventLog
-from localhand.guardrails import Limits
-from localhand.models import ChatModel, ChatOptions, ScriptedModel
-from localhand.parsing import ParsedReply, parse_tool_calls
-from localhand.task import Task
-from localhand.tools import Tool, ToolRegistry, Workspace, default_tools
-from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
+from localhand._lazy import lazy_exports as _lazy_exports
+
+TYPE_CHECKING = False  # what typing.TYPE_CHECKING is; importing typing would cost ~10 ms
+if TYPE_CHECKING:
+    from localhand.agent import Agent
+    from localhand.errors import ConfigError, LocalhandError, ModelError, StopRun, ToolError
+    from localhand.events import Event, EventBus, EventLog
+    from localhand.guardrails import Limits
+    from localhand.models import ChatModel, ChatOptions, ScriptedModel
+    from localhand.parsing import ParsedReply, parse_tool_calls
+    from localhand.task import Task
+    from localhand.tools import Tool, ToolRegistry, Workspace, default_tools
+    from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
+del TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Agent": "agent",
+    "ConfigError": "errors",
+    "LocalhandError": "errors",
+    "ModelError": "errors",
+    "StopRun": "errors",
+    "ToolError": "errors",
+    "Event": "events",
+    "EventBus": "events",
+    "EventLog": "events",
+    "Limits": "guardrails",
+    "ChatModel": "models",
+    "ChatOptions": "models",
+    "ScriptedModel": "models",
+    "ParsedReply": "parsing",
+    "parse_tool_calls": "parsing",
+    "Task": "task",
+    "Tool": "tools",
+    "ToolRegistry": "tools",
+    "Workspace": "tools",
+    "default_tools": "tools",
+    "Reply": "types",
+    "Result": "types",
+    "ToolCall": "types",
+    "ToolResult": "types",
+    "Usage": "types",
+}
+"""Where each public name lives. They load on first use, so that ``import localhand`` (and
+the command line, which imports only what the command it runs needs) starts fast."""
 
 __all__ = [
     "Agent",
@@ -40,3 +75,6 @@ __all__ = [
     "default_tools",
     "parse_tool_calls",
 ]
+
+
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

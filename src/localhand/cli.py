@@ -3,28 +3,29 @@ configuration or a model server that cannot serve the run (status ``error``)."""
 
 from __future__ import annotations
 
+import copy
 import sys
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from localhand.approval import TerminalApprover
 from localhand.cli_batch import register as register_batch
 from localhand.cli_plan import register as register_plan
-from localhand.cli_store import RunRecording, register
-from localhand.config import load_settings
+from localhand.cli_store import register
 from localhand.errors import ConfigError
-from localhand.events import EventBus
-from localhand.runner import run_task
-from localhand.task import Task
-from localhand.taskfile import load_task_file
-from localhand.types import Result
-from localhand.verify import CommandCheck
-from localhand.view import TerminalView
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from localhand.task import Task
+    from localhand.types import Result
+
+# Only what every command needs is imported here: each command imports its own implementation
+# when it runs, so that `localhand run` does not pay for plan mode, batches or the dashboard
+# (see "Start-up" in docs/benchmarks.md). test_startup_imports.py guards it.
 
 app = typer.Typer(
     name="localhand",
@@ -33,7 +34,15 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@cache
+def _err() -> Console:
+    """Standard error, through Rich (not imported until something is printed)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
 
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2}
 
@@ -120,6 +129,13 @@ def run(
     ] = False,
 ) -> None:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
+    from localhand.approval import TerminalApprover
+    from localhand.cli_store import RunRecording
+    from localhand.config import load_settings
+    from localhand.events import EventBus
+    from localhand.runner import run_task
+    from localhand.verify import CommandCheck
+
     try:
         spec = _task_from(task, task_file).with_changes(
             workspace=workspace.expanduser().resolve() if workspace else None,
@@ -138,20 +154,28 @@ def run(
         )
         bus = EventBus()
         if not json_output:
+            from localhand.view import TerminalView
+
             bus.subscribe(TerminalView())
         with RunRecording(spec, bus, settings=settings, serve=serve) as recording:
             result = run_task(
                 spec, settings, bus=bus, store=recording.store, approver=TerminalApprover()
             )
     except ConfigError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        from rich.markup import escape
+
+        _err().print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     _print_result(result, json_output)
     raise typer.Exit(EXIT_CODES[result.status])
 
 
 def _task_from(description: str | None, task_file: Path | None) -> Task:
+    from localhand.task import Task
+
     if task_file is not None:
+        from localhand.taskfile import load_task_file
+
         task = load_task_file(task_file)
         return task.with_changes(description=description)
     if not description or not description.strip():
@@ -177,8 +201,38 @@ register_batch(app)
 
 def main() -> None:
     """Console-script entry point. Ctrl-C outside a run (which handles it) ends quietly."""
+    _skip_httpx_cli()
     try:
-        app()
+        _narrowed(app, sys.argv[1:2])()
     except KeyboardInterrupt:
-        err.print("[yellow]cancelled[/]")
+        _err().print("[yellow]cancelled[/]")
         sys.exit(130)
+
+
+def _skip_httpx_cli() -> None:
+    """Keep httpx from importing its own command line, which localhand never uses.
+
+    ``import httpx`` imports ``httpx._main`` (click, Rich's progress bars and syntax
+    highlighting, pygments: 60-90 ms) unless that import fails, in which case ``httpx.main``
+    only prints an install hint. Done in the console script alone, before httpx is imported.
+    """
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
+def _narrowed(app: typer.Typer, first: list[str]) -> typer.Typer:
+    """``app`` with only the command that ``first`` (the first argument) names, if it names
+    one: typer builds the options of every registered command on each start (~15 ms for the
+    others), though only the one invoked can run. Anything else gets the whole ``app``."""
+    from typer.main import get_command_name
+
+    def name(info: typer.models.CommandInfo) -> str | None:
+        callback = getattr(info.callback, "__name__", None)
+        return info.name or (get_command_name(callback) if callback else None)
+
+    chosen = [info for info in app.registered_commands if first and name(info) == first[0]]
+    if not chosen:
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = chosen
+    return narrowed

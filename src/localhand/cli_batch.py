@@ -14,12 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from localhand.batch.driver import BatchOptions, run_batch
-from localhand.batch.progress import summary_notes, summary_table, totals_line
-from localhand.config import load_settings
 from localhand.errors import ConfigError
 
 
@@ -94,6 +89,14 @@ def batch(
     """Run every task of TASKS.jsonl, several at once, on a pool of model servers or on Ray.
 
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
+    # Batch mode (the pool, the executors, Rich) loads only for this command: fast start-up.
+    from rich.console import Console
+    from rich.markup import escape
+
+    from localhand.batch.driver import BatchOptions, run_batch
+    from localhand.batch.progress import summary_notes, summary_table, totals_line
+    from localhand.config import load_settings
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = err if json_output else Console(highlight=False, soft_wrap=True)
     options = BatchOptions(

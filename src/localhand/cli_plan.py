@@ -11,29 +11,40 @@ import sys
 import uuid
 from dataclasses import replace
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from localhand.approval import TerminalApprover
-from localhand.cli_store import RunRecording
-from localhand.config import BACKENDS, load_settings
+from localhand.config import BACKENDS
 from localhand.errors import ConfigError, ModelError
-from localhand.events import EventBus, Warning
-from localhand.plan.draft import DraftError, draft_plan
-from localhand.plan.executor import PLAN_LIMITS, PlanExecutor
-from localhand.plan.model import Plan, load_plan
-from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
-from localhand.plan.view import PlanView
-from localhand.runner import build_model
-from localhand.task import AGENTIC_TIMEOUT_S, Task
+
+if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands start faster
+    from rich.console import Console
+
+    from localhand.config import Settings
+    from localhand.models.base import ChatModel
+    from localhand.plan.model import Plan
+    from localhand.plan.result import PlanResult
+    from localhand.plan.view import PlanView
 
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2}
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@cache
+def _err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def build_model(settings: Settings, on_warning: Any = None) -> ChatModel:
+    """``localhand.runner.build_model``, imported when a plan needs a model."""
+    from localhand.runner import build_model
+
+    return build_model(settings, on_warning=on_warning)
 
 
 class PlanMode(StrEnum):
@@ -93,6 +104,20 @@ def plan(
     ] = False,
 ) -> None:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
+    from rich.markup import escape
+
+    from localhand.approval import TerminalApprover
+    from localhand.cli_store import RunRecording
+    from localhand.config import load_settings
+    from localhand.events import EventBus, Warning
+    from localhand.plan.draft import DraftError, draft_plan
+    from localhand.plan.executor import PLAN_LIMITS, PlanExecutor
+    from localhand.plan.model import load_plan
+    from localhand.plan.result import PlanResult, build_result
+    from localhand.plan.view import PlanView
+    from localhand.task import AGENTIC_TIMEOUT_S, Task
+
+    err = _err()
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
     view = PlanView(err)
@@ -174,7 +199,7 @@ def _draft_approved(the_plan: Plan, yes: bool, view: PlanView) -> bool:
         return True
     view.show_plan(the_plan.to_dict(), title="Drafted plan")
     if not sys.stdin.isatty():
-        err.print(
+        _err().print(
             "[yellow]The drafted plan was not run: pass --yes to run it without a terminal.[/]"
         )
         return False

@@ -15,19 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from localhand.config import Settings
 from localhand.errors import ConfigError
-from localhand.events import EventBus
-from localhand.store import RunInfo, Store, StoredEvent, open_store
-from localhand.task import Task
-from localhand.view import TerminalView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
+    from rich.console import Console
+
+    from localhand.config import Settings
     from localhand.dashboard import DashboardServer
+    from localhand.events import EventBus
+    from localhand.store import RunInfo, Store, StoredEvent
+    from localhand.task import Task
 
 DbOption = Annotated[
     Path | None,
@@ -59,7 +57,10 @@ def runs(
     if json_output:
         _print_json([_without_result(info.to_dict()) for info in found])
         return
-    out = Console(highlight=False)
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = _console()
     if not found:
         out.print(f"no runs recorded yet in {store.path}")
         return
@@ -98,7 +99,9 @@ def show(
     if json_output:
         _print_json({"run": info.to_dict(), "events": [e.to_dict() for e in events]})
         return
-    out = Console(highlight=False, soft_wrap=True)
+    from localhand.view import TimelineView
+
+    out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
     replay = f" · replay of {info.replay_of}" if info.replay_of else ""
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
@@ -140,7 +143,9 @@ def replay(
     if json_output:
         _print_json(report.to_dict())
         raise typer.Exit(0 if report.ok else 1)
-    out = Console(highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    out = _console(soft_wrap=True)
     out.print(
         f"replayed run {report.run_id}: {report.replies_used} of {report.replies_recorded} "
         f"recorded replies, in a {report.workspace_source} (recorded as run {report.replay_run_id})"
@@ -191,7 +196,7 @@ def serve(
         )
     except ConfigError as exc:
         _fail(str(exc))
-    Console(stderr=True, highlight=False).print(
+    _console(stderr=True).print(
         f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it"
     )
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
@@ -233,7 +238,8 @@ class RunRecording:
         self.server: DashboardServer | None = None
 
     def __enter__(self) -> RunRecording:
-        err = Console(stderr=True, highlight=False)
+        from localhand.store import Store, open_store
+
         if self.serve:
             try:
                 from localhand.dashboard import start_dashboard
@@ -245,7 +251,11 @@ class RunRecording:
         try:
             self.store = open_store(self.db)
         except ConfigError as exc:
-            err.print(f"[yellow]warning:[/] not recording this run: {escape(str(exc))}")
+            from rich.markup import escape
+
+            _console(stderr=True).print(
+                f"[yellow]warning:[/] not recording this run: {escape(str(exc))}"
+            )
             if not self.serve:
                 return self
             self.store = Store(":memory:")
@@ -260,7 +270,9 @@ class RunRecording:
             except BaseException as exc:
                 self.__exit__(type(exc), exc, None)  # close the run we opened
                 raise
-            err.print(f"watch it live: [bold]{self.server.url}#/runs/{self.run_id}[/]")
+            _console(stderr=True).print(
+                f"watch it live: [bold]{self.server.url}#/runs/{self.run_id}[/]"
+            )
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
@@ -279,24 +291,6 @@ class RunRecording:
             self.server.stop()
 
 
-class TimelineView(TerminalView):
-    """The live terminal view, replayed from the store; events it has no line for (plan
-    events, say) get a generic one instead of none."""
-
-    def on_answer_delta(self, event: Any) -> None:
-        """Nothing: ``show`` prints the whole answer once, from the Result, at the end."""
-
-    def __call__(self, event: Any) -> None:
-        handler = getattr(self, f"on_{event.type}", None)
-        if handler is not None:
-            handler(event)
-        elif event.type != "model_request":
-            skip = ("type", "task_id", "ts")
-            fields = {k: v for k, v in event.to_dict().items() if k not in skip}
-            text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
-            self.console.print(f"  [magenta]• {event.type}[/] [dim]{escape(text[:200])}[/]")
-
-
 class _Recorded:
     """A stored event with the two things the terminal view asks of an Event."""
 
@@ -309,6 +303,8 @@ class _Recorded:
 
 
 def _open(db: Path | None) -> Store:
+    from localhand.store import open_store
+
     try:
         return open_store(db)
     except ConfigError as exc:
@@ -322,8 +318,16 @@ def _resolve(store: Store, ref: str) -> RunInfo:
         _fail(str(exc))
 
 
+def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
+
+
 def _fail(message: str) -> NoReturn:
-    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {escape(message)}")
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(2)
 
 

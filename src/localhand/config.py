@@ -9,7 +9,6 @@ path in ``LOCALHAND_CONFIG``), from its ``[localhand]`` table or its top level.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -95,6 +94,8 @@ def load_settings(env: dict[str, str] | None = None, cwd: Path | None = None) ->
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a file to read (start-up time)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

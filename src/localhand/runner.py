@@ -15,9 +15,7 @@ from localhand.ledger import Ledger
 from localhand.models.base import ChatModel
 from localhand.paths import data_dir
 from localhand.routing import route
-from localhand.simple import run_simple
 from localhand.task import Task
-from localhand.taskfile import write_task_file
 from localhand.tools import default_tools
 from localhand.tools.risk import Risk
 from localhand.types import Result
@@ -70,6 +68,8 @@ def run_task(
         bus.emit(ModelStatus(task_id=task.id, message=message))
 
     def follow_up(result: Result) -> str:
+        from localhand.taskfile import write_task_file  # pydantic models: load when needed
+
         remaining = task.with_changes(
             id=f"{task.id}-followup",
             description=follow_up_description(task, result),
@@ -80,6 +80,8 @@ def run_task(
     model = model or build_model(settings, on_warning=warn, on_status=status)
     ledger = _ledger(settings, store)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.simple
+        from localhand.simple import run_simple
+
         return run_simple(
             model, task, bus=bus, routing=decision, ledger=ledger, follow_up=follow_up
         )

@@ -7,8 +7,9 @@ answer is printed by the CLI at the end.
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -126,6 +127,24 @@ class TerminalView:
         )
         if r["error"]:
             self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
+
+
+class TimelineView(TerminalView):
+    """The live terminal view, replayed from the store (``localhand show``); events it has no
+    line for (plan events, say) get a generic one instead of none."""
+
+    def on_answer_delta(self, event: Any) -> None:
+        """Nothing: ``show`` prints the whole answer once, from the Result, at the end."""
+
+    def __call__(self, event: Any) -> None:
+        handler = getattr(self, f"on_{event.type}", None)
+        if handler is not None:
+            handler(event)
+        elif event.type != "model_request":
+            skip = ("type", "task_id", "ts")
+            fields = {k: v for k, v in event.to_dict().items() if k not in skip}
+            text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
+            self.console.print(f"  [magenta]• {event.type}[/] [dim]{escape(text[:200])}[/]")
 
 
 def _clip(text: str, limit: int) -> str:

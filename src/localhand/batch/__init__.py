@@ -13,13 +13,36 @@
 - :mod:`~localhand.batch.driver`: all of it together (``run_batch``).
 """
 
-from localhand.batch.driver import BatchOptions, BatchReport, run_batch
-from localhand.batch.endpoints import Endpoint, pool_endpoints, read_pool
-from localhand.batch.pool import EndpointPool, EndpointStatus
-from localhand.batch.pooled import PooledModel
-from localhand.batch.progress import Row
-from localhand.batch.state import BatchState
-from localhand.batch.tasks import BatchTask, load_batch
+from typing import TYPE_CHECKING
+
+from localhand._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from localhand.batch.driver import BatchOptions, BatchReport, run_batch
+    from localhand.batch.endpoints import Endpoint, pool_endpoints, read_pool
+    from localhand.batch.pool import EndpointPool, EndpointStatus
+    from localhand.batch.pooled import PooledModel
+    from localhand.batch.progress import Row
+    from localhand.batch.state import BatchState
+    from localhand.batch.tasks import BatchTask, load_batch
+
+_LAZY = {
+    "BatchOptions": "driver",
+    "BatchReport": "driver",
+    "run_batch": "driver",
+    "Endpoint": "endpoints",
+    "pool_endpoints": "endpoints",
+    "read_pool": "endpoints",
+    "EndpointPool": "pool",
+    "EndpointStatus": "pool",
+    "PooledModel": "pooled",
+    "Row": "progress",
+    "BatchState": "state",
+    "BatchTask": "tasks",
+    "load_batch": "tasks",
+}
+"""Where each name lives, loaded on first use: importing one batch module (or the CLI) does
+not load all of batch mode (the pool, Rich's progress bars, the executors)."""
 
 __all__ = [
     "BatchOptions",
@@ -36,3 +59,5 @@ __all__ = [
     "read_pool",
     "run_batch",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from json_repair import repair_json
-
 from localhand.parsing.faithful import NOTHING_CLOSED, Repair, check
 from localhand.parsing.json_scan import Span, close_unclosed
 
@@ -85,6 +83,8 @@ def _gate(allow_repair: RepairGate, chars: int) -> bool:
 
 
 def _json_repair(chunk: str) -> Any:
+    from json_repair import repair_json  # ~45 ms to import; only broken JSON needs it
+
     try:
         return repair_json(chunk, return_objects=True)
     except Exception:  # json-repair is best effort; any failure means "not repairable"

@@ -12,26 +12,62 @@ circuit breakers), ``gate`` (approval), ``draft`` (a plan from a goal), ``result
 ``events``, ``view``.
 """
 
-from localhand.plan.brain import Brain, Correction, parse_correction
-from localhand.plan.corrections import (
-    BUDGET_WARNING_RATIO,
-    MAX_RETRIES_PER_STEP,
-    MAX_TOTAL_CORRECTIONS,
-)
-from localhand.plan.draft import Draft, DraftError, draft_plan
-from localhand.plan.executor import MODES, Mode, PlanExecutor
-from localhand.plan.memory import MemoryEntry, RollingMemory
-from localhand.plan.model import Plan, Step, load_plan, plan_from_data
-from localhand.plan.mutator import (
-    MAX_ADDED_STEPS,
-    PlanMutationError,
-    ProtoStep,
-    StepBudgetExceeded,
-    insert_after,
-    insert_before,
-    replace_command,
-)
-from localhand.plan.result import PlanResult
+from typing import TYPE_CHECKING
+
+from localhand._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from localhand.plan.brain import Brain, Correction, parse_correction
+    from localhand.plan.corrections import (
+        BUDGET_WARNING_RATIO,
+        MAX_RETRIES_PER_STEP,
+        MAX_TOTAL_CORRECTIONS,
+    )
+    from localhand.plan.draft import Draft, DraftError, draft_plan
+    from localhand.plan.executor import MODES, Mode, PlanExecutor
+    from localhand.plan.memory import MemoryEntry, RollingMemory
+    from localhand.plan.model import Plan, Step, load_plan, plan_from_data
+    from localhand.plan.mutator import (
+        MAX_ADDED_STEPS,
+        PlanMutationError,
+        ProtoStep,
+        StepBudgetExceeded,
+        insert_after,
+        insert_before,
+        replace_command,
+    )
+    from localhand.plan.result import PlanResult
+
+_LAZY = {
+    "Brain": "brain",
+    "Correction": "brain",
+    "parse_correction": "brain",
+    "BUDGET_WARNING_RATIO": "corrections",
+    "MAX_RETRIES_PER_STEP": "corrections",
+    "MAX_TOTAL_CORRECTIONS": "corrections",
+    "Draft": "draft",
+    "DraftError": "draft",
+    "draft_plan": "draft",
+    "MODES": "executor",
+    "Mode": "executor",
+    "PlanExecutor": "executor",
+    "MemoryEntry": "memory",
+    "RollingMemory": "memory",
+    "Plan": "model",
+    "Step": "model",
+    "load_plan": "model",
+    "plan_from_data": "model",
+    "MAX_ADDED_STEPS": "mutator",
+    "PlanMutationError": "mutator",
+    "ProtoStep": "mutator",
+    "StepBudgetExceeded": "mutator",
+    "insert_after": "mutator",
+    "insert_before": "mutator",
+    "replace_command": "mutator",
+    "PlanResult": "result",
+}
+"""Where each name lives, loaded on first use: importing the CLI (or one plan module) does
+not load all of plan mode."""
 
 __all__ = [
     "BUDGET_WARNING_RATIO",
@@ -61,3 +97,5 @@ __all__ = [
     "plan_from_data",
     "replace_command",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

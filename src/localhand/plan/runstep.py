@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from localhand.tools.shell import run_shell
-
 DEFAULT_STEP_TIMEOUT_S = 300.0
 
 
@@ -33,6 +31,8 @@ class StepOutcome:
 
 def run_step_command(command: str, workspace: Path, timeout_s: float) -> StepOutcome:
     """Run ``command`` with bash in ``workspace`` for at most ``timeout_s`` seconds."""
+    from localhand.tools.shell import run_shell  # not at import: the CLI reads the default above
+
     done = run_shell(command, workspace, timeout_s=max(timeout_s, 0.1))
     output = done.output
     if done.timed_out:

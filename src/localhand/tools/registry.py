@@ -30,15 +30,16 @@ import json
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ToolError
 from localhand.tools.schema import compact_schema, describe_errors, parse_docstring
 from localhand.types import ToolCall, ToolResult
 
-_ARGUMENT_CONFIG = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+if TYPE_CHECKING:  # pydantic loads with the first tool built, not with the package
+    from pydantic import BaseModel, ConfigDict
+
+_ARGUMENT_CONFIG: ConfigDict = {"extra": "forbid", "coerce_numbers_to_str": True}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,8 @@ class Tool:
         Raises ``TypeError`` for signatures a model cannot call: ``*args``, ``**kwargs``,
         positional-only parameters, coroutine functions, or no name.
         """
+        from pydantic import Field, create_model
+
         if inspect.iscoroutinefunction(function):
             raise TypeError(f"{function!r}: async tools are not supported")
         tool_name = name or getattr(function, "__name__", None)
@@ -107,6 +110,8 @@ class Tool:
             raise ToolError(
                 f"Arguments for {self.name} must be a JSON object, got {type(arguments).__name__}"
             )
+        from pydantic import ValidationError
+
         optional = set(self.parameters["properties"]) - set(self.parameters["required"])
         given = {k: v for k, v in arguments.items() if not (v is None and k in optional)}
         try:

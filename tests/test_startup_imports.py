@@ -1,0 +1,127 @@
+"""Start-up stays lean: ``import localhand``, the command line and ``localhand run`` load only
+what they use (see "Start-up" in docs/benchmarks.md). Each case runs in a fresh interpreter and
+reports the modules loaded; timings are measured by benchmarks/startup_bench.py, not here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from localhand.testing import FakeOllama
+
+# Heavy or optional: none of these may load before `localhand run` sends its first request.
+NOT_ON_THE_RUN_PATH = (
+    "localhand.plan.draft",
+    "localhand.plan.executor",
+    "localhand.batch.driver",
+    "localhand.batch.pool",
+    "localhand.dashboard",
+    "localhand.taskfile",
+    "openai",
+    "ollama",
+    "yaml",
+    "json_repair",
+    "ray",
+    "fastapi",
+    "click",  # typer has its own copy; click comes only with httpx's command line
+    "pygments",
+    "rich.progress",
+)
+
+
+def loaded_modules(code: str, tmp_path: Path, *args: str) -> set[str]:
+    """The modules loaded by ``code``, run with ``args`` in a fresh interpreter; ``code``
+    writes them by calling ``dump()`` (also called at exit)."""
+    out = tmp_path / "modules.json"
+    prelude = (
+        "import atexit, json, sys\n"
+        "def dump():\n"
+        f"    if not dump.done:\n"
+        f"        dump.done = True\n"
+        f"        open({str(out)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "dump.done = False\n"
+        "atexit.register(dump)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + code, *args],
+        env={**os.environ, "NO_COLOR": "1"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.exists(), done.stderr
+    return set(json.loads(out.read_text()))
+
+
+def test_import_localhand_loads_no_submodule_until_a_name_is_used(tmp_path: Path) -> None:
+    modules = loaded_modules("import localhand", tmp_path)
+    assert {m for m in modules if m.startswith("localhand.")} <= {"localhand._lazy"}
+    assert not {"pydantic", "httpx", "rich", "typer"} & modules
+
+
+def test_public_names_still_load_on_use(tmp_path: Path) -> None:
+    modules = loaded_modules(
+        "from localhand import Agent, parse_tool_calls, ScriptedModel, Task\n"
+        "import localhand\n"
+        "assert localhand.Agent is Agent and callable(parse_tool_calls)\n",
+        tmp_path,
+    )
+    assert {"localhand.agent", "localhand.parsing", "localhand.models.scripted"} <= modules
+
+
+def test_the_command_line_imports_no_command_implementation(tmp_path: Path) -> None:
+    modules = loaded_modules("import localhand.cli", tmp_path)
+    assert not {"localhand.runner", "localhand.agent", "localhand.store", "rich"} & modules
+    assert not set(NOT_ON_THE_RUN_PATH) & modules
+
+
+def test_run_help_imports_no_command_implementation(tmp_path: Path) -> None:
+    code = (
+        "sys.argv = ['localhand', *sys.argv[1:]]\n"
+        "from localhand.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    dump()\n"
+    )
+    modules = loaded_modules(code, tmp_path, "run", "--help")
+    assert not {"localhand.runner", "localhand.agent"} & modules
+    # Rich (with pygments) formats typer's help, so only those may come in with it.
+    assert not (set(NOT_ON_THE_RUN_PATH) - {"pygments", "rich.progress"}) & modules
+
+
+@pytest.mark.parametrize("backend", ["ollama", "auto"])
+def test_run_loads_only_what_it_uses_before_the_first_request(
+    tmp_path: Path, backend: str
+) -> None:
+    # An audit hook writes the modules when the first connection is opened.
+    code = (
+        "def hook(event, args):\n"
+        "    if event == 'socket.connect':\n"
+        "        dump()\n"
+        "sys.addaudithook(hook)\n"
+        "sys.argv = ['localhand', *sys.argv[1:]]\n"
+        "from localhand.cli import main\n"
+        "main()\n"
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# demo\n")
+    script = [{"content": "Done."}]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        modules = loaded_modules(
+            code,
+            tmp_path,
+            *("run", "List the files.", "--agentic", "--workspace", str(workspace)),
+            *("--model", "qwen3:8b", "--host", server.url, "--backend", backend, "--json"),
+        )
+        assert server.requests, "the run never reached the server"
+    assert "localhand.agent" in modules  # the dump is from the run, not from an early exit
+    assert not set(NOT_ON_THE_RUN_PATH) & modules
