@@ -134,6 +134,26 @@ def test_the_same_task_run_twice_gets_two_runs() -> None:
     assert all(len(store.events(r.id)) == 2 for r in store.runs())
 
 
+def test_an_event_after_the_result_joins_its_run_not_a_new_one() -> None:
+    """A plan's memory summary may still be written when the plan ends: its model call is
+    recorded (and its tokens counted) in the finished run, whose Result stands."""
+    store = Store()
+    recorder = store.recorder(ledger=True)
+    recorder(started("plan"))
+    recorder(TaskFinished(task_id="plan", result={"status": "pass", "iterations_used": 3}))
+    recorder(ModelReply(task_id="plan", iteration=4, content="Summary.", tool_calls=[],
+                        tokens_in=160, tokens_out=8))  # fmt: skip
+    (run,) = store.runs()
+    assert (run.status, run.tokens_in, run.tokens_out) == ("pass", 160, 8)
+    assert [e.data["type"] for e in store.events(run.id)] == [
+        "task_started",
+        "task_finished",
+        "model_reply",
+    ]
+    spent = store.ledger_spent("plan")
+    assert (spent.tokens_in, spent.tokens_out, spent.calls) == (160, 8, 1)
+
+
 def test_begin_run_is_used_by_the_recorder(workspace: Path) -> None:
     from localhand.task import Task
 

@@ -34,6 +34,9 @@ from localhand.types import Usage
 Mode = Literal["teacher", "planner", "agentic"]
 MODES: tuple[str, ...] = ("teacher", "planner", "agentic")
 TAIL_CHARS = 2000
+CONDENSE_GRACE_S = 3.0
+"""How long a finished plan waits for a memory summary already being written, so that its
+model call and tokens are in the run before its Result rather than after."""
 
 PLAN_LIMITS = Limits(max_iterations=None, repetition=None, stall_iterations=None)
 """Run mode's iteration, repetition and stall checks mean nothing for a plan; the wall clock
@@ -125,6 +128,8 @@ class PlanExecutor(Corrections):
             reason, message = "cancelled", "cancelled by the user"
         finally:
             self.memory.close()
+        if reason != "cancelled":
+            self.memory.wait(CONDENSE_GRACE_S)
         if reason != "completed":
             self.emit(
                 ev.PlanCancelled(

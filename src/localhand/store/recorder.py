@@ -34,6 +34,9 @@ class Recorder:
         self.archive_bytes = archive_bytes
         """Keep the workspace with the run when it is at most this big (0: never)."""
         self._runs: dict[str, str] = {}
+        self._finished: dict[str, str] = {}
+        """Runs closed by their ``task_finished``, for events that come after it (a plan's
+        memory summary still being written, say): they join that run, not a new one."""
         self._lock = threading.Lock()
 
     def run_id(self, task_id: str) -> str | None:
@@ -45,14 +48,19 @@ class Recorder:
         data = event.to_dict()
         with self._lock:
             run_id = self._runs.get(event.task_id)
-            if run_id is None:
+            if event.type == "task_started":  # the same task run again starts a run of its own
+                self._finished.pop(event.task_id, None)
+            late = run_id is None and event.task_id in self._finished
+            if late:
+                run_id = self._finished[event.task_id]
+            elif run_id is None:
                 run_id = self.store.open_run_for(event.task_id) or self.store.begin_run(
                     event.task_id
                 )
                 self._runs[event.task_id] = run_id
-            if event.type == "task_finished":
-                del self._runs[event.task_id]
-        if event.type == "task_started":
+            if event.type == "task_finished" and not late:
+                self._finished[event.task_id] = self._runs.pop(event.task_id)
+        if event.type == "task_started" and not late:
             self.store.note_start(run_id, event.task_id, data)
             self._keep_workspace(run_id, str(data.get("workspace") or ""))
         self.store.append_event(run_id, data)
@@ -64,7 +72,7 @@ class Recorder:
                 run_id=run_id,
                 ts=float(data["ts"]),
             )
-        elif event.type == "task_finished":
+        elif event.type == "task_finished" and not late:  # a late event leaves the Result be
             self.store.finish_run(run_id, dict(data.get("result") or {}))
 
     def _keep_workspace(self, run_id: str, workspace: str) -> None:
