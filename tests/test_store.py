@@ -154,6 +154,37 @@ def test_an_event_after_the_result_joins_its_run_not_a_new_one() -> None:
     assert (spent.tokens_in, spent.tokens_out, spent.calls) == (160, 8, 1)
 
 
+class _InterruptedAfterBegin:
+    """A connection on which Ctrl-C lands once just after BEGIN took effect, before
+    ``execute`` returned: what a SIGINT at the wrong moment does."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db, self.armed = db, True
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        cursor = self.db.execute(sql, *args)
+        if sql.startswith("BEGIN") and self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def test_a_ctrl_c_just_after_begin_does_not_break_later_writes() -> None:
+    store = Store()
+    recorder = store.recorder()
+    recorder(started("task"))
+    store._db = _InterruptedAfterBegin(store._db)  # type: ignore[assignment]
+    with pytest.raises(KeyboardInterrupt):
+        recorder(Warning(task_id="task", message="lost to the interrupt"))
+    recorder(TaskFinished(task_id="task", result={"status": "fail"}))  # the cleanup still lands
+    (run,) = store.runs()
+    assert run.status == "fail"
+    assert [e.data["type"] for e in store.events(run.id)] == ["task_started", "task_finished"]
+
+
 def test_begin_run_is_used_by_the_recorder(workspace: Path) -> None:
     from localhand.task import Task
 

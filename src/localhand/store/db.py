@@ -92,11 +92,16 @@ class Store:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            if self._db.in_transaction:  # left open by a Ctrl-C that landed just after BEGIN
+                self._db.execute("ROLLBACK")
             try:
+                self._db.execute("BEGIN IMMEDIATE")
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # Ctrl-C can land after BEGIN took effect but before execute() returned: roll
+                # back whatever is open, or every later write fails ("within a transaction").
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
