@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rev", action="append", default=[], help="a git revision to compare")
     parser.add_argument("patches", nargs="*", type=Path)
     args = parser.parse_args(argv)
-    patches = args.patches or sorted((BENCH / "proposed").glob("*.patch"))
+    patches = args.patches
     if not patches and not args.rev:
         parser.error("nothing to compare: give patches, or --rev REV for an earlier commit")
     root = Path(tempfile.mkdtemp(prefix="lh-patches-"))

@@ -301,3 +301,75 @@ def test_close_closes_each_owner_once() -> None:
     with ToolRegistry([owner.one, owner.two, find_issues]):
         pass
     assert owner.closed == 1
+
+
+def _pydantic_schema(function: Any) -> dict[str, Any]:
+    from localhand.tools.registry import _arguments_model
+    from localhand.tools.schema import compact_schema
+
+    return compact_schema(_arguments_model("f", function).model_json_schema())
+
+
+def _plain(function: Any) -> dict[str, Any] | None:
+    import inspect
+    import typing
+
+    from localhand.tools.schema import plain_schema
+
+    params = list(inspect.signature(function).parameters.values())
+    _, docs = parse_docstring(inspect.getdoc(function))
+    return plain_schema(params, typing.get_type_hints(function), docs)
+
+
+def _signatures() -> list[Any]:
+    def scalars(s: str, i: int, f: float, b: bool, s2: str = "x", i2: int = 3) -> str:
+        """Scalars.
+
+        Args:
+            s: A string.
+            f: A number.
+        """
+        return ""
+
+    def optional(a: int | None = None, b: str | None = "x", c: bool = True) -> str:
+        return ""
+
+    def lists(a: list[str], b: list[int] | None = None, c: list[Literal["x", "y"]] | None = None):
+        return ""
+
+    def literal(mode: Literal["a", "b"] = "a", f: float = 2) -> str:
+        return ""
+
+    return [scalars, optional, lists, literal, find_issues]
+
+
+@pytest.mark.parametrize("function", _signatures(), ids=lambda f: f.__name__)
+def test_plain_schemas_are_the_ones_pydantic_gives(function: Any) -> None:
+    assert _plain(function) == _pydantic_schema(function)
+
+
+def test_the_default_tools_need_no_pydantic_for_their_schemas(tmp_path: Path) -> None:
+    for tool in default_tools(tmp_path):
+        assert _plain(tool.function) == _pydantic_schema(tool.function) == tool.parameters
+
+
+def test_types_only_pydantic_can_describe_still_get_a_schema() -> None:
+    def place(point: dict[str, int], tags: list[str] | None = None) -> str:
+        return json.dumps(point)
+
+    assert _plain(place) is None
+    tool = Tool.from_function(place)
+    assert tool.parameters["properties"]["point"]["type"] == "object"
+    assert tool({"point": {"x": "1", "y": 2}}).content == '{"x": 1, "y": 2}'
+
+
+def test_building_the_default_tools_does_not_import_pydantic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from localhand.tools import default_tools; "
+        f"default_tools(Path({str(tmp_path)!r})); print('pydantic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -30,10 +30,16 @@ import json
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ToolError
-from localhand.tools.schema import compact_schema, describe_errors, parse_docstring
+from localhand.tools.schema import (
+    compact_schema,
+    describe_errors,
+    parse_docstring,
+    plain_schema,
+)
 from localhand.types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pydantic loads with the first tool built, not with the package
@@ -42,7 +48,7 @@ if TYPE_CHECKING:  # pydantic loads with the first tool built, not with the pack
 _ARGUMENT_CONFIG: ConfigDict = {"extra": "forbid", "coerce_numbers_to_str": True}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Tool:
     """One callable tool: its schema for the model and the function that runs it."""
 
@@ -53,7 +59,6 @@ class Tool:
     function: Callable[..., Any] = field(repr=False)
     """Called with validated keyword arguments; returns a ``str``, a ``ToolResult`` or JSON-able
     data, and raises ``ToolError`` to tell the model what went wrong."""
-    arguments_model: type[BaseModel] = field(repr=False)
 
     @classmethod
     def from_function(
@@ -68,8 +73,6 @@ class Tool:
         Raises ``TypeError`` for signatures a model cannot call: ``*args``, ``**kwargs``,
         positional-only parameters, coroutine functions, or no name.
         """
-        from pydantic import Field, create_model
-
         if inspect.iscoroutinefunction(function):
             raise TypeError(f"{function!r}: async tools are not supported")
         tool_name = name or getattr(function, "__name__", None)
@@ -77,21 +80,25 @@ class Tool:
             raise TypeError(f"{function!r} has no __name__; pass name=")
         summary, arg_docs = parse_docstring(inspect.getdoc(function))
         hints = typing.get_type_hints(function)
-        fields: dict[str, Any] = {}
-        for param in inspect.signature(function).parameters.values():
+        params = list(inspect.signature(function).parameters.values())
+        for param in params:
             if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
                 raise TypeError(f"{tool_name}: parameter {param.name!r} cannot be passed by name")
-            default = ... if param.default is param.empty else param.default
-            annotation = hints.get(param.name, Any)
-            fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
-        model = create_model(f"{tool_name}_arguments", __config__=_ARGUMENT_CONFIG, **fields)
+        parameters = plain_schema(params, hints, arg_docs)
+        if parameters is None:  # a type only pydantic can describe: build its model now
+            model = _arguments_model(tool_name, function)
+            parameters = compact_schema(model.model_json_schema())
         return cls(
             name=tool_name,
             description=description if description is not None else summary,
-            parameters=compact_schema(model.model_json_schema()),
+            parameters=parameters,
             function=function,
-            arguments_model=model,
         )
+
+    @cached_property
+    def arguments_model(self) -> type[BaseModel]:
+        """The pydantic model that validates the arguments, built on the first call."""
+        return _arguments_model(self.name, self.function)
 
     def definition(self) -> dict[str, Any]:
         """The tool in Ollama/OpenAI function format."""
@@ -123,6 +130,20 @@ class Tool:
     def __call__(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Validate and run; raises what the function raises (``ToolRegistry.execute`` does not)."""
         return _as_result(self.function(**self.validate(arguments)))
+
+
+def _arguments_model(name: str, function: Callable[..., Any]) -> type[BaseModel]:
+    """A pydantic model of ``function``'s parameters (their docs as field descriptions)."""
+    from pydantic import Field, create_model
+
+    _, arg_docs = parse_docstring(inspect.getdoc(function))
+    hints = typing.get_type_hints(function)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(function).parameters.values():
+        default = ... if param.default is param.empty else param.default
+        annotation = hints.get(param.name, Any)
+        fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
+    return create_model(f"{name}_arguments", __config__=_ARGUMENT_CONFIG, **fields)
 
 
 def _as_result(value: Any) -> ToolResult:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
+import typing
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -80,11 +82,62 @@ def _compact(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     prop.pop("title", None)
     if prop.get("default", ...) is None:
         del prop["default"]
+    return _ordered(prop)
+
+
+def _ordered(prop: dict[str, Any]) -> dict[str, Any]:
     return {key: prop[key] for key in sorted(prop, key=_order)}
 
 
 def _order(key: str) -> int:
     return _KEY_ORDER.index(key) if key in _KEY_ORDER else len(_KEY_ORDER)
+
+
+_PLAIN_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def plain_schema(
+    parameters: list[inspect.Parameter], hints: dict[str, Any], docs: dict[str, str]
+) -> dict[str, Any] | None:
+    """The compact schema of ``parameters``, the same as ``compact_schema`` makes of pydantic's,
+    when every type is plain (``str``, ``int``, ``float``, ``bool``, a list of one, a
+    ``Literal`` of strings, any of those ``| None``) and every default a JSON scalar; else None.
+
+    Why not always pydantic: building a model costs ~100 ms on the first tool (importing
+    pydantic's schema machinery) before ``localhand run`` can send its first request. The
+    model that validates the arguments is still pydantic's, built on the first call.
+    """
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in parameters:
+        prop = _plain_type(hints.get(param.name))
+        if prop is None or param.name.startswith("model_"):  # pydantic reserves model_*
+            return None
+        if param.name in docs:
+            prop["description"] = docs[param.name]
+        if param.default is param.empty:
+            required.append(param.name)
+        elif param.default is not None:
+            if type(param.default) not in _PLAIN_TYPES:
+                return None
+            prop["default"] = param.default
+        properties[param.name] = _ordered(prop)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _plain_type(annotation: Any) -> dict[str, Any] | None:
+    if annotation in _PLAIN_TYPES:
+        return {"type": _PLAIN_TYPES[annotation]}
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal and args and all(type(value) is str for value in args):
+        return {"type": "string", "enum": list(args)}
+    if origin is list and len(args) == 1:
+        items = _plain_type(args[0])
+        return {"type": "array", "items": _ordered(items)} if items else None
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        (kind,) = (arg for arg in args if arg is not type(None))
+        return _plain_type(kind)
+    return None
 
 
 _ARTICLES = {
