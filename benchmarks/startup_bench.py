@@ -42,10 +42,10 @@ from _common import MODEL, FakeServer, emit, machine, ms, summary
 
 TARGET_S = 0.3
 DEPENDENCIES = (
-    # typer parses the command line (with pydantic TypeAdapters); httpx talks to the server,
-    # without its own command line (localhand.cli skips it), through httpcore and h11.
-    "import sys; sys.modules['httpx._main'] = None; "
-    "import typer, typer._adapters, pydantic.main, httpx, httpcore, h11"
+    # httpx talks to the server, without its own command line (localhand.cli skips it),
+    # through httpcore and h11. The command line is argparse; pydantic loads at the first
+    # tool call, after the first request.
+    "import sys; sys.modules['httpx._main'] = None; import argparse, httpx, httpcore, h11"
 )
 
 

@@ -18,13 +18,13 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-from localhand.cli_store import RunRecording
 from localhand.config import Settings
 from localhand.dashboard import check_bind, start_dashboard
 from localhand.dashboard.server import DashboardServer
 from localhand.errors import ConfigError
 from localhand.events import EventBus, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
+from localhand.recording import RunRecording
 from localhand.runner import run_task
 from localhand.store import Store
 from localhand.task import Task
@@ -253,10 +253,7 @@ def test_run_recording_serves_the_run_live_and_closes_runs_that_never_started(
     assert run.error is not None and "is not a directory" in run.error
 
 
-SERVE = (
-    "import typer; from localhand.cli_store import register; app = typer.Typer()\n"
-    "app.callback()(lambda: None); register(app); app()\n"
-)
+SERVE = "from localhand.cli import main; raise SystemExit(main())\n"
 
 
 def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:

@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from localhand.cli_store import register
+from localhand.cli import main
 from localhand.config import Settings
 from localhand.events import EventBus, ModelReply, TaskFinished, TaskStarted
 from localhand.models.scripted import ScriptedModel, call
@@ -133,46 +131,46 @@ def test_compare_aligns_an_inserted_step() -> None:
     assert [(d.recorded, d.replayed) for d in diffs] == [(None, "x")]
 
 
-def cli() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None: ...
-
-    register(app)
-    return app
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``localhand ARGS`` in this process: the exit code, and stdout and stderr together."""
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
 
 
-def test_cli_runs_show_and_replay(workspace: Path, tmp_path: Path) -> None:
+def test_cli_runs_show_and_replay(
+    workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "runs.db"
     store = Store(db)
     run_id = record(store, workspace, FIX)
-    runner = CliRunner()
 
-    listed = runner.invoke(cli(), ["runs", "--db", str(db)])
-    assert listed.exit_code == 0, listed.output
-    assert run_id in listed.output and "pass" in listed.output
+    code, listed = cli(capsys, "runs", "--db", str(db))
+    assert code == 0, listed
+    assert run_id in listed and "pass" in listed
 
-    shown = runner.invoke(cli(), ["show", run_id[:5], "--db", str(db)])
-    assert shown.exit_code == 0, shown.output
-    assert "read_file" in shown.output and "edit_file" in shown.output
-    assert "Fixed add()." in shown.output
+    code, shown = cli(capsys, "show", run_id[:5], "--db", str(db))
+    assert code == 0, shown
+    assert "read_file" in shown and "edit_file" in shown
+    assert "Fixed add()." in shown
 
-    as_json = json.loads(runner.invoke(cli(), ["show", "last", "--db", str(db), "--json"]).output)
-    assert as_json["run"]["id"] == run_id and as_json["events"][0]["type"] == "task_started"
+    code, as_json = cli(capsys, "show", "last", "--db", str(db), "--json")
+    run = json.loads(as_json)
+    assert run["run"]["id"] == run_id and run["events"][0]["type"] == "task_started"
 
-    same = runner.invoke(cli(), ["replay", run_id, "--db", str(db)])
-    assert same.exit_code == 0, same.output
-    assert "same timeline and result" in same.output
+    code, same = cli(capsys, "replay", run_id, "--db", str(db))
+    assert code == 0, same
+    assert "same timeline and result" in same
 
     fixed = tmp_path / "fixed"
     fixed.mkdir()
     (fixed / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     (fixed / "check_calc.py").write_text(CHECK)
-    differs = runner.invoke(cli(), ["replay", run_id, "--db", str(db), "--workspace", str(fixed)])
-    assert differs.exit_code == 1, differs.output
-    assert "- recorded: tool edit_file" in differs.output
+    code, differs = cli(capsys, "replay", run_id, "--db", str(db), "--workspace", str(fixed))
+    assert code == 1, differs
+    assert "- recorded: tool edit_file" in differs
 
-    unknown = runner.invoke(cli(), ["show", "nope", "--db", str(db)])
-    assert unknown.exit_code == 2
-    assert "no run 'nope'" in unknown.output and "Traceback" not in unknown.output
+    code, unknown = cli(capsys, "show", "nope", "--db", str(db))
+    assert code == 2
+    assert "no run 'nope'" in unknown and "Traceback" not in unknown

@@ -28,10 +28,14 @@ NOT_ON_THE_RUN_PATH = (
     "json_repair",
     "ray",
     "fastapi",
-    "click",  # typer has its own copy; click comes only with httpx's command line
+    "typer",  # the command line is argparse: typer took ~150 ms to parse `run`'s options
+    "click",  # comes only with httpx's command line, which localhand.cli skips
+    "pydantic",  # validates tool arguments when a tool is called, not before
     "pygments",
     "rich.progress",
 )
+# Parsing the command line loads none of these either.
+NOT_FOR_PARSING = (*NOT_ON_THE_RUN_PATH, "rich", "httpx", "localhand.plan", "localhand.batch")
 
 
 def loaded_modules(code: str, tmp_path: Path, *args: str) -> set[str]:
@@ -78,29 +82,43 @@ def test_public_names_still_load_on_use(tmp_path: Path) -> None:
 
 def test_the_command_line_imports_no_command_implementation(tmp_path: Path) -> None:
     modules = loaded_modules("import localhand.cli", tmp_path)
-    assert not {"localhand.runner", "localhand.agent", "localhand.store", "rich"} & modules
-    assert not set(NOT_ON_THE_RUN_PATH) & modules
+    assert not {"localhand.runner", "localhand.agent", "localhand.store"} & modules
+    assert not set(NOT_FOR_PARSING) & modules
+    assert not {m for m in modules if m.startswith(("localhand.cli_", "localhand.plan"))} - {
+        "localhand.cli_args"
+    }
 
 
-def test_run_help_imports_no_command_implementation(tmp_path: Path) -> None:
+def test_parsing_run_options_imports_no_command_implementation(tmp_path: Path) -> None:
     code = (
-        "sys.argv = ['localhand', *sys.argv[1:]]\n"
+        "from localhand.cli import parse_command\n"
+        "command, options = parse_command('run', sys.argv[1:])\n"
+        "assert options['agentic'] is True and options['verify'] == ['true'], options\n"
+        "dump()\n"
+    )
+    args = ("List the files.", "--agentic", "-w", ".", "--backend", "ollama", "--verify", "true")
+    modules = loaded_modules(code, tmp_path, *args)
+    assert "argparse" in modules  # the dump is from after the parse
+    assert not {"localhand.runner", "localhand.agent", "localhand.task"} & modules
+    assert not set(NOT_FOR_PARSING) & modules
+
+
+@pytest.mark.parametrize("args", [["run", "--help"], ["--help"]])
+def test_help_imports_no_command_implementation(tmp_path: Path, args: list[str]) -> None:
+    code = (
         "from localhand.cli import main\n"
         "try:\n"
-        "    main()\n"
+        "    assert main(sys.argv[1:]) == 0\n"
         "finally:\n"
         "    dump()\n"
     )
-    modules = loaded_modules(code, tmp_path, "run", "--help")
+    modules = loaded_modules(code, tmp_path, *args)
     assert not {"localhand.runner", "localhand.agent"} & modules
-    # Rich (with pygments) formats typer's help, so only those may come in with it.
-    assert not (set(NOT_ON_THE_RUN_PATH) - {"pygments", "rich.progress"}) & modules
+    assert not (set(NOT_FOR_PARSING) - {"localhand.plan"}) & modules
 
 
 @pytest.mark.parametrize("backend", ["ollama", "auto"])
-def test_run_loads_only_what_it_uses_before_the_first_request(
-    tmp_path: Path, backend: str
-) -> None:
+def test_run_loads_only_what_it_uses_before_the_first_request(tmp_path: Path, backend: str) -> None:
     # An audit hook writes the modules when the first connection is opened.
     code = (
         "def hook(event, args):\n"

@@ -2,4 +2,4 @@
 
 from localhand.cli import main
 
-main()
+raise SystemExit(main())

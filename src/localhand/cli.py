@@ -1,156 +1,152 @@
 """Command line: wiring only. Exit codes: 0 pass, 1 partial_pass or fail, 2 usage,
-configuration or a model server that cannot serve the run (status ``error``)."""
+configuration or a model server that cannot serve the run (status ``error``), 130 Ctrl-C."""
 
 from __future__ import annotations
 
-import copy
 import sys
-from enum import StrEnum
-from functools import cache
+from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from localhand.cli_batch import register as register_batch
-from localhand.cli_plan import register as register_plan
-from localhand.cli_store import register
+from localhand.cli_args import (
+    APPROVE_POLICIES,
+    EXIT_CODES,
+    TIERS,
+    Command,
+    Parser,
+    add_json_option,
+    add_model_options,
+    exit_code,
+    fail,
+    number,
+    stderr,
+)
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from argparse import ArgumentParser
 
     from localhand.task import Task
     from localhand.types import Result
 
-# Only what every command needs is imported here: each command imports its own implementation
-# when it runs, so that `localhand run` does not pay for plan mode, batches or the dashboard
-# (see "Start-up" in docs/benchmarks.md). test_startup_imports.py guards it.
-
-app = typer.Typer(
-    name="localhand",
-    help="Make local LLMs actually do things: a guarded tool-calling agent.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-@cache
-def _err() -> Console:
-    """Standard error, through Rich (not imported until something is printed)."""
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+# Only the invoked command's module is imported, and only its options are built: each command
+# imports its implementation when it runs, so that `localhand run` does not pay for plan mode,
+# batches or the dashboard (see "Start-up" in docs/benchmarks.md). test_startup_imports.py
+# guards it.
+COMMAND_MODULES = {
+    "run": "localhand.cli",
+    "runs": "localhand.cli_store",
+    "show": "localhand.cli_store",
+    "replay": "localhand.cli_store",
+    "serve": "localhand.cli_store",
+    "plan": "localhand.cli_plan",
+    "batch": "localhand.cli_batch",
+}
+DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."
 
 
-EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2}
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: parse ``argv`` (default: ``sys.argv[1:]``), run the
+    command, return its exit code. Ctrl-C outside a run (which handles it) ends quietly."""
+    _skip_httpx_cli()
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        if args and args[0] in COMMAND_MODULES:
+            return invoke(args[0], args[1:])
+        parser = root_parser()
+        if not args:
+            parser.print_help()
+            return 2
+        if args[0].startswith("-") and args[0] not in ("-h", "--help"):
+            parser.error(f"unrecognized arguments: {args[0]} (options go after the command)")
+        parser.parse_args(args)  # --help, or an unknown command: both exit
+        return 2
+    except KeyboardInterrupt:
+        stderr().print("[yellow]cancelled[/]")
+        return 130
+    except SystemExit as exc:
+        return exit_code(exc)
 
 
-class Backend(StrEnum):
-    auto = "auto"
-    ollama = "ollama"
-    openai = "openai"
-    embedded = "embedded"
+def invoke(name: str, args: list[str]) -> int:
+    """Run command ``name`` with ``args``, its options; return the exit code."""
+    command, options = parse_command(name, args)
+    return command.run(**options)
 
 
-class Approve(StrEnum):
-    never = "never"
-    dangerous = "dangerous"
-    always = "always"
+def parse_command(name: str, args: list[str]) -> tuple[Command, dict[str, Any]]:
+    """Command ``name`` and its options parsed from ``args``. Only its own options are built.
+    A usage error prints what is wrong on stderr and raises ``SystemExit(2)``."""
+    command = command_named(name)
+    parser = Parser(prog=f"localhand {name}", description=_doc(command))
+    command.arguments(parser)
+    return command, vars(parser.parse_args(args))
 
 
-class Tier(StrEnum):
-    trivial = "trivial"
-    standard = "standard"
-    complex = "complex"
+def command_named(name: str) -> Command:
+    commands: dict[str, Command] = import_module(COMMAND_MODULES[name]).COMMANDS
+    return commands[name]
 
 
-@app.callback()
-def _root() -> None:
-    """localhand drives a local model through tools until the task is done, safely."""
+def root_parser() -> Parser:
+    """``localhand`` itself: lists the commands (their options are built when one runs)."""
+    parser = Parser(
+        prog="localhand",
+        description=DESCRIPTION,
+        epilog="Run 'localhand COMMAND --help' for the options of a command.",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        commands.add_parser(name, help=_doc(command_named(name)).split("\n")[0])
+    return parser
 
 
-@app.command()
+def _doc(command: Command) -> str:
+    return "\n".join(line.strip() for line in (command.run.__doc__ or "").strip().splitlines())
+
+
 def run(
-    task: Annotated[
-        str | None, typer.Argument(help="What to do, in plain words (or use --task-file).")
-    ] = None,
-    workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="Directory the agent works in.")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name, e.g. qwen3:8b.")] = None,
-    backend: Annotated[Backend | None, typer.Option(help="Where the model runs.")] = None,
-    host: Annotated[
-        str | None, typer.Option(help="Server URL (default: OLLAMA_HOST or localhost:11434).")
-    ] = None,
-    tier: Annotated[Tier | None, typer.Option(help="Complexity: sets the iteration limit.")] = None,
-    max_iterations: Annotated[
-        int | None, typer.Option(min=1, help="Model turns allowed (overrides --tier).")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option(min=1, help="Wall clock for the whole task, in seconds.")
-    ] = None,
-    token_budget: Annotated[
-        int | None, typer.Option(min=1, help="Tokens (prompt + reply) the task may spend.")
-    ] = None,
-    verify: Annotated[
-        list[str] | None,
-        typer.Option(help="Shell command that must exit 0 for the task to pass. Repeatable."),
-    ] = None,
-    agentic: Annotated[
-        bool | None,
-        typer.Option(
-            "--agentic/--simple",
-            help="Tool loop, or one answer without tools (default: decided from the task).",
-            show_default=False,
-        ),
-    ] = None,
-    task_file: Annotated[
-        Path | None, typer.Option(help="JSON or YAML task file; flags override its fields.")
-    ] = None,
-    approve: Annotated[
-        Approve | None,
-        typer.Option(
-            help="Which commands need your approval (asked on the terminal; refused when "
-            "there is none). Default: dangerous.",
-            show_default=False,
-        ),
-    ] = None,
-    no_network: Annotated[
-        bool | None,
-        typer.Option("--no-network", help="Run commands without network access (Linux)."),
-    ] = None,
-    serve: Annotated[
-        bool, typer.Option("--serve", help="Show the run live in the browser (127.0.0.1).")
-    ] = False,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print only the Result, as one JSON line.")
-    ] = False,
-) -> None:
+    *,
+    task: str | None,
+    workspace: Path | None,
+    model: str | None,
+    backend: str | None,
+    host: str | None,
+    tier: str | None,
+    max_iterations: int | None,
+    timeout: float | None,
+    token_budget: int | None,
+    verify: list[str] | None,
+    agentic: bool | None,
+    task_file: Path | None,
+    approve: str | None,
+    no_network: bool | None,
+    serve: bool,
+    json_output: bool,
+) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     from localhand.approval import TerminalApprover
-    from localhand.cli_store import RunRecording
     from localhand.config import load_settings
     from localhand.events import EventBus
+    from localhand.recording import RunRecording
     from localhand.runner import run_task
     from localhand.verify import CommandCheck
 
     try:
         spec = _task_from(task, task_file).with_changes(
             workspace=workspace.expanduser().resolve() if workspace else None,
-            tier=tier.value if tier else None,
+            tier=tier,
             agentic=agentic,
             max_iterations=max_iterations,
             timeout_s=timeout,
             token_budget=token_budget,
             model=model,
-            backend=backend.value if backend else None,
+            backend=backend,
         )
         if verify:
             spec = spec.with_changes(checks=(*spec.checks, *(CommandCheck(v) for v in verify)))
         settings = load_settings().with_overrides(
-            host=host, approve=approve.value if approve else None, isolate_network=no_network
+            host=host, approve=approve, isolate_network=no_network
         )
         bus = EventBus()
         if not json_output:
@@ -162,12 +158,83 @@ def run(
                 spec, settings, bus=bus, store=recording.store, approver=TerminalApprover()
             )
     except ConfigError as exc:
-        from rich.markup import escape
-
-        _err().print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     _print_result(result, json_output)
-    raise typer.Exit(EXIT_CODES[result.status])
+    return EXIT_CODES[result.status]
+
+
+def run_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "task", nargs="?", metavar="TASK", help="What to do, in plain words (or use --task-file)."
+    )
+    parser.add_argument(
+        "-w", "--workspace", type=Path, metavar="DIR", help="Directory the agent works in."
+    )
+    add_model_options(parser)
+    parser.add_argument("--tier", choices=TIERS, help="Complexity: sets the iteration limit.")
+    parser.add_argument(
+        "--max-iterations",
+        type=number(int, 1),
+        metavar="N",
+        help="Model turns allowed (overrides --tier).",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=number(float, 1),
+        metavar="SECONDS",
+        help="Wall clock for the whole task, in seconds.",
+    )
+    parser.add_argument(
+        "--token-budget",
+        type=number(int, 1),
+        metavar="N",
+        help="Tokens (prompt + reply) the task may spend.",
+    )
+    parser.add_argument(
+        "--verify",
+        action="append",
+        metavar="COMMAND",
+        help="Shell command that must exit 0 for the task to pass. Repeatable.",
+    )
+    loop = parser.add_mutually_exclusive_group()
+    loop.add_argument(
+        "--agentic",
+        action="store_const",
+        const=True,
+        help="Use the tool loop (default: decided from the task).",
+    )
+    loop.add_argument(
+        "--simple",
+        dest="agentic",
+        action="store_const",
+        const=False,
+        help="One answer, without tools (default: decided from the task).",
+    )
+    parser.add_argument(
+        "--task-file",
+        type=Path,
+        metavar="FILE",
+        help="JSON or YAML task file; flags override its fields.",
+    )
+    parser.add_argument(
+        "--approve",
+        choices=APPROVE_POLICIES,
+        help="Which commands need your approval (asked on the terminal; refused when "
+        "there is none). Default: dangerous.",
+    )
+    parser.add_argument(
+        "--no-network",
+        action="store_true",
+        default=None,
+        help="Run commands without network access (Linux).",
+    )
+    parser.add_argument(
+        "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
+    )
+    add_json_option(parser, "Print only the Result, as one JSON line.")
+
+
+COMMANDS = {"run": Command(run, run_arguments)}
 
 
 def _task_from(description: str | None, task_file: Path | None) -> Task:
@@ -194,21 +261,6 @@ def _print_result(result: Result, json_output: bool) -> None:
     sys.stdout.flush()
 
 
-register(app)
-register_plan(app)
-register_batch(app)
-
-
-def main() -> None:
-    """Console-script entry point. Ctrl-C outside a run (which handles it) ends quietly."""
-    _skip_httpx_cli()
-    try:
-        _narrowed(app, sys.argv[1:2])()
-    except KeyboardInterrupt:
-        _err().print("[yellow]cancelled[/]")
-        sys.exit(130)
-
-
 def _skip_httpx_cli() -> None:
     """Keep httpx from importing its own command line, which localhand never uses.
 
@@ -218,21 +270,3 @@ def _skip_httpx_cli() -> None:
     """
     if "httpx" not in sys.modules:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-
-def _narrowed(app: typer.Typer, first: list[str]) -> typer.Typer:
-    """``app`` with only the command that ``first`` (the first argument) names, if it names
-    one: typer builds the options of every registered command on each start (~15 ms for the
-    others), though only the one invoked can run. Anything else gets the whole ``app``."""
-    from typer.main import get_command_name
-
-    def name(info: typer.models.CommandInfo) -> str | None:
-        callback = getattr(info.callback, "__name__", None)
-        return info.name or (get_command_name(callback) if callback else None)
-
-    chosen = [info for info in app.registered_commands if first and name(info) == first[0]]
-    if not chosen:
-        return app
-    narrowed = copy.copy(app)
-    narrowed.registered_commands = chosen
-    return narrowed

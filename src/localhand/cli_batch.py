@@ -9,83 +9,35 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
+from localhand.cli_args import Command, add_db_option, add_json_option, number
 from localhand.errors import ConfigError
 
-
-class Executor(StrEnum):
-    local = "local"
-    ray = "ray"
-
-
-class PoolBackend(StrEnum):
-    auto = "auto"
-    ollama = "ollama"
-    openai = "openai"
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``batch`` to ``app``."""
-    app.command("batch")(batch)
+EXECUTORS = ("local", "ray")
+POOL_BACKENDS = ("auto", "ollama", "openai")
 
 
 def batch(
-    tasks: Annotated[Path, typer.Argument(help="JSONL file: one task per line, task-file fields.")],
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency", "-j", min=1,
-            help="Tasks at once (default: the pool's slots; Ray: all, Ray queues them).",
-        ),
-    ] = None,
-    executor: Annotated[
-        Executor, typer.Option(help="Threads here, or Ray tasks on a Ray cluster.")
-    ] = Executor.local,
-    host: Annotated[
-        list[str] | None,
-        typer.Option(help="A model server for the pool; repeatable. Replaces the toml pool."),
-    ] = None,
-    slots: Annotated[
-        int | None,
-        typer.Option(min=1, help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL; default 1)."),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="Model for tasks that name none, e.g. qwen3:8b.")
-    ] = None,
-    backend: Annotated[
-        PoolBackend | None, typer.Option(help="Server kind of --host endpoints.")
-    ] = None,
-    state: Annotated[
-        Path | None, typer.Option(help="Resume state file (default: TASKS.jsonl.state).")
-    ] = None,
-    fresh: Annotated[
-        bool, typer.Option("--fresh", help="Forget earlier results; run every task again.")
-    ] = False,
-    workdir: Annotated[
-        Path | None, typer.Option(help="Where task workspaces are made (default: temp dir).")
-    ] = None,
-    keep_workspaces: Annotated[
-        bool, typer.Option("--keep-workspaces", help="Keep each task's workspace afterwards.")
-    ] = False,
-    db: Annotated[
-        Path | None,
-        typer.Option("--db", help="Run store (default: LOCALHAND_DB or the user data directory)."),
-    ] = None,
-    ray_address: Annotated[
-        str | None, typer.Option(help="Ray cluster, HOST:PORT (default: RAY_ADDRESS or local).")
-    ] = None,
-    ray_max_retries: Annotated[
-        int, typer.Option(min=0, help="Reruns of a task whose Ray worker or node died.")
-    ] = 2,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print each Result as one JSON line on stdout.")
-    ] = False,
-) -> None:
+    *,
+    tasks: Path,
+    concurrency: int | None,
+    executor: str,
+    host: list[str] | None,
+    slots: int | None,
+    model: str | None,
+    backend: str | None,
+    state: Path | None,
+    fresh: bool,
+    workdir: Path | None,
+    keep_workspaces: bool,
+    db: Path | None,
+    ray_address: str | None,
+    ray_max_retries: int,
+    json_output: bool,
+) -> int:
     """Run every task of TASKS.jsonl, several at once, on a pool of model servers or on Ray.
 
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
@@ -101,7 +53,7 @@ def batch(
     out = err if json_output else Console(highlight=False, soft_wrap=True)
     options = BatchOptions(
         concurrency=concurrency,
-        executor=executor.value,
+        executor=executor,
         hosts=host,
         slots=slots,
         state=state,
@@ -113,23 +65,94 @@ def batch(
         ray_max_retries=ray_max_retries,
     )
     try:
-        settings = load_settings().with_overrides(
-            model=model, backend=backend.value if backend else None
-        )
-        report = run_batch(
-            tasks, settings, options, console=err, on_result=_printer(json_output)
-        )
+        settings = load_settings().with_overrides(model=model, backend=backend)
+        report = run_batch(tasks, settings, options, console=err, on_result=_printer(json_output))
     except ConfigError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: run the same command again to resume the batch")
-        raise typer.Exit(130) from None
+        return 130
     out.print(summary_table(report.rows))
     for line in summary_notes(report.rows):
         out.print(line)
     out.print(totals_line(report.rows, report.elapsed_s))
-    raise typer.Exit(report.exit_code)
+    return report.exit_code
+
+
+def batch_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "tasks",
+        type=Path,
+        metavar="TASKS.jsonl",
+        help="JSONL file: one task per line, task-file fields.",
+    )
+    parser.add_argument(
+        "-j",
+        "--concurrency",
+        type=number(int, 1),
+        metavar="N",
+        help="Tasks at once (default: the pool's slots; Ray: all, Ray queues them).",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="Threads here, or Ray tasks on a Ray cluster (default: %(default)s).",
+    )
+    parser.add_argument(
+        "--host",
+        action="append",
+        metavar="URL",
+        help="A model server for the pool; repeatable. Replaces the toml pool.",
+    )
+    parser.add_argument(
+        "--slots",
+        type=number(int, 1),
+        metavar="N",
+        help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL; default 1).",
+    )
+    parser.add_argument(
+        "--model", metavar="NAME", help="Model for tasks that name none, e.g. qwen3:8b."
+    )
+    parser.add_argument("--backend", choices=POOL_BACKENDS, help="Server kind of --host endpoints.")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="Resume state file (default: TASKS.jsonl.state).",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="Forget earlier results; run every task again."
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        metavar="DIR",
+        help="Where task workspaces are made (default: temp dir).",
+    )
+    parser.add_argument(
+        "--keep-workspaces",
+        action="store_true",
+        help="Keep each task's workspace afterwards.",
+    )
+    add_db_option(parser)
+    parser.add_argument(
+        "--ray-address",
+        metavar="HOST:PORT",
+        help="Ray cluster, HOST:PORT (default: RAY_ADDRESS or local).",
+    )
+    parser.add_argument(
+        "--ray-max-retries",
+        type=number(int, 0),
+        default=2,
+        metavar="N",
+        help="Reruns of a task whose Ray worker or node died (default: %(default)s).",
+    )
+    add_json_option(parser, "Print each Result as one JSON line on stdout.")
+
+
+COMMANDS = {"batch": Command(batch, batch_arguments)}
 
 
 def _printer(enabled: bool) -> Any:

@@ -1,69 +1,51 @@
 """Commands over the run store: ``runs``, ``show RUN``, ``replay RUN``, ``serve``.
 
-Wiring only; ``register(app)`` adds them to the main command line. Each takes ``--db`` (default:
+Wiring only; ``COMMANDS`` adds them to the main command line. Each takes ``--db`` (default:
 ``LOCALHAND_DB`` or the user's data directory, see ``localhand.store.default_db_path``).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
+import os
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-import typer
-
+from localhand.cli_args import Command, add_db_option, add_json_option, fail, number
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from rich.console import Console
 
-    from localhand.config import Settings
-    from localhand.dashboard import DashboardServer
-    from localhand.events import EventBus
     from localhand.store import RunInfo, Store, StoredEvent
-    from localhand.task import Task
 
-DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", help="Run store (default: LOCALHAND_DB or the user data directory)."),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 STATUS_COLOURS = {
-    "pass": "green", "partial_pass": "yellow", "running": "blue", "interrupted": "magenta"
+    "pass": "green",
+    "partial_pass": "yellow",
+    "running": "blue",
+    "interrupted": "magenta",
 }
 NUMERIC = ("ITER", "TOKENS", "DURATION")
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``runs``, ``show``, ``replay`` and ``serve`` to ``app``."""
-    app.command("runs")(runs)
-    app.command("show")(show)
-    app.command("replay")(replay)
-    app.command("serve")(serve)
-
-
-def runs(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs.")] = 20,
-    db: DbOption = None,
-    json_output: JsonOption = False,
-) -> None:
+def runs(*, limit: int, db: Path | None, json_output: bool) -> int:
     """List recorded runs, newest first: status, reason, iterations, tokens, duration."""
     store = _open(db)
     found = store.runs(limit)
     if json_output:
         _print_json([_without_result(info.to_dict()) for info in found])
-        return
+        return 0
     from rich.markup import escape
     from rich.table import Table
 
     out = _console()
     if not found:
         out.print(f"no runs recorded yet in {store.path}")
-        return
+        return 0
     table = Table(box=None, pad_edge=False, header_style="bold")
     for name in ("RUN", "STARTED", "STATUS", "REASON", "ITER", "TOKENS", "DURATION", "TASK"):
         table.add_column(
@@ -85,20 +67,30 @@ def runs(
             escape(task),
         )
     out.print(table)
+    return 0
 
 
-def show(
-    run: Annotated[str, typer.Argument(help="Run id, a unique prefix of it, or 'last'.")],
-    db: DbOption = None,
-    json_output: JsonOption = False,
-) -> None:
+def runs_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-n",
+        "--limit",
+        type=number(int, 1),
+        default=20,
+        metavar="N",
+        help="How many runs (default: %(default)s).",
+    )
+    add_db_option(parser)
+    add_json_option(parser, "Print JSON instead of text.")
+
+
+def show(*, run: str, db: Path | None, json_output: bool) -> int:
     """Print a run's timeline: tool calls, nudges, stops, verification and the Result."""
     store = _open(db)
     info = _resolve(store, run)
     events = store.events(info.id)
     if json_output:
         _print_json({"run": info.to_dict(), "events": [e.to_dict() for e in events]})
-        return
+        return 0
     from localhand.view import TimelineView
 
     out = _console(soft_wrap=True)
@@ -118,18 +110,18 @@ def show(
     output = (info.result or {}).get("output") or ""
     if output:
         sys.stdout.write(output.rstrip() + "\n")
+    return 0
+
+
+def show_arguments(parser: argparse.ArgumentParser) -> None:
+    _run_argument(parser)
+    add_db_option(parser)
+    add_json_option(parser, "Print JSON instead of text.")
 
 
 def replay(
-    run: Annotated[str, typer.Argument(help="Run id, a unique prefix of it, or 'last'.")],
-    workspace: Annotated[
-        Path | None,
-        typer.Option(help="Start from a copy of DIR (default: the workspace kept with the run)."),
-    ] = None,
-    keep: Annotated[bool, typer.Option(help="Keep the replay's workspace and print it.")] = False,
-    db: DbOption = None,
-    json_output: JsonOption = False,
-) -> None:
+    *, run: str, workspace: Path | None, keep: bool, db: Path | None, json_output: bool
+) -> int:
     """Re-run a recorded run's model replies through the current loop and report differences.
 
     Exit code 0 when the replay did the same as the recording, 1 when it differs."""
@@ -139,10 +131,10 @@ def replay(
     try:
         report = replay_run(store, run, workspace=workspace, keep=keep)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if json_output:
         _print_json(report.to_dict())
-        raise typer.Exit(0 if report.ok else 1)
+        return 0 if report.ok else 1
     from rich.markup import escape
 
     out = _console(soft_wrap=True)
@@ -156,139 +148,113 @@ def replay(
         out.print(f"workspace kept at {report.workspace}")
     if report.ok:
         out.print(f"[bold green]✓ same timeline and result[/] ({report.result.status})")
-        raise typer.Exit(0)
+        return 0
     out.print(f"[bold red]✗ {len(report.differences)} difference(s)[/]")
     for diff in report.differences:
         out.print(f"  step {diff.index + 1}:")
         out.print(f"    [red]- recorded: {escape(diff.recorded or '(nothing)')}[/]")
         out.print(f"    [green]+ replayed: {escape(diff.replayed or '(nothing)')}[/]")
-    raise typer.Exit(1)
+    return 1
+
+
+def replay_arguments(parser: argparse.ArgumentParser) -> None:
+    _run_argument(parser)
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="Start from a copy of DIR (default: the workspace kept with the run).",
+    )
+    parser.add_argument(
+        "--keep",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="Keep the replay's workspace and print it.",
+    )
+    add_db_option(parser)
+    add_json_option(parser, "Print JSON instead of text.")
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8765,
-    token: Annotated[
-        str | None,
-        typer.Option(envvar="LOCALHAND_TOKEN", help="Require this token (16+ characters)."),
-    ] = None,
-    allow_remote: Annotated[
-        bool,
-        typer.Option("--allow-remote", help="Allow a non-loopback --host (a token is required)."),
-    ] = False,
-    model: Annotated[str | None, typer.Option(help="Default model for tasks started.")] = None,
-    db: DbOption = None,
-) -> None:
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_remote: bool,
+    model: str | None,
+    db: Path | None,
+) -> int:
     """Serve the dashboard: runs, live timelines, plans, and a form to start tasks."""
     from localhand.config import load_settings
 
     try:
         from localhand.dashboard import start_dashboard
     except ImportError as exc:
-        _fail(f"the dashboard needs FastAPI and uvicorn ({exc.name} is missing): "
-              "pip install 'localhand[dashboard]'")
+        fail(
+            f"the dashboard needs FastAPI and uvicorn ({exc.name} is missing): "
+            "pip install 'localhand[dashboard]'"
+        )
     store = _open(db)
     try:
         settings = load_settings().with_overrides(model=model)
         server = start_dashboard(
-            store, host=host, port=port, token=token, allow_remote=allow_remote,
-            settings=settings, background=False,
+            store,
+            host=host,
+            port=port,
+            token=token,
+            allow_remote=allow_remote,
+            settings=settings,
+            background=False,
         )
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _console(stderr=True).print(
         f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it"
     )
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
         server.serve_forever()
+    return 0
 
 
-class RunRecording:
-    """Record one ``localhand run`` in the store and, with ``serve``, show it live.
+def serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="Address to listen on (default: %(default)s).",
+    )
+    parser.add_argument(
+        "--port",
+        type=number(int, 0, 65535),
+        default=8765,
+        metavar="PORT",
+        help="Port (0: any free one; default: %(default)s).",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("LOCALHAND_TOKEN") or None,
+        metavar="TOKEN",
+        help="Require this token (16+ characters; default: LOCALHAND_TOKEN).",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="Allow a non-loopback --host (a token is required).",
+    )
+    parser.add_argument("--model", metavar="NAME", help="Default model for tasks started.")
+    add_db_option(parser)
 
-        with RunRecording(task, bus, settings=settings, serve=serve):
-            result = run_task(task, settings, bus=bus)
 
-    A store that cannot be opened is a warning, not a failed run (``serve`` then uses an
-    in-memory one). A run that never got to its Result (bad configuration, Ctrl-C before the
-    loop) is closed with an error instead of staying "running". The dashboard stops a moment
-    after the run, once the page has its last events.
-    """
+COMMANDS = {
+    "runs": Command(runs, runs_arguments),
+    "show": Command(show, show_arguments),
+    "replay": Command(replay, replay_arguments),
+    "serve": Command(serve, serve_arguments),
+}
 
-    LINGER_S = 1.5
 
-    def __init__(
-        self,
-        task: Task,
-        bus: EventBus,
-        *,
-        settings: Settings | None = None,
-        serve: bool = False,
-        port: int = 8765,
-        db: Path | None = None,
-    ) -> None:
-        self.task = task
-        self.bus = bus
-        self.settings = settings
-        self.serve = serve
-        self.port = port
-        self.db = db
-        self.store: Store | None = None
-        self.run_id: str | None = None
-        self.server: DashboardServer | None = None
-
-    def __enter__(self) -> RunRecording:
-        from localhand.store import Store, open_store
-
-        if self.serve:
-            try:
-                from localhand.dashboard import start_dashboard
-            except ImportError as exc:
-                raise ConfigError(
-                    f"--serve needs FastAPI and uvicorn ({exc.name} is missing): "
-                    "pip install 'localhand[dashboard]'"
-                ) from None
-        try:
-            self.store = open_store(self.db)
-        except ConfigError as exc:
-            from rich.markup import escape
-
-            _console(stderr=True).print(
-                f"[yellow]warning:[/] not recording this run: {escape(str(exc))}"
-            )
-            if not self.serve:
-                return self
-            self.store = Store(":memory:")
-        model = self.task.model or (self.settings.model if self.settings else "")
-        self.run_id = self.store.begin_run(self.task, model=model)
-        self.bus.subscribe(self.store.recorder())
-        if self.serve:
-            try:
-                self.server = start_dashboard(
-                    self.store, port=self.port, settings=self.settings, port_fallback=True
-                )
-            except BaseException as exc:
-                self.__exit__(type(exc), exc, None)  # close the run we opened
-                raise
-            _console(stderr=True).print(
-                f"watch it live: [bold]{self.server.url}#/runs/{self.run_id}[/]"
-            )
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
-        if self.store is None or self.run_id is None:
-            return
-        if self.store.run(self.run_id).status == "running":  # no task_finished was recorded
-            cancelled = isinstance(exc, KeyboardInterrupt)
-            self.store.finish_run(self.run_id, {
-                "status": "error",
-                "termination_reason": "cancelled" if cancelled else "error",
-                "error": str(exc) if exc else "the run ended without a result",
-            })
-        if self.server is not None:
-            if exc is None:
-                time.sleep(self.LINGER_S)
-            self.server.stop()
+def _run_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="Run id, a unique prefix of it, or 'last'.")
 
 
 class _Recorded:
@@ -308,27 +274,20 @@ def _open(db: Path | None) -> Store:
     try:
         return open_store(db)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def _resolve(store: Store, ref: str) -> RunInfo:
     try:
         return store.run(ref)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
-
-
-def _fail(message: str) -> NoReturn:
-    from rich.markup import escape
-
-    _console(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(2)
 
 
 def _status(status: str) -> str:

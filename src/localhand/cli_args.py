@@ -1,0 +1,121 @@
+"""What the commands share: the parser, typed arguments, the model flags and the way out.
+
+The command line is the standard library's ``argparse``: it starts in about 12 ms, where typer
+(click and a pydantic adapter per parameter) took about 150 ms of ``localhand run``'s budget of
+0.3 s to its first request. The choices are spelled here, not imported, so that parsing loads
+nothing of localhand's; tests/test_cli_args.py keeps them equal to the modules that use them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.BACKENDS
+APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.APPROVE_POLICIES
+TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
+EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2}
+
+
+class Command(NamedTuple):
+    """One command: ``arguments`` adds its options to a parser; ``run`` is called with the
+    parsed options as keyword arguments and returns the exit code. The first line of
+    ``run``'s docstring is the command's line in ``localhand --help``."""
+
+    run: Callable[..., int]
+    arguments: Callable[[argparse.ArgumentParser], None]
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that takes no abbreviated options (click took none either) and
+    reports a usage error in two lines: what is wrong, and where the help is. Exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\nTry '{self.prog} --help' for help.\n")
+
+
+def number(
+    kind: Callable[[str], float], low: float, high: float | None = None
+) -> Callable[[str], float]:
+    """An argument type: ``kind`` (``int`` or ``float``) from ``low`` to ``high``, inclusive."""
+    noun = "a whole number" if kind is int else "a number"
+    bounds = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not (value >= low and (high is None or value <= high)):  # NaN fails too
+            raise argparse.ArgumentTypeError(f"must be {bounds}, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # what argparse calls the type in its own messages
+    return parse
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--model``, ``--backend`` and ``--host``, as every command that drafts or runs a task
+    with one model takes them."""
+    parser.add_argument("--model", metavar="NAME", help="Model name, e.g. qwen3:8b.")
+    parser.add_argument("--backend", choices=BACKENDS, help="Where the model runs.")
+    parser.add_argument(
+        "--host", metavar="URL", help="Server URL (default: OLLAMA_HOST or localhost:11434)."
+    )
+
+
+def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--json", action="store_true", dest="json_output", help=help)
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        type=Path,
+        metavar="FILE",
+        help="Run store (default: LOCALHAND_DB or the user data directory).",
+    )
+
+
+@cache
+def stderr() -> Console:
+    """Standard error, through Rich (imported when something is first printed)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_error(message: str) -> None:
+    """``error: MESSAGE`` on standard error: a message a person can act on, no traceback."""
+    from rich.markup import escape
+
+    stderr().print(f"[bold red]error:[/] {escape(message)}")
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``message`` as an error and end the command with exit code 2 (usage or
+    configuration)."""
+    print_error(message)
+    raise SystemExit(2)
+
+
+def exit_code(exc: SystemExit) -> int:
+    """The exit code that ``exc`` carries, as the interpreter would turn it into one."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    sys.stderr.write(f"{exc.code}\n")
+    return 1
