@@ -2,13 +2,14 @@
 
 The scripted 30-step task (29 tool calls and a final answer over a small Python package) runs
 through the whole loop and the real tools, with ``OllamaModel`` against the fake Ollama server
-in another process, answering at once. Then a bare client (httpx, one kept-alive connection)
-sends the same 30 chat requests and gets the same replies. localhand's time per iteration is
+in another process, answering at once. Then a bare client (``http.client``, one kept-alive
+connection) sends the same 30 chat requests and gets the same replies. localhand's time per
+iteration is
 
     (wall time of Agent.run - time inside the tools - bare client's time) / iterations
 
 so it counts everything localhand adds: building messages, its HTTP layer, parsing,
-guardrails, events, the workspace change tracker, and the one ``/api/show`` request it makes.
+guardrails, events, the workspace change tracker, and its ``/api/show`` and ``/api/ps`` requests.
 
 The bare client runs twice. Back to back, its requests find the server and both processes' CPU
 caches hot: 1.7 ms a round trip here. In the loop, every request follows a tool (for this task
@@ -32,7 +33,6 @@ pyinstrument text profile of one run (``pip install pyinstrument``).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -41,8 +41,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-from _common import MODEL, FakeServer, bare_replay, chat_requests, emit, machine, ms, summary
+from _common import (
+    MODEL,
+    BareClient,
+    FakeServer,
+    bare_replay,
+    chat_requests,
+    emit,
+    machine,
+    ms,
+    summary,
+)
 from _noisy import clean_replies
 from _tasks import check_workspace, thirty_step_task, write_workspace
 
@@ -137,12 +146,12 @@ def bare_replay_between_tools(
     calls = [ToolCall(s["tool"], dict(s["args"])) for s in trajectory["steps"] if "tool" in s]
     server.load({"mode": "replay", "items": replies})
     seconds = 0.0
-    with httpx.Client(base_url=server.url, timeout=60) as client:
+    with BareClient(server.url) as client:
         for number, request in enumerate(requests):
             if 0 < number <= len(calls):
                 tools.execute(calls[number - 1])
             started = time.perf_counter()
-            client.post(request["path"], content=json.dumps(request["body"])).json()
+            client.post(request["path"], request["body"])
             seconds += time.perf_counter() - started
     return seconds
 

@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "false_finishes",
                                 "extra_iterations_per_completed_task",
                                 "corruptions_met",
+                                "why_not_completed",
                             )
                         }
     finally:
