@@ -51,8 +51,13 @@ def write_batch(folder: Path, tasks: int, steps: int) -> Path:
     workspace.mkdir()
     (workspace / "README.md").write_text("a small workspace\n")
     lines = [
-        {"id": f"t{i}", "description": f"Write the files, task {i}", "workspace": "ws",
-         "agentic": True, "verify": [{"file_exists": f"out{steps - 2}.txt"}]}
+        {
+            "id": f"t{i}",
+            "description": f"Write the files, task {i}",
+            "workspace": "ws",
+            "agentic": True,
+            "verify": [{"file_exists": f"out{steps - 2}.txt"}],
+        }
         for i in range(tasks)
     ]
     path = folder / "tasks.jsonl"

@@ -16,8 +16,8 @@ that, so every start compiles localhand's modules again. The headline numbers ar
 cache warm (``PYTHONPYCACHEPREFIX`` points it at a temporary directory, warmed by one run);
 ``--cold`` adds the same measurements without it.
 
-``dependency_floor_ms`` is the import time of the third-party packages the run path loads
-before its first request (``DEPENDENCIES``): no start-up of ``localhand run`` can be shorter.
+``dependency_floor_ms`` is the import time of the packages the run path loads before its
+first request (``DEPENDENCIES``): no start-up of ``localhand run`` can be shorter.
 
 Prints one JSON object. Target: first request within 0.3 s.
 
@@ -42,10 +42,9 @@ from _common import MODEL, FakeServer, emit, machine, ms, summary
 
 TARGET_S = 0.3
 DEPENDENCIES = (
-    # httpx talks to the server, without its own command line (localhand.cli skips it),
-    # through httpcore and h11. The command line is argparse; pydantic loads at the first
-    # tool call, after the first request.
-    "import sys; sys.modules['httpx._main'] = None; import argparse, httpx, httpcore, h11"
+    # All of it is the standard library now: argparse for the command line, http.client and
+    # ssl for the server, sqlite3 for the run store. pydantic loads at the first tool call.
+    "import argparse, http.client, ssl, json, sqlite3"
 )
 
 
@@ -61,9 +60,7 @@ def import_times(runs: int, env: dict[str, str]) -> dict[str, Any]:
     for module in ("localhand", "localhand.cli"):
         full = [timed_python(f"import {module}", env) for _ in range(runs)]
         key = module.replace(".", "_")
-        output[f"import_{key}_ms"] = summary(
-            [ms(f - b) for f, b in zip(full, bare, strict=True)]
-        )
+        output[f"import_{key}_ms"] = summary([ms(f - b) for f, b in zip(full, bare, strict=True)])
         total, top = importtime(module, env)
         output[f"importtime_{key}_cumulative_ms"] = total
         output[f"slowest_imports_of_{key}_cumulative_ms"] = top
@@ -161,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
             output["dependency_floor_ms"] = summary(
                 [
-                    ms(timed_python(DEPENDENCIES, warm))
-                    - ms(timed_python("pass", warm))
+                    ms(timed_python(DEPENDENCIES, warm)) - ms(timed_python("pass", warm))
                     for _ in range(args.runs)
                 ]
             )

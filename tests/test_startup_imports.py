@@ -29,13 +29,19 @@ NOT_ON_THE_RUN_PATH = (
     "ray",
     "fastapi",
     "typer",  # the command line is argparse: typer took ~150 ms to parse `run`'s options
-    "click",  # comes only with httpx's command line, which localhand.cli skips
+    "click",  # came with typer and with httpx's own command line
+    # The backends speak HTTP with http.client (models/_http.py): httpx and what it brings
+    # took ~190 ms before the first request.
+    "httpx",
+    "httpcore",
+    "h11",
+    "anyio",
     "pydantic",  # validates tool arguments when a tool is called, not before
     "pygments",
     "rich.progress",
 )
 # Parsing the command line loads none of these either.
-NOT_FOR_PARSING = (*NOT_ON_THE_RUN_PATH, "rich", "httpx", "localhand.plan", "localhand.batch")
+NOT_FOR_PARSING = (*NOT_ON_THE_RUN_PATH, "rich", "localhand.plan", "localhand.batch")
 
 
 def loaded_modules(code: str, tmp_path: Path, *args: str) -> set[str]:

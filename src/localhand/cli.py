@@ -48,7 +48,6 @@ DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent.
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: parse ``argv`` (default: ``sys.argv[1:]``), run the
     command, return its exit code. Ctrl-C outside a run (which handles it) ends quietly."""
-    _skip_httpx_cli()
     args = sys.argv[1:] if argv is None else argv
     try:
         if args and args[0] in COMMAND_MODULES:
@@ -259,14 +258,3 @@ def _print_result(result: Result, json_output: bool) -> None:
     elif result.output and not streamed:
         sys.stdout.write(result.output.rstrip() + "\n")
     sys.stdout.flush()
-
-
-def _skip_httpx_cli() -> None:
-    """Keep httpx from importing its own command line, which localhand never uses.
-
-    ``import httpx`` imports ``httpx._main`` (click, Rich's progress bars and syntax
-    highlighting, pygments: 60-90 ms) unless that import fails, in which case ``httpx.main``
-    only prints an install hint. Done in the console script alone, before httpx is imported.
-    """
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]

@@ -1,18 +1,13 @@
-"""What every network backend shares: retries with backoff inside the task's deadline, and
-one TLS context per scheme."""
+"""What every network backend shares: retries with backoff inside the task's deadline."""
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from localhand.errors import ModelError
 from localhand.models.base import ChatOptions
-
-if TYPE_CHECKING:
-    import ssl
 
 T = TypeVar("T")
 
@@ -70,20 +65,3 @@ def with_retries(
             )
             sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-@functools.cache
-def tls_context(scheme: str) -> ssl.SSLContext:
-    """One TLS context per scheme for the whole process, for every backend's ``httpx.Client``.
-    httpx builds one for every client unless given one, and loading the CA bundle takes 20-35
-    ms: start-up paid it for every client, even for the plain http:// server of almost every
-    local user. An http:// host gets a context with no CA at all, so a redirect to https fails
-    verification (never passes unverified); the backend then says to give the https:// address.
-    Imported lazily: the embedded backend shares this module and needs neither."""
-    import ssl
-
-    if scheme == "https":
-        import httpx
-
-        return httpx.create_ssl_context()
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

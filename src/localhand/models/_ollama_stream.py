@@ -24,10 +24,9 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from localhand.errors import BadResponse, ModelError, ModelTimeout
 from localhand.models._common import Retry, deadline_of
+from localhand.models._http import ConnectFailed, ConnectionCut, HTTPError, Timeout
 from localhand.models._ollama_wire import error_text, estimate_prompt_tokens, wire_message
 from localhand.models._stream import Watchdog, backend_stream, timeout_text
 from localhand.models.base import ChatOptions, StreamChunk
@@ -56,13 +55,20 @@ def stream_chat(
     http = model._transport()
 
     def connect(timeout: float, stack: contextlib.ExitStack) -> tuple[Any, Any]:
-        limits = httpx.Timeout(timeout, connect=min(timeout, model.connect_timeout))
+        connect_s = min(timeout, model.connect_timeout)
         response = stack.enter_context(
-            http.stream("POST", "/api/chat", json=body, timeout=limits, headers=NDJSON)
+            http.stream(
+                "POST",
+                "/api/chat",
+                body,
+                timeout=timeout,
+                connect_timeout=connect_s,
+                headers=NDJSON,
+            )
         )
-        if response.status_code != 200:
+        if response.status != 200:
             response.read()
-            raise model._status_error(response.status_code, error_text(response))
+            raise model._status_error(response.status, error_text(response))
         return response, response
 
     def parse(response: Any, watchdog: Watchdog) -> Iterator[StreamChunk]:
@@ -79,9 +85,9 @@ def stream_chat(
 
 
 def ndjson_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """The lines of an NDJSON byte stream, split at LF only. Not ``httpx``'s ``iter_lines``:
-    it splits at every line break ``str.splitlines`` knows, and Go's JSON encoder leaves some
-    of them raw inside strings (U+0085, for one), which would cut a chunk of text in two."""
+    """The lines of an NDJSON byte stream, split at LF only. Not ``str.splitlines``: it
+    splits at every line break Unicode knows, and Go's JSON encoder leaves some of them raw
+    inside strings (U+0085, for one), which would cut a chunk of text in two."""
     buffer = bytearray()
     for chunk in chunks:
         start = len(buffer)  # the bytes before have no LF: search only the new ones
@@ -146,9 +152,9 @@ def _error(
         return exc
     if watchdog is not None and watchdog.fired is not None:
         return ModelTimeout(timeout_text(watchdog, where, chars, hint))
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+    if isinstance(exc, ConnectFailed):
         return Retry(model._unavailable())
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, Timeout):
         return ModelTimeout(
             f"{where} did not answer for '{model.name}' within {timeout:.3g} s ({hint}, or use "
             "a smaller model)."
@@ -160,7 +166,7 @@ def _error(
             retryable=not chars,
         )
         return Retry(error) if not chars else error
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, ConnectionCut):
         if not chars:
             why = f"{where} cut the connection before the answer began ({exc})."
             return Retry(BadResponse(why, retryable=True))
@@ -168,6 +174,6 @@ def _error(
             f"{where} cut the connection mid-answer, after {chars} characters ({exc}). Not "
             "retried, so that the answer is not shown twice; the partial answer is kept."
         )
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, HTTPError):
         return BadResponse(f"Could not talk to Ollama at {model.host}: {exc}")
     return exc

@@ -7,13 +7,14 @@ import os
 import platform
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
 from localhand.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
 from localhand.types import Message, Reply, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from localhand.models._http import Response
 
 DEFAULT_PORT = 11434
 
@@ -58,7 +59,7 @@ def request_headers() -> dict[str, str]:
     return headers
 
 
-def error_text(response: httpx.Response) -> str:
+def error_text(response: Response) -> str:
     """The message of an error response: its ``{"error": ...}``, else the start of its text."""
     try:
         data = response.json()

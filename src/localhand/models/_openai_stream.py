@@ -10,8 +10,8 @@ SSE spec would ignore, so the SDK did): all are raised as errors. A stream that 
 a finish reason was cut short, and is reported so, not taken as a complete answer.
 
 Events are read as the SSE spec says (``sse_events``), not line by line with
-``httpx.Response.iter_lines``: that splits on every character ``str.splitlines`` knows,
-U+2028 and U+0085 included, which JSON may carry unescaped (llama-server's does).
+``str.splitlines``: that splits on every line break Unicode knows, U+2028 and U+0085
+included, which JSON may carry unescaped (llama-server's does).
 
 Retries follow the backend's rules, but only until the first delta has been handed out (see
 ``_stream.reliable_stream``), so no text is ever shown twice.
@@ -25,10 +25,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from localhand.errors import BadResponse, ModelError, ModelTimeout
 from localhand.models._common import Retry, deadline_of
+from localhand.models._http import ConnectFailed, ConnectionCut, HTTPError, Timeout
 from localhand.models._openai_wire import context_full, error_text
 from localhand.models._stream import Watchdog, backend_stream, timeout_text
 from localhand.models.base import ChatOptions, StreamChunk
@@ -51,14 +50,20 @@ def stream_chat(
     http = model._transport()
 
     def connect(timeout: float, stack: contextlib.ExitStack) -> tuple[Any, Any]:
+        connect_s = min(timeout, model.connect_timeout)
         response = stack.enter_context(
             http.stream(
-                "POST", "/chat/completions", json=body, timeout=model._timeout(timeout), headers=SSE
+                "POST",
+                "/chat/completions",
+                body,
+                timeout=timeout,
+                connect_timeout=connect_s,
+                headers=SSE,
             )
         )
-        if response.status_code >= 400:
+        if response.status >= 400:
             response.read()
-            raise model._status_error(response.status_code, response)
+            raise model._status_error(response.status, response)
         return response, response
 
     def parse(response: Any, watchdog: Watchdog) -> Iterator[StreamChunk]:
@@ -196,14 +201,14 @@ def _error(
         return ModelTimeout(timeout_text(watchdog, where, chars, hint))
     if isinstance(exc, ModelError | Retry):
         return exc
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+    if isinstance(exc, ConnectFailed):
         return model._connect_error(exc)
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, Timeout):
         return ModelTimeout(
             f"{where} did not answer for '{model.name}' within {timeout:.3g} s ({hint}, or use "
             "a smaller model)."
         )
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, ConnectionCut):
         if not chars:
             why = f"{where} cut the connection before the answer began ({exc})."
             return Retry(BadResponse(why, retryable=True))
@@ -211,7 +216,7 @@ def _error(
             f"{where} cut the connection mid-answer, after {chars} characters ({exc}). "
             "Not retried, so that the answer is not shown twice; the partial answer is kept."
         )
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, HTTPError):
         return BadResponse(f"Could not talk to the server at {model.base_url}: {exc}")
     if isinstance(exc, ValueError):  # an event that is not JSON (or not UTF-8)
         error = BadResponse(f"{where} streamed something that is not JSON: {exc}")

@@ -3,11 +3,11 @@
 A socket read timeout cannot express what a stream needs. Before the first chunk the server
 may be loading the model and evaluating a long prompt (minutes); between chunks a healthy
 server sends a token every fraction of a second, so a long silence there means it is stuck;
-and the task's deadline bounds the whole reply however steadily it trickles. httpx fixes one
-read timeout per response, so the reading thread gets the longest (the first-chunk allowance)
-and this watchdog, a small thread, enforces the rest: when a limit passes it shuts the socket
-down, which wakes the blocked read at once with a transport error, and records why, so the
-reader can report a timeout rather than a dropped connection.
+and the task's deadline bounds the whole reply however steadily it trickles. A request has
+one read timeout, so the reading thread gets the longest (the first-chunk allowance) and this
+watchdog, a small thread, enforces the rest: when a limit passes it aborts the response (shuts
+its socket down), which wakes the blocked read at once with a transport error, and records
+why, so the reader can report a timeout rather than a dropped connection.
 
 Only the watchdog's thread touches the socket, and only to shut it down; reading, parsing
 and closing stay on the caller's thread, so Ctrl-C there interrupts the read as usual.
@@ -16,7 +16,6 @@ and closing stay on the caller's thread, so Ctrl-C there interrupts the read as 
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,8 +26,8 @@ from localhand.models.base import StreamChunk
 
 Why = Literal["first", "idle", "deadline"]
 Connect = Callable[[float, contextlib.ExitStack], tuple[Any, Any]]
-"""Open the stream within a timeout, its cleanup pushed on the stack; return the httpx
-response (for the watchdog to cut) and the source that ``Parse`` reads."""
+"""Open the stream within a timeout, its cleanup pushed on the stack; return the response
+(whose ``abort()`` the watchdog calls to cut it) and the source that ``Parse`` reads."""
 Parse = Callable[[Any, "Watchdog"], Iterator[StreamChunk]]
 """The source as chunks: deltas with text, then the final one; kicks the watchdog per chunk."""
 Failure = Callable[[Exception, "Watchdog | None", int, str, float], Exception]
@@ -104,27 +103,6 @@ class Watchdog:
             self._cut()
 
 
-def socket_cutter(response: Any) -> Callable[[], None]:
-    """A function that aborts an httpx response from another thread.
-
-    ``shutdown`` on the socket (httpx's documented ``network_stream`` extension) wakes a read
-    blocked in another thread on every platform; ``close`` alone does not on Linux, so it is
-    only the fallback when the transport does not expose its socket (HTTP/2, a mock).
-    """
-    stream = response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-
-    def cut() -> None:
-        if isinstance(sock, socket.socket):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        else:
-            with contextlib.suppress(Exception):
-                response.close()
-
-    return cut
-
-
 def timeout_text(watchdog: Watchdog, server: str, chars: int, hint: str) -> str:
     """Why a stream was cut, for a ``ModelTimeout``; ``hint`` says what to raise for the first
     chunk's allowance."""
@@ -170,9 +148,7 @@ def reliable_stream(
         watchdog = None
         try:
             response, source = connect(timeout, stack)
-            watchdog = stack.enter_context(
-                Watchdog(timeout, idle_s, deadline, socket_cutter(response))
-            )
+            watchdog = stack.enter_context(Watchdog(timeout, idle_s, deadline, response.abort))
             chunks = parse(source, watchdog)
             return stack, watchdog, chunks, next(chunks)
         except BaseException as exc:

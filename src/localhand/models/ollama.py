@@ -15,8 +15,8 @@ What it takes care of, and why:
   tokens, old ones omitted the field), so a low count alone never warns. We warn when our own
   estimate exceeds ``num_ctx`` or the count fills the window.
 - **Timeouts.** ``first_request_timeout`` (default 900 s) while the model loads, then
-  ``request_timeout`` (300 s); ``ChatOptions.timeout`` caps both. They are httpx timeouts, so a
-  hung server really ends the request. Timeouts are not retried.
+  ``request_timeout`` (300 s); ``ChatOptions.timeout`` caps both. They are socket timeouts
+  (``_http``), so a hung server really ends the request. Timeouts are not retried.
 - **Retries.** ``max_attempts`` (default 3 in all) with exponential backoff (``backoff``,
   doubling) on connection errors, HTTP 500/502/503/504, a connection cut mid-reply and a body
   that is not JSON. Never on 400 or 404: sending them again cannot help.
@@ -48,8 +48,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import httpx
-
 from localhand.errors import (
     BadResponse,
     ConfigError,
@@ -60,8 +58,8 @@ from localhand.errors import (
     ToolsUnsupported,
 )
 from localhand.models._common import Retry as _Retry
-from localhand.models._common import tls_context as _tls_context
 from localhand.models._common import with_retries
+from localhand.models._http import Client, ConnectFailed, ConnectionCut, HTTPError, Timeout
 from localhand.models._ollama_wire import (
     canonical,
     error_text,
@@ -141,7 +139,7 @@ class OllamaModel:
         self._show: dict[str, Any] | None = None
         self._show_done = False
         self._warned_ctx: set[int] = set()
-        self._http: httpx.Client | None = None
+        self._http: Client | None = None
         self._lock = threading.Lock()
 
     # -- the ChatModel protocol ----------------------------------------------------------------
@@ -342,30 +340,32 @@ class OllamaModel:
         self, method: str, path: str, body: Any, timeout: float, hint: str
     ) -> dict[str, Any]:
         """One request; errors become ``ModelError``s, wrapped in ``_Retry`` when retryable."""
-        limits = httpx.Timeout(timeout, connect=min(timeout, self.connect_timeout))
+        connect_s = min(timeout, self.connect_timeout)
         try:
-            response = self._transport().request(method, path, json=body, timeout=limits)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            response = self._transport().request(
+                method, path, body, timeout=timeout, connect_timeout=connect_s
+            )
+        except ConnectFailed as exc:
             if "CERTIFICATE_VERIFY_FAILED" in str(exc) and self.host.startswith("http:"):
                 raise BadResponse(
                     f"Ollama at {self.host} redirected to https: give its https:// address "
                     "with --host or OLLAMA_HOST."
                 ) from None
             raise _Retry(self._unavailable()) from None
-        except httpx.TimeoutException:
+        except Timeout:
             raise ModelTimeout(
                 f"Ollama at {self.host} did not answer for '{self._model}' within "
                 f"{timeout:.3g} s ({hint}, or use a smaller model)."
             ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+        except ConnectionCut as exc:
             error = BadResponse(
                 f"Ollama at {self.host} cut the connection mid-reply ({exc}).", retryable=True
             )
             raise _Retry(error) from None
-        except httpx.HTTPError as exc:
+        except HTTPError as exc:
             raise BadResponse(f"Could not talk to Ollama at {self.host}: {exc}") from None
-        if response.status_code >= 400:
-            raise self._status_error(response.status_code, error_text(response))
+        if response.status >= 400:
+            raise self._status_error(response.status, error_text(response))
         try:
             data = response.json()
         except ValueError:
@@ -406,15 +406,10 @@ class OllamaModel:
             "point localhand at the right server with --host or the OLLAMA_HOST variable."
         )
 
-    def _transport(self) -> httpx.Client:
-        """The one connection pool for every request and stream (closed by ``close``). Timeouts
-        are set per request: the first one may wait for the model to load, later ones not."""
+    def _transport(self) -> Client:
+        """The one client for every request and stream (closed by ``close``). Timeouts are
+        set per request: the first one may wait for the model to load, later ones not."""
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(
-                    base_url=self.host,
-                    headers=request_headers(),
-                    follow_redirects=True,
-                    verify=_tls_context(self.host.partition(":")[0]),
-                )
+                self._http = Client(self.host, request_headers())
             return self._http

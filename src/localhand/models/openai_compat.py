@@ -1,4 +1,4 @@
-"""OpenAI-compatible backend: ``/v1/chat/completions`` and ``/v1/models`` over httpx.
+"""OpenAI-compatible backend: ``/v1/chat/completions`` and ``/v1/models`` over ``_http``.
 
 For llama.cpp's ``llama-server``, vLLM, LM Studio, ``python -m llama_cpp.server`` and Ollama's
 ``/v1``. What it takes care of, and why:
@@ -19,7 +19,7 @@ For llama.cpp's ``llama-server``, vLLM, LM Studio, ``python -m llama_cpp.server`
   other 4xx. Errors name the host and say what to do.
 - **Timeouts.** ``first_request_timeout`` until a reply arrives (the server may be loading the
   model), then ``request_timeout``; ``ChatOptions.timeout`` caps both. They are set per
-  request on one ``httpx.Client`` per model.
+  request on one ``_http.Client`` per model.
 - **Streaming** (``stream``, for the simple path): server-sent events (``_openai_stream``),
   with ``stream_options.include_usage`` for the counts. The first chunk gets the timeouts
   above, then ``stream_idle_timeout`` of silence ends it; an ``error`` event mid-stream
@@ -48,8 +48,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-import httpx
-
 from localhand.errors import (
     BadResponse,
     ConfigError,
@@ -58,7 +56,15 @@ from localhand.errors import (
     ServerUnavailable,
     ToolsUnsupported,
 )
-from localhand.models._common import Retry, deadline_of, tls_context, with_retries
+from localhand.models._common import Retry, deadline_of, with_retries
+from localhand.models._http import (
+    Client,
+    ConnectFailed,
+    ConnectionCut,
+    HTTPError,
+    Response,
+    Timeout,
+)
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._openai_wire import (
     base_url,
@@ -146,7 +152,7 @@ class OpenAICompatModel:
         with a ``schema`` once the server has refused the standard form."""
         self._loaded = False
         self._api_key = api_key or os.getenv("OPENAI_API_KEY") or "no-key-needed"
-        self._http: httpx.Client | None = None
+        self._http: Client | None = None
         self._lock = threading.Lock()
 
     # -- the ChatModel protocol ----------------------------------------------------------------
@@ -302,33 +308,31 @@ class OpenAICompatModel:
             warn=self._warn,
         )
 
-    def _timeout(self, seconds: float) -> httpx.Timeout:
-        return httpx.Timeout(seconds, connect=min(seconds, self.connect_timeout))
-
     def _attempt(self, method: str, path: str, body: Any, timeout: float, hint: str) -> Any:
         """One request and its JSON; errors become ``ModelError``s, in ``Retry`` when
         retryable."""
+        connect_s = min(timeout, self.connect_timeout)
         try:
             response = self._transport().request(
-                method, path, json=body, timeout=self._timeout(timeout)
+                method, path, body, timeout=timeout, connect_timeout=connect_s
             )
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        except ConnectFailed as exc:
             raise self._connect_error(exc) from None
-        except httpx.TimeoutException:
+        except Timeout:
             raise ModelTimeout(
                 f"The server at {self.base_url} did not answer for '{self._model}' within "
                 f"{timeout:.3g} s ({hint}, or use a smaller model)."
             ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+        except ConnectionCut as exc:
             error = BadResponse(
                 f"The server at {self.base_url} cut the connection mid-reply ({exc}).",
                 retryable=True,
             )
             raise Retry(error) from None
-        except httpx.HTTPError as exc:
+        except HTTPError as exc:
             raise BadResponse(f"Could not talk to the server at {self.base_url}: {exc}") from None
-        if response.status_code >= 400:
-            raise self._status_error(response.status_code, response, path)
+        if response.status >= 400:
+            raise self._status_error(response.status, response, path)
         try:
             return response.json()
         except ValueError:
@@ -348,7 +352,7 @@ class OpenAICompatModel:
         return Retry(self._unavailable())
 
     def _status_error(
-        self, status: int, response: httpx.Response, path: str = "/chat/completions"
+        self, status: int, response: Response, path: str = "/chat/completions"
     ) -> Exception:
         try:
             text = error_text(response.json(), response.text)
@@ -406,17 +410,12 @@ class OpenAICompatModel:
             "or point localhand at it with --host."
         )
 
-    def _transport(self) -> httpx.Client:
-        """The one connection pool for every request and stream (closed by ``close``). Timeouts
-        are set per request: the first one may wait for the model to load, later ones not."""
+    def _transport(self) -> Client:
+        """The one client for every request and stream (closed by ``close``). Timeouts are
+        set per request: the first one may wait for the model to load, later ones not."""
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(
-                    base_url=self.base_url,
-                    headers=request_headers(self._api_key),
-                    follow_redirects=True,
-                    verify=tls_context(self.base_url.partition(":")[0]),
-                )
+                self._http = Client(self.base_url, request_headers(self._api_key))
             return self._http
 
 
