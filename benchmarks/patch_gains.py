@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import BENCH, REPO, FakeServer, emit, machine
-from startup_bench import first_request, timed_python
+from startup_bench import first_request
 
 
 def cpu_python(code: str, env: dict[str, str]) -> float:
@@ -45,7 +45,7 @@ def cpu_python(code: str, env: dict[str, str]) -> float:
 
 
 def make_variant(root: Path, name: str, patches: list[Path], rev: str | None = None) -> Path:
-    target = root / name
+    target = root / name.replace(":", "-")  # the path goes into PYTHONPATH, where ":" splits
     if rev is None:
         ignore = shutil.ignore_patterns("__pycache__")
         shutil.copytree(REPO / "src", target / "src", ignore=ignore)
@@ -71,10 +71,17 @@ def make_variant(root: Path, name: str, patches: list[Path], rev: str | None = N
 def variant_env(src: Path, root: Path, name: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(src)
-    env["PYTHONPYCACHEPREFIX"] = str(root / f"pycache-{name}")
-    env["LOCALHAND_HOME"] = str(root / f"home-{name}")
+    safe = name.replace(":", "-")
+    env["PYTHONPYCACHEPREFIX"] = str(root / f"pycache-{safe}")
+    env["LOCALHAND_HOME"] = str(root / f"home-{safe}")
     env.pop("OLLAMA_HOST", None)
     return env
+
+
+def _imported_from(env: dict[str, str]) -> str:
+    code = "import localhand.cli, localhand.models.auto; print(localhand.__file__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    return done.stdout.strip()
 
 
 def measure_loop(env: dict[str, str], runs: int) -> dict[str, float]:
@@ -126,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             name: variant_env(make_variant(root, name, found, revs.get(name)), root, name)
             for name, found in variants.items()
         }
-        for env in envs.values():  # compile every variant's bytecode once
-            timed_python("import localhand.cli, localhand.models.auto", env)
+        for env in envs.values():  # compile every variant's bytecode once, and check it is used
+            where = _imported_from(env)
+            if not where.startswith(env["PYTHONPATH"]):
+                raise RuntimeError(f"{env['PYTHONPATH']}: python imports localhand from {where}")
         with FakeServer() as server:
             for _ in range(args.rounds):
                 for name, env in envs.items():

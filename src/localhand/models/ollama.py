@@ -25,7 +25,7 @@ What it takes care of, and why:
   it, ``stream_idle_timeout`` (default 120 s) of silence ends the stream. Retried only before
   the first delta, so no text is ever shown twice.
 - **Why not the official ``ollama`` client.** It was the first choice and the benchmarks
-  removed it (docs/benchmarks.md, P4): ``Client.chat`` rebuilds and validates a pydantic model
+  removed it (docs/benchmarks.md, "Make it fast"): ``Client.chat`` rebuilds and validates a pydantic model
   of the whole history on every request and validates a reply model that drops tool-call ids
   and rejects string arguments (so the raw body had to be captured anyway), about 1 ms a request
   at 60 messages; its import builds a TLS context and a default client (~170 ms of start-up);
