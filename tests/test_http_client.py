@@ -316,6 +316,23 @@ def test_closing_a_stream_early_drops_its_connection(serve: Callable[..., Server
     assert server.accepts == 2  # the unfinished body was not read as the next answer
 
 
+def test_a_stream_left_at_its_logical_end_keeps_its_connection(
+    serve: Callable[..., Server],
+) -> None:
+    # The reader stops at the last line it needs (Ollama's done line); the chunked body's end
+    # marker follows at once and is read on close, so the next request reuses the connection.
+    server = serve(chunked(b'{"done":false}\n', b'{"done":true}\n'), ok(b'{"next":1}'))
+    with contextlib.closing(Client(server.url)) as client:
+        with client.stream("POST", "/api/chat", {}, **LIMITS) as response:
+            lines = b""
+            for piece in response.iter_bytes():
+                lines += piece
+                if b'"done":true' in lines:
+                    break
+        assert client.request("GET", "/", **LIMITS).json() == {"next": 1}
+    assert server.accepts == 1
+
+
 def test_abort_from_another_thread_ends_a_blocked_read(serve: Callable[..., Server]) -> None:
     server = serve(chunked(b"first", stall=True))
     with (

@@ -42,6 +42,8 @@ MAX_REDIRECTS = 20
 KEEPALIVE_S = 5.0
 """An idle connection older than this is closed rather than reused, as httpx did: servers
 close theirs after a few seconds (uvicorn after 5), and a request sent just as they do fails."""
+DRAIN_S, DRAIN_BYTES = 0.05, 4096
+"""What ``Response.close`` reads of an unfinished body to keep its connection."""
 _CUT = "the connection closed before the end of the answer"
 
 
@@ -117,13 +119,29 @@ class Response:
 
     def close(self) -> None:
         """Done with the answer: its connection serves the next request if the body was read
-        to its end, else it is closed."""
+        to its end (or the little left of it comes at once), else it is closed."""
         with self._lock:
             done, self._done = self._done, None
             complete = self._complete and not self._aborted
+            drain = done is not None and not complete and not self._aborted
+        if drain:
+            complete = self._drained()
         if done is not None:
             self._raw.close()
             done(complete)
+
+    def _drained(self) -> bool:
+        """Whether the rest of the body, read now, ended within ``DRAIN_BYTES`` and
+        ``DRAIN_S``. A stream's reader stops at the answer's logical end (Ollama's ``done``
+        line, SSE's ``[DONE]``), before the chunked body's last marker: reading that marker
+        keeps the connection for the next request instead of a new connect. A body that goes
+        on (the caller gave up early) is not waited for."""
+        try:
+            self._sock.settimeout(DRAIN_S)
+            rest = self._raw.read(DRAIN_BYTES + 1)
+        except (OSError, http.client.HTTPException):
+            return False
+        return len(rest) <= DRAIN_BYTES and self._raw.isclosed() and not self._raw.length
 
     def abort(self) -> None:
         """Cut the connection, from any thread: a read blocked on it returns at once (and

@@ -24,13 +24,13 @@ What it takes care of, and why:
   (``_ollama_stream``). The first chunk gets the timeouts above; after
   it, ``stream_idle_timeout`` (default 120 s) of silence ends the stream. Retried only before
   the first delta, so no text is ever shown twice.
-- **Why not the official ``ollama`` client.** It was the first choice and the benchmarks
-  removed it (docs/benchmarks.md, "Make it fast"): ``Client.chat`` rebuilds and validates a pydantic model
-  of the whole history on every request and validates a reply model that drops tool-call ids
-  and rejects string arguments (so the raw body had to be captured anyway), about 1 ms a request
-  at 60 messages; its import builds a TLS context and a default client (~170 ms of start-up);
-  it fixes the timeout per client, not per request; and its stream hides what a safe stream
-  needs. The wire is small and documented, so we speak it directly, with the client's
+- **Why not the official ``ollama`` client.** It was the first choice and the benchmarks removed
+  it (docs/benchmarks.md, "Make it fast"): ``Client.chat`` rebuilds and validates a pydantic
+  model of the whole history on every request and validates a reply model that drops tool-call
+  ids and rejects string arguments (so the raw body had to be captured anyway), about 1 ms a
+  request at 60 messages; its import builds a TLS context and a default client (~170 ms of
+  start-up); it fixes the timeout per client, not per request; and its stream hides what a safe
+  stream needs. The wire is small and documented, so we speak it directly, with the client's
   conventions: ``OLLAMA_HOST`` parsed the same way, the same headers, ``OLLAMA_API_KEY`` as a
   bearer token, redirects followed. ``tests/test_fake_ollama.py`` keeps the fake server honest
   against the official client.
