@@ -215,3 +215,10 @@ def test_python_m_localhand_cli_plan_runs_the_plan_command() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "usage: localhand plan" in done.stdout and "--step-timeout" in done.stdout
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from localhand import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"localhand {__version__}"

@@ -56,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args:
             parser.print_help()
             return 2
-        if args[0].startswith("-") and args[0] not in ("-h", "--help"):
+        if args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"):
             parser.error(f"unrecognized arguments: {args[0]} (options go after the command)")
-        parser.parse_args(args)  # --help, or an unknown command: both exit
+        parser.parse_args(args)  # --help, --version, or an unknown command: all exit
         return 2
     except KeyboardInterrupt:
         stderr().print("[yellow]cancelled[/]")
@@ -94,6 +94,9 @@ def root_parser() -> Parser:
         description=DESCRIPTION,
         epilog="Run 'localhand COMMAND --help' for the options of a command.",
     )
+    from localhand import __version__
+
+    parser.add_argument("--version", action="version", version=f"localhand {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         commands.add_parser(name, help=_doc(command_named(name)).split("\n")[0])
