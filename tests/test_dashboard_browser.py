@@ -189,3 +189,38 @@ def test_a_simple_task_streams_its_answer_into_the_run_view(
             expect(page.locator("#run-status")).to_have_text("pass", timeout=30_000)
             expect(page.locator("#result-output")).to_have_text(answer)
             expect(page.locator("tr.note.other")).to_have_count(0)  # deltas are not rows
+
+
+def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
+    page: Page, store: Store, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    command = "rm -rf ../victim  # <b>model output</b>"
+    script = [tool_call("run_command", command=command), "Removed ../victim."]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url)
+        with start_dashboard(store, port=0, settings=settings) as server:
+            page.goto(server.url)
+            page.fill("textarea[name=description]", "Remove the victim directory next door")
+            page.fill("input[name=workspace]", str(workspace))
+            page.select_option("select[name=mode]", "agentic")
+            page.click("button[type=submit]")
+
+            request = page.locator("tr.note.approval")
+            expect(request).to_contain_text(command)  # as text, not as markup
+            expect(request.locator("b")).to_have_count(0)
+            expect(request).to_contain_text("dangerous")
+            expect(request.locator("button.approve")).to_be_visible()
+            expect(page.locator("#run-status")).to_have_text("running")
+            assert victim.exists()
+            request.locator("button.approve").click()
+
+            expect(page.locator("#run-status")).to_have_text("pass")
+            expect(request).to_have_class("note approval approved")
+            expect(request.locator("button")).to_have_count(0)
+            expect(page.locator("tr.note.decision.approved")).to_contain_text("by page")
+            expect(page.locator("tr.tool-row.ok")).to_have_count(1)
+            assert not victim.exists()

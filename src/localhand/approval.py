@@ -51,6 +51,8 @@ class DenyAll:
     """For runs without a person: refuses everything, so nothing waits for an answer."""
 
     refusal = "nobody can approve it in this non-interactive run"
+    decided_by = "nobody"
+    """Who answered, for the ``approval_decided`` event."""
 
     def approve(self, command: str, risk: Risk) -> bool:
         return False
@@ -81,6 +83,12 @@ class TerminalApprover:
         self.timeout_s = timeout_s
         self.refusal = "the user refused it"
         self._lock = threading.Lock()  # one question at a time
+
+    @property
+    def decided_by(self) -> str:
+        """Who answered, for the ``approval_decided`` event: nobody is asked without a
+        terminal."""
+        return "terminal" if self.interactive else "nobody"
 
     def approve(self, command: str, risk: Risk) -> bool:
         if not self.interactive:

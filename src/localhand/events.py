@@ -133,6 +133,20 @@ class ApprovalNeeded(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovalDecided(Event):
+    """The answer to the ``approval_needed`` just before it."""
+
+    type: ClassVar[str] = "approval_decided"
+    step_id: str
+    command: str
+    approved: bool
+    by: str
+    """Who decided: ``terminal``, ``page`` (the dashboard), ``timeout`` (nobody answered in
+    time), ``shutdown`` (the dashboard stopped), ``nobody`` (no one to ask: refused) or
+    ``approver`` (any other)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Verification(Event):
     type: ClassVar[str] = "verification"
     checks: list[dict[str, Any]]

@@ -10,7 +10,7 @@ from localhand.agent import Agent
 from localhand.approval import Approver, DenyAll, check_policy
 from localhand.config import Settings
 from localhand.errors import ConfigError
-from localhand.events import ApprovalNeeded, EventBus, ModelStatus, Warning
+from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, ModelStatus, Warning
 from localhand.ledger import Ledger
 from localhand.models.base import ChatModel
 from localhand.paths import data_dir
@@ -108,7 +108,9 @@ def run_task(
 
 
 class AnnouncedApprover:
-    """Emits ``approval_needed`` (with the warning a person would read) before asking."""
+    """Emits ``approval_needed`` (with the warning a person would read) before asking, and
+    ``approval_decided`` with the answer. Who answered is the inner approver's ``decided_by``
+    after it answered, else a name for its kind (see ``decided_by``)."""
 
     def __init__(self, inner: Approver, bus: EventBus, task_id: str) -> None:
         self.inner = inner
@@ -127,12 +129,28 @@ class AnnouncedApprover:
                 added_by_agent=True,
             )
         )
-        return self.inner.approve(command, risk)
+        approved = self.inner.approve(command, risk)
+        self.bus.emit(
+            ApprovalDecided(
+                task_id=self.task_id,
+                step_id="run_command",
+                command=command,
+                approved=approved,
+                by=decided_by(self.inner),
+            )
+        )
+        return approved
 
     @property
     def refusal(self) -> str:
         """Why the inner approver said no, for the tool result the model reads."""
         return getattr(self.inner, "refusal", "it was not approved")
+
+
+def decided_by(approver: Approver) -> str:
+    """Who answered for ``approver``: its ``decided_by`` attribute when it has one."""
+    by = getattr(approver, "decided_by", None)
+    return by if isinstance(by, str) and by else "approver"
 
 
 def _ledger(settings: Settings, store: Store | None) -> Ledger | None:

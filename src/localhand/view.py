@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from localhand.approval import escape as shown
 from localhand.events import Event
 
 
@@ -110,6 +111,12 @@ class TerminalView:
 
     def on_model_status(self, event: Event) -> None:
         self.console.print(f"  [dim]· {escape(event.to_dict()['message'])}[/]")
+
+    def on_approval_decided(self, event: Event) -> None:
+        e = event.to_dict()
+        mark = "[green]✓ approved[/]" if e["approved"] else "[red]✗ denied[/]"
+        command = escape(_clip(shown(" ".join(e["command"].split())), 120))
+        self.console.print(f"  {mark} [dim]({escape(e['by'])})[/] {command}")
 
     def on_verification(self, event: Event) -> None:
         for check in event.to_dict()["checks"]:

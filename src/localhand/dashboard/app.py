@@ -6,6 +6,10 @@
                                  ``?events=false``: none)
     POST /api/runs               start a task (JSON body: ``StartRequest``) → ``{"run_id"}``
     GET  /api/config             defaults for the page's form
+    GET  /api/approvals?run=RUN  commands of page-started runs waiting for a yes or no, oldest
+                                 first: ``RUN``'s (id or prefix, 404 if none), else all
+    POST /api/approvals/{id}     answer one (JSON body ``{"approve": true|false}``) → 200,
+                                 404 when it is not pending (unknown, decided, timed out)
     WS   /ws/runs/{run}?after=N  the run's events with ``seq > N``, then live (see ``live``)
 """
 
@@ -20,8 +24,10 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Query, WebSocket
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from localhand.config import Settings
+from localhand.dashboard.approvals import PageApprovals
 from localhand.dashboard.launcher import Launcher, StartRequest
 from localhand.dashboard.live import Doorbell, stream_run
 from localhand.dashboard.security import Guard
@@ -29,6 +35,14 @@ from localhand.errors import ConfigError
 from localhand.store import Store, StoreError
 
 STATIC = Path(__file__).parent / "static"
+
+
+class Decision(BaseModel):
+    """The page's answer to a pending approval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approve: StrictBool
 
 
 def create_app(
@@ -43,17 +57,20 @@ def create_app(
     ``loopback_only`` refuses requests whose Host is not loopback (set it False only when
     listening elsewhere, with a ``token``)."""
     bell = Doorbell()
-    launcher = Launcher(store, settings or Settings())
+    approvals = PageApprovals()
+    launcher = Launcher(store, settings or Settings(), approvals)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         bell.attach(store)
         yield
+        approvals.close()  # refuse what still waits, so no run thread hangs on a closed page
         bell.detach()
 
     app = FastAPI(title="localhand", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.store = store
     app.state.launcher = launcher
+    app.state.approvals = approvals
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -79,6 +96,17 @@ def create_app(
             return {"run_id": launcher.start(request)}
         except ConfigError as exc:
             raise HTTPException(400, str(exc)) from None
+
+    @app.get("/api/approvals")
+    def pending(run: str | None = None) -> dict[str, Any]:
+        run_id = _find(store, run).id if run else None
+        return {"approvals": [request.to_dict() for request in approvals.pending(run_id)]}
+
+    @app.post("/api/approvals/{request_id}")
+    def decide(request_id: str, decision: Decision) -> dict[str, Any]:
+        if not approvals.decide(request_id, decision.approve):
+            raise HTTPException(404, f"no pending approval {request_id}: decided or timed out")
+        return {"id": request_id, "approved": decision.approve}
 
     @app.websocket("/ws/runs/{ref}")
     async def live(ws: WebSocket, ref: str, after: int = Query(0, ge=0)) -> None:

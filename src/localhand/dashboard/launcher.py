@@ -1,7 +1,8 @@
 """Starting a task from the dashboard: the real runner, in a background thread.
 
 The run's bus feeds the store's recorder; the WebSockets read the store, so a page sees the
-run exactly as ``localhand show`` would, live or later.
+run exactly as ``localhand show`` would, live or later. Commands that need approval wait for
+the page's answer (see ``approvals``), since there is no terminal to ask on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from localhand.config import Settings
+from localhand.dashboard.approvals import PageApprovals, PageApprover
 from localhand.errors import ConfigError
 from localhand.events import EventBus, TaskFinished
 from localhand.store import Store
@@ -39,9 +41,12 @@ class StartRequest(BaseModel):
 class Launcher:
     """Runs tasks for the dashboard, one thread each."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(
+        self, store: Store, settings: Settings, approvals: PageApprovals | None = None
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.approvals = approvals or PageApprovals()
         self.threads: dict[str, threading.Thread] = {}
 
     def start(self, request: StartRequest) -> str:
@@ -62,20 +67,24 @@ class Launcher:
         )
         settings = self.settings.with_overrides(model=(request.model or "").strip() or None)
         run_id = self.store.begin_run(task, model=settings.model)
+        approver = self.approvals.approver(run_id)
         thread = threading.Thread(
-            target=self._run, args=(task, settings), name=f"localhand-run-{run_id}", daemon=True
+            target=self._run,
+            args=(task, settings, approver),
+            name=f"localhand-run-{run_id}",
+            daemon=True,
         )
         self.threads[run_id] = thread
         thread.start()
         return run_id
 
-    def _run(self, task: Task, settings: Settings) -> None:
+    def _run(self, task: Task, settings: Settings, approver: PageApprover) -> None:
         from localhand.runner import run_task
 
         bus = EventBus()
         bus.subscribe(self.store.recorder())
         try:
-            run_task(task, settings, bus=bus)
+            run_task(task, settings, bus=bus, approver=approver)
         except Exception as exc:  # the page must see the run end, whatever went wrong
             message = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
             result = Result(

@@ -1,6 +1,8 @@
 // localhand dashboard: runs list and live run view. Plain JS, no build step.
 // Live updates: one WebSocket per open run, resumed with ?after=<last seq> after a drop, so a
 // late or reconnecting page gets every earlier event first and never one twice.
+// A command waiting for approval (run mode's approval_needed) gets Approve / Deny buttons once
+// GET /api/approvals lists it: only runs started from this page wait for its answer.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -101,6 +103,7 @@ function showRun(runId) {
     $("run-title").textContent = err.message;
   });
   view.connect();
+  view.refreshApprovals();
   return () => view.close();
 }
 
@@ -109,6 +112,7 @@ class RunView {
     this.runId = runId; this.lastSeq = 0; this.ended = false; this.closed = false;
     this.start = null; this.tools = 0; this.iteration = 0; this.tokensIn = 0; this.tokensOut = 0;
     this.plan = new PlanState(); this.ws = null; this.run = null;
+    this.approvals = []; this.approvalTimer = null; this.fetchingApprovals = false;
   }
 
   connect() {
@@ -126,11 +130,12 @@ class RunView {
     };
   }
 
-  close() { this.closed = true; if (this.ws) this.ws.close(); }
+  close() { this.closed = true; clearTimeout(this.approvalTimer); if (this.ws) this.ws.close(); }
 
   receive(e) {
     if (e.type === "stream_end") {
-      this.ended = true; setConn(null, ""); this.setRun(e.run); this.waiting(null); return;
+      this.ended = true; setConn(null, ""); this.setRun(e.run); this.waiting(null);
+      this.settleApprovals(); return;
     }
     if (e.seq <= this.lastSeq) return; // already shown
     this.lastSeq = e.seq;
@@ -160,7 +165,7 @@ class RunView {
 
   apply(e) {
     if (e.type === "task_started") this.start = e.ts;
-    if (this.plan.apply(e)) this.plan.render($("plan"), $("plan-steps"), $("plan-banners"));
+    if (!isRunApproval(e) && this.plan.apply(e)) this.plan.render($("plan"), $("plan-steps"), $("plan-banners"));
     const row = this.row(e);
     if (row) { row.dataset.seq = e.seq; row.dataset.type = e.type; $("timeline-body").append(row); }
     if (e.type === "model_request") this.waiting(`Waiting for the model (iteration ${e.iteration})…`);
@@ -170,6 +175,8 @@ class RunView {
       this.iteration = Math.max(this.iteration, e.iteration || 0);
     }
     if (e.type === "tool_call") this.tools += 1;
+    if (isRunApproval(e)) { this.waiting("Waiting for approval of a command…"); this.refreshApprovals(); }
+    if (e.type === "approval_decided") { this.waiting(null); this.decided(e); }
     if (e.type === "answer_delta") this.delta(e);
     if (e.type === "task_finished") this.finish(e.result || {});
     $("stat-iter").textContent = String(this.iteration);
@@ -194,6 +201,7 @@ class RunView {
 
   row(e) {
     const when = this.start ? `+${(e.ts - this.start).toFixed(1)} s` : "";
+    if (isRunApproval(e)) return this.approvalRow(e, when);
     switch (e.type) {
       case "tool_call": {
         const tr = el("tr", "tool-row " + (e.ok ? "ok" : "failed"), [
@@ -227,12 +235,87 @@ class RunView {
         const r = e.result || {};
         return note("finished", e, when, r.status || "finished", `${r.termination_reason || ""} after ${r.iterations_used ?? "?"} iterations`);
       }
+      case "approval_decided": {
+        const outcome = e.approved ? "approved" : "denied";
+        return note("decision " + outcome, e, when, outcome, `${e.command} · by ${e.by}`);
+      }
       case "model_request": case "answer_delta": return null;
       default: {
         const { type, task_id, ts, seq, run_id, ...rest } = e;
         const text = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(" ");
         return note(PLAN_TYPES.has(type) ? "plan" : "other", e, when, type.replace(/_/g, " "), clip(text, 300));
       }
+    }
+  }
+
+  // -- approvals: every text below is model output or derived from it, so it only ever goes
+  // into text nodes (el), never into HTML.
+  approvalRow(e, when) {
+    const reasons = e.reasons || [];
+    const actions = el("div", "approval-actions", [el("span", "approval-state", ["waiting for an answer…"])]);
+    const row = note("approval pending", e, when, "approval",
+      el("code", "approval-command", [e.command || ""]),
+      el("div", "approval-why", [el("span", "pill " + (e.risk || ""), [e.risk || "approval"]),
+        " ", reasons.length ? reasons.map((r) => "it " + r).join("; ") : "asked by the approval policy"]),
+      actions);
+    this.approvals.push({ row, actions, command: e.command, decided: false, requestId: null });
+    return row;
+  }
+
+  async refreshApprovals() {
+    clearTimeout(this.approvalTimer);
+    if (this.fetchingApprovals || this.closed) return;
+    this.fetchingApprovals = true;
+    try {
+      const { approvals } = await api(`/api/approvals?run=${encodeURIComponent(this.runId)}`);
+      for (const request of approvals) this.offer(request);
+    } catch (err) { /* shown as still waiting; the next event or poll tries again */ }
+    this.fetchingApprovals = false;
+    // approval_needed is announced just before the request is registered: look again soon.
+    if (!this.closed && !this.ended && this.approvals.some((a) => !a.decided && !a.requestId)) {
+      this.approvalTimer = setTimeout(() => this.refreshApprovals(), 700);
+    }
+  }
+
+  offer(request) {
+    if (this.approvals.some((a) => a.requestId === request.id)) return;
+    const entry = this.approvals.find((a) => !a.decided && !a.requestId && a.command === request.command);
+    if (!entry) return;
+    entry.requestId = request.id;
+    const approve = el("button", "approve", ["Approve"]);
+    const deny = el("button", "deny", ["Deny"]);
+    const state = el("span", "approval-state", []);
+    const answer = async (yes) => {
+      approve.disabled = deny.disabled = true;
+      try {
+        await api(`/api/approvals/${encodeURIComponent(request.id)}`, {
+          method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ approve: yes }),
+        });
+        state.textContent = yes ? "approved, waiting for the run…" : "denied, waiting for the run…";
+      } catch (err) {
+        state.textContent = err.message;
+      }
+      approve.remove(); deny.remove();
+    };
+    approve.addEventListener("click", () => answer(true));
+    deny.addEventListener("click", () => answer(false));
+    entry.actions.replaceChildren(approve, deny, state);
+  }
+
+  decided(e) {
+    const entry = this.approvals.find((a) => !a.decided && a.command === e.command);
+    if (!entry) return;
+    entry.decided = true;
+    const outcome = e.approved ? "approved" : "denied";
+    entry.row.className = "note approval " + outcome;
+    entry.actions.replaceChildren(el("span", "approval-state", [`${outcome} (${e.by})`]));
+  }
+
+  settleApprovals() {
+    for (const entry of this.approvals.filter((a) => !a.decided)) {
+      entry.decided = true;
+      entry.row.className = "note approval";
+      entry.actions.replaceChildren(el("span", "approval-state", ["no answer recorded"]));
     }
   }
 
@@ -256,6 +339,9 @@ class RunView {
 }
 
 // -- helpers ---------------------------------------------------------------------------------
+// Run mode's approval for run_command; plan mode's approval_needed belongs to the plan view.
+function isRunApproval(e) { return e.type === "approval_needed" && e.step_id === "run_command"; }
+
 function note(kind, e, when, tag, ...content) {
   return el("tr", "note " + kind, [
     el("td", "num", [e.iteration !== undefined ? String(e.iteration) : ""]), el("td", "when", [when]),

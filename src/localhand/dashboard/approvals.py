@@ -1,0 +1,148 @@
+"""Approving commands from the dashboard: a run's thread waits here until the page answers.
+
+    approvals = PageApprovals()
+    run_task(task, settings, approver=approvals.approver(run_id))   # in the run's thread
+    approvals.pending(run_id)          # what the page shows, with Approve / Deny
+    approvals.decide(request_id, True)  # the page's answer wakes the run
+
+Nobody answering within the timeout is a refusal, and so is everything once the registry is
+closed (the server stopping): a run thread never hangs on a page that is gone.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from localhand.tools.risk import Risk
+
+DEFAULT_TIMEOUT_S = 300.0
+
+Answer = Literal["approved", "denied", "timeout", "closed"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """A command waiting for the page's yes or no."""
+
+    id: str
+    run_id: str
+    command: str
+    risk: str
+    reasons: tuple[str, ...]
+    asked_at: float
+    """Seconds since the epoch."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "command": self.command,
+            "risk": self.risk,
+            "reasons": list(self.reasons),
+            "asked_at": self.asked_at,
+        }
+
+
+@dataclass(slots=True)
+class _Waiter:
+    request: PendingApproval
+    answered: threading.Event = field(default_factory=threading.Event)
+    answer: Answer = "closed"
+
+
+class PageApprovals:
+    """The pending requests of every run the dashboard started; safe to use from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, _Waiter] = {}
+        self._closed = False
+
+    def approver(self, run_id: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> PageApprover:
+        """An approver for ``run_id`` that asks through this registry."""
+        return PageApprover(self, run_id, timeout_s=timeout_s)
+
+    def ask(self, run_id: str, command: str, risk: Risk, timeout_s: float) -> Answer:
+        """Wait for the page's answer (``approved``, ``denied``), ``timeout`` when nobody
+        gave one in time, ``closed`` (at once, or when it happens) once the registry closes."""
+        request = PendingApproval(
+            id=secrets.token_hex(8),
+            run_id=run_id,
+            command=command,
+            risk=risk.level,
+            reasons=tuple(risk.reasons),
+            asked_at=time.time(),
+        )
+        waiter = _Waiter(request)
+        with self._lock:
+            if self._closed:
+                return "closed"
+            self._waiting[request.id] = waiter
+        waiter.answered.wait(timeout_s)
+        with self._lock:  # an answer that lands as the time runs out still counts
+            self._waiting.pop(request.id, None)
+            return waiter.answer if waiter.answered.is_set() else "timeout"
+
+    def pending(self, run_id: str | None = None) -> list[PendingApproval]:
+        """Requests still waiting, oldest first; only ``run_id``'s when given."""
+        with self._lock:
+            requests = [waiter.request for waiter in self._waiting.values()]
+        found = [r for r in requests if run_id is None or r.run_id == run_id]
+        return sorted(found, key=lambda r: r.asked_at)
+
+    def decide(self, request_id: str, approve: bool) -> bool:
+        """Answer a pending request; False when there is none by that id (unknown, already
+        decided or timed out)."""
+        with self._lock:
+            waiter = self._waiting.pop(request_id, None)
+            if waiter is None:
+                return False
+            waiter.answer = "approved" if approve else "denied"
+            waiter.answered.set()
+        return True
+
+    def close(self) -> None:
+        """Refuse every pending request and every later one (the server is stopping)."""
+        with self._lock:
+            self._closed = True
+            for waiter in self._waiting.values():
+                waiter.answered.set()  # its answer stays "closed"
+            self._waiting.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+class PageApprover:
+    """The ``Approver`` of a run started from the dashboard: the page approves or denies.
+
+    Args:
+        approvals: the registry the page reads and answers through.
+        run_id: the run whose timeline shows the request.
+        timeout_s: refuse after this long without an answer.
+    """
+
+    def __init__(
+        self, approvals: PageApprovals, run_id: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        self.approvals = approvals
+        self.run_id = run_id
+        self.timeout_s = timeout_s
+        self.refusal = "the user denied it on the dashboard"
+        self.decided_by = "page"
+        """Who gave the last answer, for the ``approval_decided`` event."""
+
+    def approve(self, command: str, risk: Risk) -> bool:
+        answer = self.approvals.ask(self.run_id, command, risk, self.timeout_s)
+        self.decided_by = {"timeout": "timeout", "closed": "shutdown"}.get(answer, "page")
+        self.refusal = {
+            "timeout": f"nobody answered on the dashboard within {self.timeout_s:g} s",
+            "closed": "the dashboard stopped before anyone answered",
+        }.get(answer, "the user denied it on the dashboard")
+        return answer == "approved"
