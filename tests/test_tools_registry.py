@@ -359,6 +359,7 @@ def test_types_only_pydantic_can_describe_still_get_a_schema() -> None:
 
     assert _plain(place) is None
     tool = Tool.from_function(place)
+    assert "arguments_model" in tool.__dict__  # the model its schema came from, kept
     assert tool.parameters["properties"]["point"]["type"] == "object"
     assert tool({"point": {"x": "1", "y": 2}}).content == '{"x": 1, "y": 2}'
 

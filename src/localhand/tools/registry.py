@@ -85,15 +85,19 @@ class Tool:
             if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
                 raise TypeError(f"{tool_name}: parameter {param.name!r} cannot be passed by name")
         parameters = plain_schema(params, hints, arg_docs)
+        model = None
         if parameters is None:  # a type only pydantic can describe: build its model now
             model = _arguments_model(tool_name, function)
             parameters = compact_schema(model.model_json_schema())
-        return cls(
+        tool = cls(
             name=tool_name,
             description=description if description is not None else summary,
             parameters=parameters,
             function=function,
         )
+        if model is not None:  # built already: the first call need not build it again
+            tool.__dict__["arguments_model"] = model
+        return tool
 
     @cached_property
     def arguments_model(self) -> type[BaseModel]:
