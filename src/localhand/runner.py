@@ -110,7 +110,7 @@ def run_task(
 class AnnouncedApprover:
     """Emits ``approval_needed`` (with the warning a person would read) before asking, and
     ``approval_decided`` with the answer. Who answered is the inner approver's ``decided_by``
-    after it answered, else a name for its kind (see ``decided_by``)."""
+    after it answered (see ``decided_by``)."""
 
     def __init__(self, inner: Approver, bus: EventBus, task_id: str) -> None:
         self.inner = inner

@@ -114,10 +114,6 @@ class PageApprovals:
                 waiter.answered.set()  # its answer stays "closed"
             self._waiting.clear()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
 
 class PageApprover:
     """The ``Approver`` of a run started from the dashboard: the page approves or denies.
