@@ -13,7 +13,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from localhand.cli_args import Command, add_db_option, add_json_option, number
+from localhand.cli_args import Command, add_db_option, add_json_option, number, stderr
 from localhand.errors import ConfigError
 
 EXECUTORS = ("local", "ray")
@@ -49,7 +49,7 @@ def batch(
     from localhand.batch.progress import summary_notes, summary_table, totals_line
     from localhand.config import load_settings
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr()
     out = err if json_output else Console(highlight=False, soft_wrap=True)
     options = BatchOptions(
         concurrency=concurrency,
