@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from localhand.approval import (
+from localhand.errors import ConfigError, ToolError
+from localhand.safety.approval import (
     DenyAll,
     TerminalApprover,
     check_policy,
@@ -17,9 +18,8 @@ from localhand.approval import (
     prompt,
     refusal,
 )
-from localhand.errors import ConfigError, ToolError
+from localhand.safety.risk import Risk
 from localhand.tools import FileTools, ShellTool, Workspace, default_tools
-from localhand.tools.risk import Risk
 from localhand.types import ToolCall
 
 SAFE, MODERATE = Risk("safe"), Risk("moderate", ("runs make, which can change files",))

@@ -195,12 +195,13 @@ def test_ctrl_c_outside_a_run_exits_130(
 
 def test_the_choices_are_those_of_the_modules_that_use_them() -> None:
     from localhand.batch.driver import EXECUTORS
-    from localhand.config import APPROVE_POLICIES, BACKENDS
+    from localhand.config import APPROVE_POLICIES, BACKENDS, SANDBOX_SETTINGS
     from localhand.plan.executor import MODES
     from localhand.types import TIER_ITERATIONS
 
     assert cli_args.BACKENDS == BACKENDS
     assert cli_args.APPROVE_POLICIES == APPROVE_POLICIES
+    assert cli_args.SANDBOX_SETTINGS == SANDBOX_SETTINGS
     assert tuple(TIER_ITERATIONS) == cli_args.TIERS
     assert cli_plan.MODES == MODES
     assert cli_batch.EXECUTORS == EXECUTORS

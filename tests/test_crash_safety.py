@@ -25,9 +25,11 @@ RUNNER = textwrap.dedent(
     from localhand.events import EventBus
     from localhand.models.scripted import ScriptedModel, call
     from localhand.store import Store
+    from localhand.safety.sandbox import Sandbox, use_sandbox
     from localhand.tools import default_tools, fsio
 
     workspace, db, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    sandbox = Sandbox(mode=os.environ.get("TEST_SANDBOX", "workspace-write"))
     if mode == "write":
         real_fsync = os.fsync
 
@@ -42,17 +44,39 @@ RUNNER = textwrap.dedent(
     bus = EventBus()
     bus.subscribe(Store(db).recorder())
     tools = default_tools(workspace, policy="never")
-    Agent(ScriptedModel([step, "done"]), workspace, tools=tools, bus=bus).run("task")
+    with use_sandbox(sandbox):
+        Agent(ScriptedModel([step, "done"]), workspace, tools=tools, bus=bus).run("task")
     """
 )
 
 DETACHING = (
-    "sleep 300 > /dev/null 2>&1 & echo $! > ../child.pid; "
-    "setsid sleep 301 > /dev/null 2>&1 & echo $! > ../setsid.pid; "
-    "nohup sleep 302 > /dev/null 2>&1 & echo $! > ../nohup.pid; "
-    "(setsid sh -c 'sleep 303 & echo $! > ../double.pid' > /dev/null 2>&1 &); "
-    "sleep 0.3; echo $$ > ../shell.pid; sleep 120"
+    "sleep 300.4242 > /dev/null 2>&1 & "
+    "setsid sleep 301.4242 > /dev/null 2>&1 & "
+    "nohup sleep 302.4242 > /dev/null 2>&1 & "
+    "(setsid sh -c 'sleep 303.4242 & wait' > /dev/null 2>&1 &); "
+    "sleep 0.3; touch started; sleep 120.4242"
 )
+"""Leaves processes every way a command can (background, setsid, nohup, double fork); each is
+found by its unique arguments, since inside a sandbox the command sees PIDs of its own."""
+
+
+def command_pids(token: str = ".4242") -> list[int]:
+    """The processes, seen from outside, whose command line holds ``token``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        is_ours = argv[0] in (b"sleep", b"/usr/bin/sleep") and any(
+            token.encode() in a for a in argv
+        )
+        if is_ours and running(int(name)):
+            found.append(int(name))
+    return found
 
 
 def running(pid: int) -> bool:
@@ -63,7 +87,9 @@ def running(pid: int) -> bool:
         return False
 
 
-def start(tmp_path: Path, mode: str, command: str = "") -> tuple[subprocess.Popen[bytes], Path]:
+def start(
+    tmp_path: Path, mode: str, command: str = "", sandbox: str = "workspace-write"
+) -> tuple[subprocess.Popen[bytes], Path]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "keep.txt").write_bytes(b"original \x00\xff bytes\n")
@@ -71,6 +97,7 @@ def start(tmp_path: Path, mode: str, command: str = "") -> tuple[subprocess.Pope
     proc = subprocess.Popen(
         [sys.executable, "-c", RUNNER, str(workspace), str(db), mode, command],
         cwd=tmp_path,
+        env={**os.environ, "TEST_SANDBOX": sandbox},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -108,19 +135,17 @@ def assert_store_consistent(db: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_killed_mid_command_leaves_no_process_behind(tmp_path: Path) -> None:
-    proc, db = start(tmp_path, "command", DETACHING)
-    wait_for(tmp_path / "shell.pid", proc)
-    pids = {
-        name: int((tmp_path / f"{name}.pid").read_text())
-        for name in ("child", "setsid", "nohup", "double", "shell")
-    }
-    assert all(running(pid) for pid in pids.values()), pids
+@pytest.mark.parametrize("sandbox", ["workspace-write", "off"])
+def test_killed_mid_command_leaves_no_process_behind(tmp_path: Path, sandbox: str) -> None:
+    assert command_pids() == [], "a process of an earlier test is still running"
+    proc, db = start(tmp_path, "command", DETACHING, sandbox)
+    wait_for(tmp_path / "ws" / "started", proc)
+    assert len(command_pids()) == 5
     sigkill(proc)
     deadline = time.monotonic() + 5
-    while any(running(pid) for pid in pids.values()) and time.monotonic() < deadline:
+    while command_pids() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert {name for name, pid in pids.items() if running(pid)} == set()
+    assert command_pids() == []
     assert_store_consistent(db)
 
 

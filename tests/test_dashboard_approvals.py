@@ -14,7 +14,6 @@ import httpx
 import pytest
 from rich.console import Console
 
-from localhand.approval import TerminalApprover
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.approvals import PageApprovals, PageApprover
@@ -22,14 +21,17 @@ from localhand.dashboard.server import DashboardServer
 from localhand.events import ApprovalDecided, EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, call
 from localhand.runner import decided_by, run_task
+from localhand.safety.approval import TerminalApprover
+from localhand.safety.risk import Risk
 from localhand.store import Store
 from localhand.task import Task
 from localhand.testing import FakeOllama
-from localhand.tools.risk import Risk
 from localhand.view import TerminalView
 
 DANGER = Risk("dangerous", ("deletes outside the workspace",))
-DELETE = "rm -rf ../victim"  # dangerous: it deletes outside the workspace
+# Dangerous (it deletes the whole workspace) yet inside what the command sandbox lets it
+# change, so an approved one really deletes.
+DELETE = "rm -rf *"
 
 
 class Asking:
@@ -132,9 +134,9 @@ def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def victim(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    victim = tmp_path / "victim"
-    victim.mkdir()
+    """A directory in the workspace (its parent) that DELETE removes."""
+    victim = tmp_path / "ws" / "victim"
+    victim.mkdir(parents=True)
     (victim / "keep.txt").write_text("precious\n")
     return victim
 
@@ -191,7 +193,7 @@ def finished(store: Store, run_id: str) -> list[dict[str, Any]]:
 def test_a_command_approved_on_the_page_runs(
     dashboard: DashboardServer, store: Store, victim: Path, ollama: FakeOllama
 ) -> None:
-    run_id, request = start_and_wait_for_approval(dashboard, victim.parent / "ws")
+    run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
     assert request["command"] == DELETE and request["risk"] == "dangerous"
     assert request["reasons"] and request["run_id"] == run_id
     assert httpx.get(dashboard.url + "api/approvals").json()["approvals"] == [request]
@@ -218,7 +220,7 @@ def test_a_command_approved_on_the_page_runs(
 def test_a_command_denied_on_the_page_is_refused_and_the_model_is_told(
     dashboard: DashboardServer, store: Store, victim: Path, ollama: FakeOllama
 ) -> None:
-    run_id, request = start_and_wait_for_approval(dashboard, victim.parent / "ws")
+    run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
     url = dashboard.url + f"api/approvals/{request['id']}"
     for bad in ({"approve": "yes"}, {}, {"approve": True, "extra": 1}):
         assert httpx.post(url, json=bad).status_code == 422
@@ -238,7 +240,7 @@ def test_a_command_denied_on_the_page_is_refused_and_the_model_is_told(
 def test_other_sites_cannot_answer_approvals(
     dashboard: DashboardServer, store: Store, victim: Path
 ) -> None:
-    run_id, request = start_and_wait_for_approval(dashboard, victim.parent / "ws")
+    run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
     url = dashboard.url + f"api/approvals/{request['id']}"
     cross = httpx.post(url, json={"approve": True}, headers={"origin": "https://attacker.example"})
     assert cross.status_code == 403
@@ -258,7 +260,7 @@ def test_stopping_the_dashboard_refuses_what_waits(
     settings = Settings(model="qwen3:8b", host=ollama.url)
     server = start_dashboard(store, port=0, settings=settings)
     try:
-        run_id, _ = start_and_wait_for_approval(server, victim.parent / "ws")
+        run_id, _ = start_and_wait_for_approval(server, victim.parent)
     finally:
         server.stop()
     events = finished(store, run_id)

@@ -1,4 +1,8 @@
-"""run_shell and the run_command tool: no hanging, no floods, no processes left behind."""
+"""run_shell and the run_command tool: no hanging, no floods, no processes left behind.
+
+These run without the sandbox: they test the supervisor, which is all the containment there is
+where bubblewrap cannot run, and they follow processes by PID, which a sandbox's own PID
+namespace renumbers. tests/test_sandbox.py runs the same kinds of command inside it."""
 
 from __future__ import annotations
 
@@ -11,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ToolError
+from localhand.safety.environment import is_secret
+from localhand.safety.proc import kill_group
+from localhand.safety.sandbox import Sandbox, use_sandbox
+from localhand.safety.supervise import network_isolation, release
 from localhand.tools import ShellTool, ToolLimits, Workspace, default_tools, run_shell
 from localhand.tools import shell as shell_module
-from localhand.tools.environment import is_secret
-from localhand.tools.proc import kill_group
-from localhand.tools.supervise import network_isolation, release
 from localhand.types import ToolCall
 
 
@@ -35,6 +40,12 @@ def wait_for(path: Path, timeout: float = 3.0) -> str:
             return path.read_text()
         time.sleep(0.01)
     raise AssertionError(f"{path} was never written")
+
+
+@pytest.fixture(autouse=True)
+def no_sandbox() -> Iterator[None]:
+    with use_sandbox(Sandbox(mode="off")):
+        yield
 
 
 @pytest.fixture

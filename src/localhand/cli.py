@@ -16,6 +16,7 @@ from localhand.cli_args import (
     Parser,
     add_json_option,
     add_model_options,
+    add_sandbox_option,
     exit_code,
     fail,
     number,
@@ -123,15 +124,16 @@ def run(
     task_file: Path | None,
     approve: str | None,
     no_network: bool | None,
+    sandbox: str | None,
     serve: bool,
     json_output: bool,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
-    from localhand.approval import TerminalApprover
     from localhand.config import load_settings
     from localhand.events import EventBus
     from localhand.recording import RunRecording
     from localhand.runner import run_task
+    from localhand.safety.approval import TerminalApprover
     from localhand.verify import CommandCheck
 
     try:
@@ -148,7 +150,7 @@ def run(
         if verify:
             spec = spec.with_changes(checks=(*spec.checks, *(CommandCheck(v) for v in verify)))
         settings = load_settings().with_overrides(
-            host=host, approve=approve, isolate_network=no_network
+            host=host, approve=approve, isolate_network=no_network, sandbox=sandbox
         )
         bus = EventBus()
         if not json_output:
@@ -230,6 +232,7 @@ def run_arguments(parser: ArgumentParser) -> None:
         default=None,
         help="Run commands without network access (Linux).",
     )
+    add_sandbox_option(parser)
     parser.add_argument(
         "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
     )

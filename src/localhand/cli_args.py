@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.BACKENDS
 APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.APPROVE_POLICIES
+SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # localhand.config
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2}
 
@@ -73,6 +74,17 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, help="Where the model runs.")
     parser.add_argument(
         "--host", metavar="URL", help="Server URL (default: OLLAMA_HOST or localhost:11434)."
+    )
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    """``--sandbox``, for every command that runs commands a model wrote or influenced."""
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_SETTINGS,
+        help="Where commands run (Linux, bubblewrap): workspace-write (default: the workspace "
+        "writable, the rest read-only, $HOME hidden), read-only, off, or required "
+        "(workspace-write, and refuse to run where no sandbox can be had).",
     )
 
 

@@ -20,6 +20,7 @@ from localhand.cli_args import (
     Command,
     add_json_option,
     add_model_options,
+    add_sandbox_option,
     fail,
     number,
     print_error,
@@ -55,6 +56,7 @@ def plan(
     backend: str | None,
     host: str | None,
     approve: str,
+    sandbox: str | None,
     yes: bool,
     timeout: float | None,
     step_timeout: float,
@@ -62,7 +64,6 @@ def plan(
     json_output: bool,
 ) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
-    from localhand.approval import TerminalApprover
     from localhand.config import load_settings
     from localhand.events import EventBus, Warning
     from localhand.plan.draft import DraftError, draft_plan
@@ -71,6 +72,8 @@ def plan(
     from localhand.plan.result import PlanResult, build_result
     from localhand.plan.view import PlanView
     from localhand.recording import RunRecording
+    from localhand.runner import sandbox_of
+    from localhand.safety.approval import TerminalApprover
     from localhand.task import AGENTIC_TIMEOUT_S, Task
 
     err = stderr()
@@ -85,7 +88,9 @@ def plan(
         root = (workspace or Path(".")).expanduser().resolve()
         if not root.is_dir():
             raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
-        settings = load_settings().with_overrides(model=model, backend=backend, host=host)
+        settings = load_settings().with_overrides(
+            model=model, backend=backend, host=host, sandbox=sandbox
+        )
         chat_model = None
         if goal is not None or mode == "agentic":
             chat_model = build_model(
@@ -128,7 +133,11 @@ def plan(
         )
         # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
         recorded = Task(description=the_plan.goal, workspace=root, id=task_id)
-        with RunRecording(recorded, bus, settings=settings):
+
+        def warn(message: str) -> None:
+            bus.emit(Warning(task_id=task_id, message=message))
+
+        with RunRecording(recorded, bus, settings=settings), sandbox_of(settings, warn):
             result = executor.run()
     except ConfigError as exc:
         fail(str(exc))
@@ -196,6 +205,7 @@ def plan_arguments(parser: ArgumentParser) -> None:
         default="dangerous",
         help="Which steps need approval before they run (default: %(default)s).",
     )
+    add_sandbox_option(parser)
     parser.add_argument(
         "-y", "--yes", action="store_true", help="Run a drafted plan without asking first."
     )

@@ -18,6 +18,7 @@ from localhand.errors import ConfigError
 BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
 APPROVE_POLICIES = ("never", "dangerous", "always")
+SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox
 DEFAULT_MODEL = "qwen3:8b"
 
 
@@ -47,6 +48,11 @@ class Settings:
     """Which commands need a person's approval: ``never``, ``dangerous`` or ``always``."""
     isolate_network: bool = False
     """Run commands without network access, where the system allows it."""
+    sandbox: str = "workspace-write"
+    """Where commands run: ``workspace-write``, ``read-only``, ``off``, or ``required``
+    (workspace-write, refusing to run commands where bubblewrap cannot)."""
+    sandbox_read: tuple[str, ...] = ()
+    """Paths under ``$HOME`` that sandboxed commands may read (``~/.gitconfig``)."""
     daily_token_budget: int | None = None
     """Tokens all tasks together may spend per day (checked in the run store's ledger)."""
     price_in: float | None = None
@@ -70,6 +76,7 @@ _ENV = {
     "tool_mode": "LOCALHAND_TOOL_MODE",
     "approve": "LOCALHAND_APPROVE",
     "isolate_network": "LOCALHAND_NO_NETWORK",
+    "sandbox": "LOCALHAND_SANDBOX",
     "daily_token_budget": "LOCALHAND_DAILY_TOKEN_BUDGET",
     "price_in": "LOCALHAND_PRICE_IN",
     "price_out": "LOCALHAND_PRICE_OUT",
@@ -101,7 +108,27 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from exc
     table = data.get("localhand", data)
-    return {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
+    values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
+    return {**values, **_sandbox_table(data.get("sandbox"), path)}
+
+
+def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[sandbox]``: ``mode`` and ``read`` (a list of paths under $HOME)."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict) or set(table) - {"mode", "read"}:
+        raise ConfigError(f'[sandbox] in {path} takes only mode = "..." and read = ["~/..."]')
+    values: dict[str, Any] = {}
+    if "mode" in table:
+        values["sandbox"] = table["mode"]
+    if "read" in table:
+        read = table["read"]
+        if not isinstance(read, list) or not all(isinstance(p, str) for p in read):
+            raise ConfigError(
+                f'[sandbox] read in {path} must be a list of paths, e.g. ["~/.gitconfig"]'
+            )
+        values["sandbox_read"] = tuple(read)
+    return values
 
 
 def _validated(values: dict[str, Any], source: str) -> Settings:
@@ -147,6 +174,10 @@ def _convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
         if name == "isolate_network":
             return value if isinstance(value, bool) else parse_bool(str(value))
+        if name == "sandbox" and value not in SANDBOX_SETTINGS:
+            raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
+        if name == "sandbox_read":
+            return tuple(value)
         if name == "tool_mode" and value not in TOOL_MODES:
             raise ValueError(f"must be one of {', '.join(TOOL_MODES)}")
         return str(value) if value is not None else None

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from localhand.agent import Agent
-from localhand.approval import Approver, DenyAll, check_policy
 from localhand.config import Settings
 from localhand.errors import ConfigError
 from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, ModelStatus, Warning
 from localhand.ledger import Ledger
 from localhand.models.base import ChatModel
 from localhand.paths import data_dir
-from localhand.routing import route
+from localhand.routing import Route, route
+from localhand.safety.approval import Approver, DenyAll, check_policy
+from localhand.safety.risk import Risk
 from localhand.task import Task
 from localhand.tools import default_tools
-from localhand.tools.risk import Risk
 from localhand.types import Result
 
 if TYPE_CHECKING:
@@ -77,7 +78,33 @@ def run_task(
         return str(write_task_file(remaining, follow_up_dir or data_dir() / "tasks"))
 
     decision = route(task.description, task.agentic)
-    model = model or build_model(settings, on_warning=warn, on_status=status)
+    with sandbox_of(settings, warn):
+        model = model or build_model(settings, on_warning=warn, on_status=status)
+        return _run(task, settings, model, decision, bus, store, approver, follow_up)
+
+
+def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
+    """The command sandbox that ``settings`` ask for, in force for the block."""
+    from localhand.safety.sandbox import run_sandbox
+
+    return run_sandbox(
+        settings.sandbox,
+        network=not settings.isolate_network,
+        read=settings.sandbox_read,
+        warn=warn,
+    )
+
+
+def _run(
+    task: Task,
+    settings: Settings,
+    model: ChatModel,
+    decision: Route,
+    bus: EventBus,
+    store: Store | None,
+    approver: Approver | None,
+    follow_up: Callable[[Result], str],
+) -> Result:
     ledger = _ledger(settings, store)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.simple
         from localhand.simple import run_simple

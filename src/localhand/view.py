@@ -14,8 +14,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from localhand.approval import escape as shown
 from localhand.events import Event
+from localhand.safety.approval import escape as shown
 
 
 class TerminalView:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Risk
+    from localhand.safety.risk import Risk
 
 DEFAULT_TIMEOUT_S = 300.0
 

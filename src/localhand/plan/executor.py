@@ -14,7 +14,6 @@ import uuid
 from pathlib import Path
 from typing import Literal
 
-from localhand.approval import ApprovalPolicy, Approver, DenyAll, check_policy
 from localhand.errors import ConfigError, StopRun
 from localhand.events import Event, EventBus, Guardrail, TaskFinished, TaskStarted
 from localhand.guardrails import Limits, RunState
@@ -29,6 +28,7 @@ from localhand.plan.model import Plan, Step
 from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
 from localhand.plan.stops import StepFailed, StepRefused
+from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll, check_policy
 from localhand.types import Usage
 
 Mode = Literal["teacher", "planner", "agentic"]

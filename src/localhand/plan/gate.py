@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from localhand.approval import ApprovalPolicy, Approver, needs_approval
 from localhand.events import Event
 from localhand.plan.events import ApprovalNeeded
 from localhand.plan.model import Step, classified
-from localhand.tools.risk import Risk
+from localhand.safety.approval import ApprovalPolicy, Approver, needs_approval
+from localhand.safety.risk import Risk
 
 
 class ApprovalGate:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localhand.errors import ConfigError
-from localhand.tools.risk import RiskLevel, classify
+from localhand.safety.risk import RiskLevel, classify
 
 StepStatus = Literal["pending", "done", "failed", "skipped"]
 RISK_ORDER: dict[str, int] = {"safe": 0, "moderate": 1, "dangerous": 2}

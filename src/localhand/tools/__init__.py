@@ -12,11 +12,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from localhand.approval import ApprovalPolicy, Approver, DenyAll
+from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll
+from localhand.safety.risk import Risk, RiskLevel, classify
 from localhand.tools.files import FileTools
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
 from localhand.tools.registry import Tool, ToolRegistry
-from localhand.tools.risk import Risk, RiskLevel, classify
 from localhand.tools.shell import CommandOutput, ShellTool, run_shell
 from localhand.tools.workspace import Workspace
 

@@ -14,9 +14,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, BinaryIO
 
-from localhand.approval import ApprovalPolicy, Approver, DenyAll, check_policy, needs_approval
-from localhand.approval import refusal as refusal_message
 from localhand.errors import ToolError
+from localhand.safety.approval import (
+    ApprovalPolicy,
+    Approver,
+    DenyAll,
+    check_policy,
+    needs_approval,
+)
+from localhand.safety.approval import refusal as refusal_message
+from localhand.safety.risk_types import Risk
 from localhand.tools.edits import replace_once
 from localhand.tools.fsio import (
     BINARY_SNIFF_BYTES,
@@ -26,7 +33,6 @@ from localhand.tools.fsio import (
     special_kind,
 )
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
-from localhand.tools.risk_types import Risk
 from localhand.tools.search import search_tree
 from localhand.tools.workspace import Workspace
 
@@ -35,7 +41,7 @@ class FileTools:
     """The file tools for one workspace. Override a method to change one tool's behaviour.
 
     Writes into ``.git`` (hooks, config) can make git run code later, so they need approval
-    under ``policy`` (see ``localhand.approval``); ``approver`` None refuses them.
+    under ``policy`` (see ``localhand.safety.approval``); ``approver`` None refuses them.
 
     Every file written is recorded in ``written`` (see ``take_written``), so that the loop
     need not walk the whole workspace to see what write_file and edit_file changed.

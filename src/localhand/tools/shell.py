@@ -1,9 +1,11 @@
 """Running shell commands: run_shell for anyone (verification, plans) and the run_command tool.
 
-Each command runs under a supervisor (see ``supervise``) in its own session, with stdin
-``/dev/null``, secrets removed from its environment and pagers and prompts off, because nobody
-is there to type. When it returns or times out, everything it started is ended, including
-processes that detached with ``setsid`` or ``nohup``, and also if localhand itself is killed.
+Each command runs in the sandbox in force (see ``localhand.safety.sandbox``: the workspace
+writable, the rest of the system read-only, $HOME and other processes out of sight), under a
+supervisor (see ``supervise``) in its own session, with stdin ``/dev/null``, secrets removed
+from its environment and pagers and prompts off, because nobody is there to type. When it returns or
+times out, everything it started is ended, including processes that detached with ``setsid``
+or ``nohup``, and also if localhand itself is killed.
 Output is captured while it is read, keeping only its head and tail, so a command that prints
 without end cannot exhaust memory. ``run_command`` first asks the risk classifier and the
 approval policy whether the command may run at all.
@@ -20,14 +22,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from localhand.approval import ApprovalPolicy, Approver, DenyAll, check_policy, needs_approval
-from localhand.approval import refusal as refusal_message
 from localhand.errors import ToolError
+from localhand.safety.approval import (
+    ApprovalPolicy,
+    Approver,
+    DenyAll,
+    check_policy,
+    needs_approval,
+)
+from localhand.safety.approval import refusal as refusal_message
+from localhand.safety.environment import QUIET_ENV, command_environment
+from localhand.safety.risk import classify
+from localhand.safety.sandbox import Sandbox, available, current_sandbox, refusal
+from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import remaining_s
-from localhand.tools.environment import QUIET_ENV, command_environment
 from localhand.tools.limits import ToolLimits
-from localhand.tools.risk import classify
-from localhand.tools.supervise import Supervised, network_isolation
 from localhand.tools.workspace import Workspace
 from localhand.types import ToolResult
 
@@ -69,27 +78,30 @@ def run_shell(
     keep_env: Iterable[str] = (),
     isolate_network: bool = False,
     keep_background: bool = False,
+    sandbox: Sandbox | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> CommandOutput:
     """Run ``command`` with bash (``/bin/sh`` if there is none) in ``cwd`` and capture it all.
 
     The environment is the current one without secrets (``keep_env`` names exceptions), plus
     ``QUIET_ENV``, plus ``env``. Never waits much longer than ``timeout_s``. Everything the
     command started is ended when it returns, unless ``keep_background`` (then ``pgid`` names
-    what to end later). ``isolate_network`` runs it without network access, and raises
-    ``ToolError`` where the system does not allow that rather than run it connected.
+    what to end later; in a sandbox, it ends with the command all the same).
+
+    It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
+    ``workspace`` (default ``cwd``) as the only tree it may write. ``isolate_network`` runs it
+    without network access. Raises ``ToolError``, having run nothing, where the sandbox is
+    required or network isolation asked for but the system cannot provide them.
     """
-    argv = [shutil.which("bash") or "/bin/sh", "-c", command]
+    box = sandbox if sandbox is not None else current_sandbox()
     if isolate_network:
-        prefix = network_isolation()
-        if prefix is None:
-            raise ToolError(
-                "network isolation is on, but this system does not allow it (unshare -n "
-                "failed: it needs root or unprivileged user namespaces); nothing was run. "
-                "Turn network isolation off to run commands here."
-            )
-        argv = [*prefix, *argv]
+        box = box.without_network()
+    argv = [shutil.which("bash") or "/bin/sh", "-c", command]
+    wrap = _sandboxing(box, workspace or cwd, cwd)
+    if wrap is None and not box.network:
+        argv = [*_network_isolation(), *argv]
     started = time.monotonic()
-    supervised = Supervised(argv, cwd, command_environment(env, keep=keep_env))
+    supervised = Supervised(argv, cwd, command_environment(env, keep=keep_env), wrap)
     capture = _HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
@@ -97,6 +109,8 @@ def run_shell(
         timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
     finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
         pgid = supervised.end(keep_background=keep_background and not timed_out)
+    if supervised.exit_code is None and supervised.said:
+        capture.add(f"\n{supervised.said}\n".encode())
     return CommandOutput(
         output=capture.text(),
         exit_code=supervised.exit_code,
@@ -107,6 +121,31 @@ def run_shell(
         pgid=pgid,
         stopped=supervised.stopped,
     )
+
+
+def _sandboxing(
+    sandbox: Sandbox, workspace: str | os.PathLike[str], cwd: str | os.PathLike[str]
+) -> Callable[[list[str]], list[str]] | None:
+    """What puts a command line into ``sandbox`` (bubblewrap), or None where the command runs
+    without one: the sandbox is off, or cannot be had here and is not required."""
+    if sandbox.on and available() is None:
+        return lambda argv: sandbox.wrap(argv, workspace, cwd)
+    refused = refusal(sandbox)
+    if refused is not None:
+        raise ToolError(refused)
+    return None
+
+
+def _network_isolation() -> tuple[str, ...]:
+    """The prefix that takes the network away without a sandbox (``unshare -n``)."""
+    prefix = network_isolation()
+    if prefix is None:
+        raise ToolError(
+            "network isolation is on, but this system does not allow it (unshare -n "
+            "failed: it needs root or unprivileged user namespaces); nothing was run. "
+            "Turn network isolation off to run commands here."
+        )
+    return prefix
 
 
 def _pump(
@@ -255,6 +294,9 @@ class ShellTool:
             )
         if not done.timed_out:
             notes.append(_status(done.exit_code))
+        boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
+        if boundary is not None and done.exit_code != 0:
+            notes.append(boundary)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
         return ToolResult(text, ok=done.exit_code == 0 and not done.timed_out)
 
@@ -268,6 +310,33 @@ class ShellTool:
     def close(self) -> None:
         """Nothing to do: every command's processes end when it returns. Kept for the
         registry's ``close()``, which calls it on every tool owner."""
+
+
+_NO_NETWORK_SIGNS = (
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+    "No address associated with hostname",
+)
+
+
+def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -> str | None:
+    """What to tell the model when its command failed on the sandbox's walls, so it does
+    not try the same thing another way; None when it did not meet them."""
+    if not sandbox.on or available() is not None:
+        return None
+    if "Read-only file system" in output:
+        where = "inside the workspace" if sandbox.mode == "workspace-write" else "nowhere"
+        return (
+            f"[Sandbox: commands may write {where} (and in a private /tmp that is discarded); "
+            "everything else is read-only, by design, so that write cannot succeed. Keep your "
+            "work inside the workspace.]"
+        )
+    network_off = isolate_network or not sandbox.network
+    if network_off and any(sign in output for sign in _NO_NETWORK_SIGNS):
+        return "[Sandbox: commands have no network access in this run, by design.]"
+    return None
 
 
 def _status(code: int | None) -> str:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from localhand.tools.risk_types import (
+from localhand.safety.risk_types import (
     DANGEROUS,
     DOWNLOADERS,
     MODERATE,
@@ -16,10 +16,10 @@ from localhand.tools.risk_types import (
     Rule,
     options,
 )
-from localhand.tools.shellsyntax import Word
+from localhand.safety.shellsyntax import Word
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 NET_RULES: dict[str, Rule] = {}
 

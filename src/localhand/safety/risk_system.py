@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from localhand.tools.risk_types import DANGEROUS, MODERATE, Feed, Rule
-from localhand.tools.shellsyntax import Word
+from localhand.safety.risk_types import DANGEROUS, MODERATE, Feed, Rule
+from localhand.safety.shellsyntax import Word
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 _ALWAYS: dict[str, str] = {
     **dict.fromkeys(

@@ -11,15 +11,15 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from localhand.tools.risk_files import FILE_RULES
-from localhand.tools.risk_git import git
-from localhand.tools.risk_net import NET_RULES
-from localhand.tools.risk_system import SYSTEM_RULES
-from localhand.tools.risk_types import DANGEROUS, MODERATE, Feed, Rule, options
-from localhand.tools.shellsyntax import Word
+from localhand.safety.risk_files import FILE_RULES
+from localhand.safety.risk_git import git
+from localhand.safety.risk_net import NET_RULES
+from localhand.safety.risk_system import SYSTEM_RULES
+from localhand.safety.risk_types import DANGEROUS, MODERATE, Feed, Rule, options
+from localhand.safety.shellsyntax import Word
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 RULES: dict[str, Rule] = {"git": git, **SYSTEM_RULES, **FILE_RULES, **NET_RULES}
 
@@ -270,6 +270,6 @@ def _eval(a: Analyzer, name: str, args: list[Word], feed: Feed | None) -> None:
 def _source(a: Analyzer, name: str, args: list[Word], feed: Feed | None) -> None:
     if not args:
         return
-    from localhand.tools.risk_code import run_file
+    from localhand.safety.risk_code import run_file
 
     run_file(a, args[0], "the current shell")

@@ -13,8 +13,8 @@ import binascii
 import os
 from typing import TYPE_CHECKING
 
-from localhand.tools.risk_paths import is_secret
-from localhand.tools.risk_types import (
+from localhand.safety.risk_paths import is_secret
+from localhand.safety.risk_types import (
     DANGEROUS,
     DECODERS,
     DOWNLOADERS,
@@ -24,10 +24,10 @@ from localhand.tools.risk_types import (
     SHELLS,
     Feed,
 )
-from localhand.tools.shellsyntax import Command, Redirect, Word, decode_escapes
+from localhand.safety.shellsyntax import Command, Redirect, Word, decode_escapes
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 _INLINE_FLAGS = {
     "python": ("-c",),
@@ -232,7 +232,7 @@ def output_of(a: Analyzer, cmd: Command, feed: Feed | None) -> Feed:
             feed = Feed("text", "a here-document", redirect.heredoc)
         elif redirect.op == "<" and redirect.target is not None:
             feed = Feed("file", redirect.target.text)
-    from localhand.tools.risk_rules import unwrap
+    from localhand.safety.risk_rules import unwrap
 
     words = unwrap(a, cmd.words) if cmd.words else []
     if not words:
@@ -261,7 +261,7 @@ def output_of(a: Analyzer, cmd: Command, feed: Feed | None) -> Feed:
             return feed
         return Feed("other", name)
     if name in ("find", "ls", "fd", "git") or (name == "grep" and "-l" in flags):
-        from localhand.tools.risk_rules import find_roots
+        from localhand.safety.risk_rules import find_roots
 
         roots = find_roots(args) if name == "find" else ["."]
         return Feed("paths", name, roots[0].rstrip("/") + "/(found files)")

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from localhand.tools.shellsyntax import Word
+from localhand.safety.shellsyntax import Word
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 RiskLevel = Literal["safe", "moderate", "dangerous"]
 LEVELS: tuple[RiskLevel, ...] = ("safe", "moderate", "dangerous")

@@ -15,7 +15,7 @@ The command is parsed, not pattern-matched (see ``shellparse``): chains, pipes, 
 backticks, ``bash -c``, ``eval``, here-documents, variables and quoting tricks are looked
 through. What cannot be seen through is never called safe, and what hides a command (decoding
 it at run time, nesting past the parser's depth) is dangerous. Plan mode and ``run_command``
-share this classifier; ``localhand.approval`` decides what needs a person's yes.
+share this classifier; ``localhand.safety.approval`` decides what needs a person's yes.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localhand.tools.risk_code import interpreter, output_of
-from localhand.tools.risk_paths import Where, is_secret
-from localhand.tools.risk_rules import RULES, unwrap
-from localhand.tools.risk_types import (
+from localhand.safety.risk_code import interpreter, output_of
+from localhand.safety.risk_paths import Where, is_secret
+from localhand.safety.risk_rules import RULES, unwrap
+from localhand.safety.risk_types import (
     DANGEROUS,
     INTERPRETERS,
     LEVELS,
@@ -39,8 +39,8 @@ from localhand.tools.risk_types import (
     Risk,
     RiskLevel,
 )
-from localhand.tools.shellparse import TooDeep, parse
-from localhand.tools.shellsyntax import Command, Pipeline, Redirect, Script, Word
+from localhand.safety.shellparse import TooDeep, parse
+from localhand.safety.shellsyntax import Command, Pipeline, Redirect, Script, Word
 
 __all__ = ["LEVELS", "Risk", "RiskLevel", "classify"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from localhand.tools.risk_types import DANGEROUS, MODERATE, Feed, Rule, options
-from localhand.tools.shellsyntax import Word
+from localhand.safety.risk_types import DANGEROUS, MODERATE, Feed, Rule, options
+from localhand.safety.shellsyntax import Word
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 FILE_RULES: dict[str, Rule] = {}
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, get_args
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Risk
+    from localhand.safety.risk import Risk
 
 ApprovalPolicy = Literal["never", "dangerous", "always"]
 POLICIES: tuple[ApprovalPolicy, ...] = get_args(ApprovalPolicy)

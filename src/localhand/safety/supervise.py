@@ -16,11 +16,12 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from localhand.tools.proc import find_marked, kill_group, kill_marked
+from localhand.safety.proc import find_marked, kill_group, kill_marked
 
 SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
 MARKER_VAR = "LOCALHAND_COMMAND_ID"
@@ -36,29 +37,45 @@ _kept_lifelines: dict[int, int] = {}
 class Supervised:
     """One command running under its supervisor."""
 
-    def __init__(self, argv: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str]):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        cwd: str | os.PathLike[str],
+        env: Mapping[str, str],
+        wrap: Callable[[list[str]], list[str]] | None = None,
+    ):
+        """Start ``argv`` under a supervisor; ``wrap`` (a sandbox) turns the supervisor's own
+        command line into the one that runs it, so the supervisor lives inside the sandbox
+        with the command and reports its real status."""
         self.marker = secrets.token_hex(8)
         status_r, status_w = os.pipe()
         life_r, self.lifeline = os.pipe()
+        # The command writes to a pipe of its own that only it holds, so its end of file means
+        # the command's processes are done even while a sandbox around the supervisor lives
+        # on; what the supervisor or the sandbox say themselves goes to ``diagnostics``.
+        self._output, output_w = os.pipe()
+        self.diagnostics = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _close_pipes)
+        supervisor = [sys.executable, "-I", "-S", SUPERVISOR, str(status_w), str(life_r),
+                      str(output_w), str(KILL_GRACE_S), "--", *argv]  # fmt: skip
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", SUPERVISOR, str(status_w), str(life_r),
-                 str(KILL_GRACE_S), "--", *argv],
+                wrap(supervisor) if wrap is not None else supervisor,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
+                stdout=self.diagnostics,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**env, MARKER_VAR: self.marker},
-                pass_fds=(status_w, life_r),
+                pass_fds=(status_w, life_r, output_w),
             )  # fmt: skip
         except BaseException:
-            os.close(status_r)
-            os.close(self.lifeline)
+            for fd in (status_r, self.lifeline, self._output):
+                os.close(fd)
+            self.diagnostics.close()
             raise
         finally:
-            os.close(status_w)
-            os.close(life_r)
+            for fd in (status_w, life_r, output_w):
+                os.close(fd)
         os.set_blocking(status_r, False)
         self.status_fd: int | None = status_r
         self.exit_code: int | None = None
@@ -66,11 +83,13 @@ class Supervised:
         """The command's own process has ended (or its supervisor is gone)."""
         self.stopped = 0
         """Processes the command left running that the supervisor had to stop."""
+        self.said = ""
+        """What the supervisor or the sandbox wrote themselves, once the command has ended:
+        why a command never started, when its exit status is unknown."""
 
     @property
     def output_fd(self) -> int:
-        assert self.proc.stdout is not None
-        return self.proc.stdout.fileno()
+        return self._output
 
     def read_status(self, *, block: bool = False) -> None:
         """Take in the supervisor's lines: ``exit N`` / ``signal N`` when the command's own
@@ -130,8 +149,13 @@ class Supervised:
         return False
 
     def _close_pipes(self) -> None:
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        if not self.diagnostics.closed:
+            self.diagnostics.seek(0)
+            self.said = self.diagnostics.read(4000).decode("utf-8", "replace").strip()
+            self.diagnostics.close()
+        if self._output >= 0:
+            os.close(self._output)
+            self._output = -1
         if self.status_fd is not None:
             os.close(self.status_fd)
             self.status_fd = None

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from localhand.tools.risk_types import DANGEROUS, MODERATE, Feed
-from localhand.tools.shellsyntax import Word
+from localhand.safety.risk_types import DANGEROUS, MODERATE, Feed
+from localhand.safety.shellsyntax import Word
 
 if TYPE_CHECKING:
-    from localhand.tools.risk import Analyzer
+    from localhand.safety.risk import Analyzer
 
 READS = frozenset(
     "status log diff show rev-parse ls-files ls-tree blame grep describe shortlog cat-file help "

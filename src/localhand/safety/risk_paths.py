@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from localhand.tools.shellsyntax import Word
+from localhand.safety.shellsyntax import Word
 
 Kind = str
 """``inside``, ``workspace`` (the root itself), ``git`` (inside ``.git``), ``temp``,

@@ -1,10 +1,11 @@
 """Runs one command and makes sure nothing it started outlives it. A script, not a module:
 
-    python -I -S _supervisor.py STATUS_FD LIFELINE_FD GRACE -- ARGV...
+    python -I -S _supervisor.py STATUS_FD LIFELINE_FD OUTPUT_FD GRACE -- ARGV...
 
 It makes itself a child subreaper (Linux), so every process the command starts stays its
 descendant, even one that detached with ``setsid``, ``nohup`` or a double fork. It runs ARGV in
-a new session and writes ``exit N`` or ``signal N`` to STATUS_FD when ARGV's process ends. When
+a new session with its stdout and stderr on OUTPUT_FD, and writes ``exit N`` or ``signal N`` to
+STATUS_FD when ARGV's process ends. When
 LIFELINE_FD reaches end of file (the parent is done with the command, gave up on it, or died,
 even by SIGKILL) or a SIGTERM arrives, it ends every descendant: SIGTERM, then SIGKILL after
 GRACE seconds, then reaps them and exits.
@@ -26,8 +27,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 
 def main(argv: list[str]) -> None:
-    status_fd, lifeline, grace = int(argv[1]), int(argv[2]), float(argv[3])
-    command = argv[5:]
+    status_fd, lifeline, output = int(argv[1]), int(argv[2]), int(argv[3])
+    grace, command = float(argv[4]), argv[6:]
     _become_subreaper()  # without it (not Linux), the command's session is what gets ended
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -38,8 +39,11 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     pid = os.fork()
     if pid == 0:
-        _exec(command, (status_fd, lifeline, wake_r, wake_w))
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        _exec(command, (status_fd, lifeline, output, wake_r, wake_w))
     # Let go of the output pipe: its end of file must mean the command's processes are done.
+    os.close(output)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

@@ -12,7 +12,7 @@ Anything malformed (an unclosed quote) is parsed as far as it goes and noted, ne
 
 from __future__ import annotations
 
-from localhand.tools.shellsyntax import (
+from localhand.safety.shellsyntax import (
     Command,
     Pipeline,
     Redirect,
