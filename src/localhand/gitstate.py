@@ -4,19 +4,34 @@ Before a run in a git workspace, the working tree (tracked and untracked files, 
 ones) is written as a commit through a temporary index, so the user's index, stash and
 branches are left alone. The commit is kept under ``refs/localhand/<task_id>`` so git does
 not collect it, and the Result says how to go back to it.
+
+Every git command here goes through ``localhand.safety.git``: the workspace's config cannot
+make localhand's own git run a program (fsmonitor, hooks, filters, textconv...), and git gets
+the scrubbed environment. A file with a filter attribute is kept as its bytes on disk.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.safety.git import GIT_TIMEOUT_S, git, run_git
+
+__all__ = [
+    "GIT_TIMEOUT_S",
+    "MAX_DIFF_CHARS",
+    "GitState",
+    "git",
+    "record_before",
+    "run_git",
+    "snapshot_commit",
+    "with_diff",
+]
+
 MAX_DIFF_CHARS = 100_000
-GIT_TIMEOUT_S = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +53,7 @@ class GitState:
 
 def record_before(workspace: Path, task_id: str) -> GitState | None:
     """Snapshot the workspace as a commit; ``None`` when it is not in a git repository."""
-    if shutil.which("git") is None or git(workspace, "rev-parse", "--git-dir") is None:
+    if git(workspace, "rev-parse", "--git-dir") is None:
         return None
     commit = snapshot_commit(workspace, f"localhand: workspace before task {task_id}")
     if commit is None:
@@ -54,7 +69,8 @@ def with_diff(state: GitState, workspace: Path) -> GitState:
     after = snapshot_commit(workspace, "localhand: workspace after the run")
     if after is None:
         return state
-    diff = git(workspace, "diff", "--no-color", "--no-ext-diff", state.before, after, "--", ".")
+    # run_git adds --no-ext-diff --no-textconv to every diff.
+    diff = git(workspace, "diff", "--no-color", state.before, after, "--", ".")
     diff = diff or ""
     if len(diff) > MAX_DIFF_CHARS:
         cut = len(diff) - MAX_DIFF_CHARS
@@ -95,28 +111,3 @@ def _identity() -> dict[str, str]:
         "GIT_COMMITTER_NAME": os.environ.get("GIT_COMMITTER_NAME", "localhand"),
         "GIT_COMMITTER_EMAIL": os.environ.get("GIT_COMMITTER_EMAIL", "localhand@localhost"),
     }
-
-
-def run_git(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run git without a terminal to prompt on; a git that cannot start is exit code 127."""
-    try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env={**os.environ, **(env or {}), "GIT_TERMINAL_PROMPT": "0"},
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return subprocess.CompletedProcess(["git", *args], 127, "", str(exc))
-
-
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str | None:
-    """git's output, or ``None`` when it failed."""
-    done = run_git(cwd, *args, env=env)
-    return done.stdout if done.returncode == 0 else None

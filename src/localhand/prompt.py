@@ -7,11 +7,11 @@ every token here is paid again on every request until the server caches it.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from localhand.errors import ToolError
+from localhand.safety.git import git
 from localhand.tools.workspace import Workspace
 from localhand.types import Message
 
@@ -145,15 +145,6 @@ def _top_level_entries(workspace: Path) -> list[str]:
 def _git_branch(workspace: Path) -> str | None:
     if not (workspace / ".git").exists():
         return None
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    # Through localhand.safety.git: the workspace's config runs no program of its choosing.
+    branch = git(workspace, "rev-parse", "--abbrev-ref", "HEAD", timeout=5)
+    return (branch or "").strip() or None

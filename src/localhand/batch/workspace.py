@@ -10,6 +10,9 @@
 Workspaces live under one root per batch file; a task's is ``<root>/<task-id>``. Whatever is
 there when a task starts (left by a killed batch) is removed first, worktree registration
 included, so a rerun always starts clean.
+
+git runs through ``localhand.safety.git``: no hook (``post-checkout``), smudge filter or
+fsmonitor from the repository's config runs when a worktree is added, kept or removed.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.errors import ConfigError
-from localhand.gitstate import git, run_git, snapshot_commit
+from localhand.gitstate import snapshot_commit
+from localhand.safety.git import git, run_git
 
 _repo_locks: dict[str, threading.Lock] = {}
 _locks_lock = threading.Lock()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from localhand.safety.shellsyntax import Word
@@ -46,7 +47,29 @@ SECRET_PATHS = (
     "id_ed25519",
     "id_ecdsa",
 )
-"""Path fragments of files that hold credentials."""
+"""Path fragments of files that hold credentials: a fragment ending in ``/`` is a directory."""
+SECRET_FILE_NAMES = (
+    ".env",
+    ".env.*",
+    ".envrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "*.kdbx",
+    "id_dsa",
+    "credentials",
+    "*credentials*.json",
+    ".pgpass",
+)
+"""More names (globs, matched case-insensitively against a file's own name) of files that hold
+credentials, for ``is_secret_file``. Not used on command words by ``is_secret``: ``curl --cacert
+ca.pem https://…`` would become "reads credentials and uses the network", asked every time."""
+NOT_SECRET_FILE_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist")
+"""Templates of ``.env`` files: committed to repositories with placeholders in them, and what
+a task that adds a setting edits, so they are not treated as secrets."""
 _GLOB = frozenset("*?[")
 
 
@@ -137,8 +160,27 @@ class Where:
 
 
 def is_secret(text: str) -> bool:
-    """True when ``text`` names a file that typically holds credentials."""
+    """True when ``text`` (a word of a command) names a file that typically holds credentials."""
     return any(fragment in text for fragment in SECRET_PATHS)
+
+
+def is_secret_file(relpath: str) -> bool:
+    """True when the file (or, with a trailing ``/``, the directory) at ``relpath`` typically
+    holds credentials: it is in a directory of ``SECRET_PATHS`` (``.ssh/``, ``.aws/``...),
+    its path ends with one of their files (``.netrc``, ``.kube/config``...), or its name
+    matches ``SECRET_FILE_NAMES`` and not ``NOT_SECRET_FILE_NAMES``. Matches whole path
+    components only: ``my.ssh.txt`` and ``keys.py`` are not secrets."""
+    path = "/" + relpath.replace(os.sep, "/").lower().lstrip("/")
+    for fragment in SECRET_PATHS:
+        if fragment.endswith("/"):
+            if "/" + fragment.lstrip("/") in path + "/":
+                return True
+        elif path.endswith("/" + fragment.lstrip("/")):
+            return True
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if path.endswith("/") or any(fnmatchcase(name, p) for p in NOT_SECRET_FILE_NAMES):
+        return False
+    return any(fnmatchcase(name, pattern) for pattern in SECRET_FILE_NAMES)
 
 
 def _under(path: str, directory: str) -> bool:

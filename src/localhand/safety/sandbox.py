@@ -194,9 +194,9 @@ def _hidden(read: Iterable[str]) -> list[str]:
     shown: list[str] = []
     for path in [*_toolchains(hidden), *(os.path.realpath(os.path.expanduser(p)) for p in read)]:
         hides_store = data is not None and _is_within(path, data)
-        if path not in shown and _under(path, hidden) and not hides_store:
-            if os.path.exists(path):
-                shown.append(path)
+        wanted = path not in shown and _under(path, hidden) and not hides_store
+        if wanted and os.path.exists(path):
+            shown.append(path)
     for path in shown:
         options += ["--ro-bind", path, path]
     for secret in _TOOLCHAIN_SECRETS:

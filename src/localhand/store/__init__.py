@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from localhand.paths import data_dir
+from localhand.paths import data_dir, tighten
 from localhand.store.db import RunInfo, Spent, Store, StoredEvent, StoreError
 from localhand.store.recorder import Recorder
 
@@ -38,5 +38,8 @@ def default_db_path(env: dict[str, str] | None = None) -> Path:
 
 
 def open_store(path: str | Path | None = None) -> Store:
-    """Open (creating and migrating as needed) the store at ``path`` or the default path."""
+    """Open (creating and migrating as needed) the store at ``path`` or the default path.
+    The store's files are private (see ``localhand.store.db``); localhand's data directory is
+    tightened to 0700 too if it exists, wherever the store itself is."""
+    tighten(data_dir())
     return Store(path if path is not None else default_db_path())

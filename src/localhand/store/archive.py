@@ -3,6 +3,11 @@
 Only workspaces up to ``MAX_BYTES`` of files (caches and ``.git`` left out, as the change
 tracker does) are kept: a recorded run should not copy a whole monorepo into the database.
 Extraction uses tarfile's ``data`` filter, so an archive can never write outside its target.
+
+Secret-looking files (``.env``, private keys, ``*.pem``, credentials files, ``.ssh/``, ``.aws/``;
+``localhand.safety.risk_paths.is_secret_file`` says which) are left out unless the caller asks
+for them: the store outlives the run and is read by the dashboard, and a replay rarely needs
+them. The archive's note names what was left out.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.safety.risk_paths import is_secret_file
 from localhand.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_FILES = 2000
+_NAMED_IN_NOTE = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +35,33 @@ class Archive:
     note: str = ""
 
 
-def pack(root: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> Archive:
-    """Archive the workspace's files (symlinks kept as links), or say why not."""
+def pack(
+    root: Path,
+    max_bytes: int = MAX_BYTES,
+    max_files: int = MAX_FILES,
+    *,
+    include_secrets: bool = False,
+) -> Archive:
+    """Archive the workspace's files (symlinks kept as links), or say why not. Secret-looking
+    files and directories are left out unless ``include_secrets``."""
     paths: list[str] = []
+    secrets: list[str] = []
     total = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
+        relative = os.path.relpath(dirpath, root)
+        prefix = "" if relative == os.curdir else relative + os.sep
+        kept_dirs = []
+        for name in sorted(d for d in dirnames if d not in IGNORED_DIRS):
+            if not include_secrets and is_secret_file(prefix + name + "/"):
+                secrets.append(prefix + name + "/")
+            else:
+                kept_dirs.append(name)
+        dirnames[:] = kept_dirs
         for name in sorted(filenames):
             if name.endswith(IGNORED_SUFFIXES):
+                continue
+            if not include_secrets and is_secret_file(prefix + name):
+                secrets.append(prefix + name)
                 continue
             path = os.path.join(dirpath, name)
             try:
@@ -56,7 +82,15 @@ def pack(root: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> 
                 tar.add(path, arcname=os.path.relpath(path, root), recursive=False)
             except OSError:
                 continue  # vanished or unreadable: the replay will show it if it mattered
-    return Archive(len(paths), total, buffer.getvalue())
+    return Archive(len(paths), total, buffer.getvalue(), _left_out(secrets))
+
+
+def _left_out(secrets: list[str]) -> str:
+    if not secrets:
+        return ""
+    named = ", ".join(secrets[:_NAMED_IN_NOTE])
+    more = f" and {len(secrets) - _NAMED_IN_NOTE} more" if len(secrets) > _NAMED_IN_NOTE else ""
+    return f"left out secret-looking files: {named}{more}"
 
 
 def unpack(data: bytes, target: Path) -> None:

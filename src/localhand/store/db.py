@@ -4,6 +4,13 @@ One connection per ``Store``, shared by every thread behind a lock: the loop's t
 events while the dashboard's thread reads them. WAL lets other processes (a ``localhand run``
 in one terminal, ``localhand serve`` in another) read while one writes; ``busy_timeout`` makes
 concurrent writers wait for each other instead of failing.
+
+The store is private: the database file is created 0600 before SQLite opens it, and an
+existing one (and its -wal, -shm and -journal files) is tightened to 0600. SQLite creates
+those side files with the database file's own mode (checked with SQLite 3.40 under umask 022),
+so they are 0600 too without touching the process-wide umask, which would also change the
+mode of the files the model's tools write in other threads meanwhile. The directory is made
+0700 when localhand creates it or when it is localhand's data directory.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
+from localhand.paths import create_private_file, is_data_dir, private_dir, tighten
 from localhand.store.archive import Archive
 from localhand.store.liveness import Owner, is_alive
 from localhand.store.migrations import migrate
@@ -39,6 +47,7 @@ a run is closed; on the writing thread."""
 
 FINAL_STATUSES = ("pass", "partial_pass", "fail", "error")
 _RUN_REF = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 class StoreError(ConfigError):
@@ -62,8 +71,8 @@ class Store:
         self._listeners: list[Listener] = []
         self._owner = Owner.current()
         try:
-            if self.path != ":memory:":
-                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            if self.path not in (":memory:", ""):
+                _make_private(Path(self.path).expanduser())
             self._db = sqlite3.connect(
                 os.path.expanduser(self.path), check_same_thread=False, isolation_level=None
             )
@@ -357,3 +366,16 @@ class Store:
         )[0]
         return Spent(int(row[0]), int(row[1]), float(row[2]), int(row[3]))
 
+
+def _make_private(db: Path) -> None:
+    """The database file 0600 (its side files too) before SQLite opens it; its directory 0700
+    when it is created here or is the data directory. A directory the user chose with
+    ``--db``/``LOCALHAND_DB`` (a project folder, say) keeps its mode."""
+    parent = db.parent
+    if not parent.is_dir():
+        private_dir(parent)
+    elif is_data_dir(parent):
+        tighten(parent)
+    create_private_file(db)
+    for suffix in _SQLITE_SIDE_FILES:
+        tighten(db.with_name(db.name + suffix))
