@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
-from localhand.snapshot import ChangeTracker
+from localhand.snapshot import RACY_NS, ChangeTracker, Snapshot
 
 
 def test_real_edits_are_seen_and_same_bytes_rewrites_are_not(tmp_path: Path) -> None:
@@ -80,3 +81,25 @@ def test_changes_in_leaves_out_what_a_walk_does_not_see(tmp_path: Path) -> None:
         target.write_text("x")
     assert tracker.changes_in(named) == set()
     assert tracker.new_changes() == set()
+
+
+def test_an_edit_within_the_same_timestamp_tick_is_seen(tmp_path: Path) -> None:
+    """Racily clean (git's term): the edit keeps the size and, as a coarse file system clock
+    can, the mtime; only the contents tell."""
+    target = tmp_path / "calc.py"
+    target.write_text("return a - b\n")
+    tracker = ChangeTracker(tmp_path)
+    before = target.stat()
+    target.write_text("return a + b\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert tracker.new_changes() == {"calc.py"}
+    assert tracker.files_modified() == ["calc.py"]
+
+
+def test_an_old_file_is_not_hashed_again_when_its_stat_is_unchanged(tmp_path: Path) -> None:
+    target = tmp_path / "old.txt"
+    target.write_text("same\n")
+    old = time.time_ns() - 10 * RACY_NS
+    os.utime(target, ns=(old, old))
+    before = Snapshot.take(tmp_path)
+    assert Snapshot.take(tmp_path).changed_since(before) == set()

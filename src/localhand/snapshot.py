@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,10 @@ MAX_FILES = 50_000
 """Stop walking past this many files: a huge tree should not make every iteration slow."""
 HASH_LIMIT = 4 * 1024 * 1024
 """Files larger than this are compared by size and mtime only."""
+RACY_NS = 2_000_000_000
+"""A file modified this close to (or after) the moment its snapshot began may change again
+without its size or mtime changing: file system timestamps move in ticks (and a coarse clock
+can lag the real one). git calls these files racily clean and re-hashes them; so do we."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,8 @@ class Snapshot:
     root: Path
     files: dict[str, FileState] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
+    taken_ns: int = field(default_factory=time.time_ns)
+    """When the snapshot began (wall clock, as mtimes are)."""
 
     @classmethod
     def take(cls, root: Path) -> Snapshot:
@@ -112,10 +119,13 @@ class Snapshot:
         return self._digests[relpath]
 
     def changed_since(self, before: Snapshot) -> set[str]:
-        """Paths added, removed or whose contents differ from ``before``."""
+        """Paths added, removed or whose contents may differ from ``before``: those whose stat
+        changed, and those that were racily clean in ``before`` (see ``RACY_NS``)."""
         changed = set(before.files.keys() ^ self.files.keys())
+        racy_after = before.taken_ns - RACY_NS
         for path in before.files.keys() & self.files.keys():
-            if before.files[path] != self.files[path]:
+            state = before.files[path]
+            if state != self.files[path] or state.mtime_ns >= racy_after:
                 changed.add(path)
         return changed
 
