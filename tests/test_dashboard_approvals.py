@@ -14,6 +14,7 @@ import httpx
 import pytest
 from rich.console import Console
 
+from dashboard_helpers import client
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.approvals import PageApprovals, PageApprover
@@ -154,15 +155,22 @@ def store(tmp_path: Path) -> Store:
 
 
 @pytest.fixture
-def dashboard(store: Store, ollama: FakeOllama) -> Iterator[DashboardServer]:
+def dashboard(store: Store, ollama: FakeOllama, tmp_path: Path) -> Iterator[DashboardServer]:
     settings = Settings(model="qwen3:8b", host=ollama.url)
-    with start_dashboard(store, port=0, settings=settings) as server:
+    with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
         yield server
 
 
+@pytest.fixture
+def http(dashboard: DashboardServer) -> Iterator[httpx.Client]:
+    with client(dashboard) as api:
+        yield api
+
+
 def start_and_wait_for_approval(server: DashboardServer, workspace: Path) -> tuple[str, dict]:
-    started = httpx.post(
-        server.url + "api/runs",
+    api = client(server)
+    started = api.post(
+        "api/runs",
         json={
             "description": "Clean up the victim directory",
             "workspace": str(workspace),
@@ -173,7 +181,7 @@ def start_and_wait_for_approval(server: DashboardServer, workspace: Path) -> tup
     run_id = started.json()["run_id"]
     deadline = time.monotonic() + 20
     while True:
-        pending = httpx.get(server.url + "api/approvals", params={"run": run_id}).json()
+        pending = api.get("api/approvals", params={"run": run_id}).json()
         if pending["approvals"]:
             (request,) = pending["approvals"]
             return run_id, request
@@ -191,18 +199,18 @@ def finished(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def test_a_command_approved_on_the_page_runs(
-    dashboard: DashboardServer, store: Store, victim: Path, ollama: FakeOllama
+    dashboard: DashboardServer, http: httpx.Client, store: Store, victim: Path
 ) -> None:
     run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
     assert request["command"] == DELETE and request["risk"] == "dangerous"
     assert request["reasons"] and request["run_id"] == run_id
-    assert httpx.get(dashboard.url + "api/approvals").json()["approvals"] == [request]
-    by_prefix = httpx.get(dashboard.url + "api/approvals", params={"run": run_id[:6]})
+    assert http.get("api/approvals").json()["approvals"] == [request]
+    by_prefix = http.get("api/approvals", params={"run": run_id[:6]})
     assert by_prefix.json()["approvals"] == [request]
-    assert httpx.get(dashboard.url + "api/approvals?run=abcdef").status_code == 404
+    assert http.get("api/approvals?run=abcdef").status_code == 404
     assert victim.exists(), "nothing runs before the answer"
 
-    answer = httpx.post(dashboard.url + f"api/approvals/{request['id']}", json={"approve": True})
+    answer = http.post(f"api/approvals/{request['id']}", json={"approve": True})
     assert answer.status_code == 200 and answer.json() == {"id": request["id"], "approved": True}
     events = finished(store, run_id)
     assert not victim.exists()
@@ -213,19 +221,19 @@ def test_a_command_approved_on_the_page_runs(
     (tool,) = [e for e in events if e["type"] == "tool_call"]
     assert tool["ok"] is True
     assert events[-1]["result"]["status"] == "pass"
-    again = httpx.post(dashboard.url + f"api/approvals/{request['id']}", json={"approve": True})
+    again = http.post(f"api/approvals/{request['id']}", json={"approve": True})
     assert again.status_code == 404
 
 
 def test_a_command_denied_on_the_page_is_refused_and_the_model_is_told(
-    dashboard: DashboardServer, store: Store, victim: Path, ollama: FakeOllama
+    dashboard: DashboardServer, http: httpx.Client, store: Store, victim: Path, ollama: FakeOllama
 ) -> None:
     run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
-    url = dashboard.url + f"api/approvals/{request['id']}"
+    url = f"api/approvals/{request['id']}"
     for bad in ({"approve": "yes"}, {}, {"approve": True, "extra": 1}):
-        assert httpx.post(url, json=bad).status_code == 422
-    assert httpx.post(url, content=b"not json").status_code == 422
-    assert httpx.post(url, json={"approve": False}).status_code == 200
+        assert http.post(url, json=bad).status_code == 422
+    assert http.post(url, content=b"not json").status_code == 422
+    assert http.post(url, json={"approve": False}).status_code == 200
     events = finished(store, run_id)
     assert (victim / "keep.txt").read_text() == "precious\n"
     decided = next(e for e in events if e["type"] == "approval_decided")
@@ -237,28 +245,30 @@ def test_a_command_denied_on_the_page_is_refused_and_the_model_is_told(
     assert "the user denied it on the dashboard" in told["content"]
 
 
-def test_other_sites_cannot_answer_approvals(
-    dashboard: DashboardServer, store: Store, victim: Path
+def test_other_sites_and_token_less_clients_cannot_answer_approvals(
+    dashboard: DashboardServer, http: httpx.Client, store: Store, victim: Path
 ) -> None:
     run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
-    url = dashboard.url + f"api/approvals/{request['id']}"
-    cross = httpx.post(url, json={"approve": True}, headers={"origin": "https://attacker.example"})
+    url = f"api/approvals/{request['id']}"
+    stranger = httpx.post(dashboard.base_url + url, json={"approve": True})
+    assert stranger.status_code == 401 and "localhand serve" in stranger.text
+    cross = http.post(url, json={"approve": True}, headers={"origin": "https://attacker.example"})
     assert cross.status_code == 403
-    rebinding = httpx.get(dashboard.url + "api/approvals", headers={"host": "attacker.example"})
+    rebinding = http.get("api/approvals", headers={"host": "attacker.example"})
     assert rebinding.status_code == 400
-    assert [r["id"] for r in httpx.get(dashboard.url + "api/approvals").json()["approvals"]] == [
-        request["id"]
-    ], "still pending"
-    assert httpx.post(url, json={"approve": False}).status_code == 200
+    assert [r["id"] for r in http.get("api/approvals").json()["approvals"]] == [request["id"]], (
+        "still pending"
+    )
+    assert http.post(url, json={"approve": False}).status_code == 200
     finished(store, run_id)
     assert victim.exists()
 
 
 def test_stopping_the_dashboard_refuses_what_waits(
-    store: Store, ollama: FakeOllama, victim: Path
+    store: Store, ollama: FakeOllama, victim: Path, tmp_path: Path
 ) -> None:
     settings = Settings(model="qwen3:8b", host=ollama.url)
-    server = start_dashboard(store, port=0, settings=settings)
+    server = start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path])
     try:
         run_id, _ = start_and_wait_for_approval(server, victim.parent)
     finally:

@@ -1,5 +1,6 @@
 """A real browser (Debian's Chromium, driven by Playwright) on the dashboard: start a run against
-the fake Ollama server from the page and watch its tool calls appear live.
+the fake Ollama server from the page and watch its tool calls appear live. The page is opened
+the way a user does, with the tokenised URL ``localhand serve`` prints.
 
 The run view's screenshot is written by this test; ``LOCALHAND_UPDATE_SCREENSHOT=1`` also
 copies it to ``docs/dashboard.png`` for README.
@@ -41,8 +42,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 if sync_playwright is None or not CHROMIUM.exists():
     if os.environ.get("CI"):
         raise RuntimeError("CI needs Playwright and Debian's chromium for the browser test")
-    pytest.skip("needs Playwright and /usr/bin/chromium (apt-get install chromium)",
-                allow_module_level=True)
+    pytest.skip(
+        "needs Playwright and /usr/bin/chromium (apt-get install chromium)", allow_module_level=True
+    )
 
 
 def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -77,18 +79,24 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
     workspace = Path(shutil.copytree(EXAMPLE, tmp_path / "calc"))
     gate = threading.Event()
     script = [
-        {"content": "", "thinking": "Read the code before changing it.", "tool_calls": [
-            {"function": {"name": "read_file", "arguments": {"path": "calc.py"}}}]},
+        {
+            "content": "",
+            "thinking": "Read the code before changing it.",
+            "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "calc.py"}}}],
+        },
         tool_call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
         # The run waits here until the test has seen the first rows in the page.
-        lambda body: tool_call("run_command", command="python3 check_calc.py")
-        if gate.wait(20) else "gate never opened",
+        lambda body: (
+            tool_call("run_command", command="python3 check_calc.py")
+            if gate.wait(20)
+            else "gate never opened"
+        ),
         tool_call("read_file", path="notes.md"),
         "Fixed add(): it subtracted instead of adding. check_calc.py passes.",
     ]
     with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
         settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings) as server:
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
             task = "Fix the bug in calc.py so check_calc.py passes"
             page.fill("textarea[name=description]", task)
@@ -128,17 +136,24 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
 
 
 PLAN_EVENTS: list[dict[str, Any]] = [
-    {"type": "plan_revised", "plan": [
-        {"id": 1, "command": "pip install -e ."}, {"id": 2, "command": "pytest -q"}]},
+    {
+        "type": "plan_revised",
+        "plan": [{"id": 1, "command": "pip install -e ."}, {"id": 2, "command": "pytest -q"}],
+    },
     {"type": "step_started", "step_id": 1},
     {"type": "step_finished", "step_id": 1, "ok": True},
     {"type": "step_started", "step_id": 2},
     {"type": "step_finished", "step_id": 2, "ok": False, "summary": "2 failed"},
     {"type": "retry_attempt", "step_id": 2, "attempt": 1, "reason": "flaky import"},
-    {"type": "plan_revised", "plan": [
-        {"id": 1, "command": "pip install -e .", "status": "done"},
-        {"id": "1b", "command": "pip install pytest-asyncio", "repair": True},
-        {"id": 2, "command": "pytest -q"}, {"id": 3, "command": "rm -rf build"}]},
+    {
+        "type": "plan_revised",
+        "plan": [
+            {"id": 1, "command": "pip install -e .", "status": "done"},
+            {"id": "1b", "command": "pip install pytest-asyncio", "repair": True},
+            {"id": 2, "command": "pytest -q"},
+            {"id": 3, "command": "rm -rf build"},
+        ],
+    },
     {"type": "step_skipped", "step_id": 3, "reason": "not needed"},
     {"type": "approval_needed", "step_id": "1b", "warning_message": "installs a package"},
     {"type": "agent_thinking", "message": "diagnosing the failure"},
@@ -166,7 +181,6 @@ def test_plan_events_render_as_steps_with_their_states(
         expect(page.locator("tr.note.plan")).to_have_count(len(PLAN_EVENTS))
 
 
-
 def test_a_simple_task_streams_its_answer_into_the_run_view(
     page: Page, store: Store, tmp_path: Path
 ) -> None:
@@ -175,7 +189,7 @@ def test_a_simple_task_streams_its_answer_into_the_run_view(
     slow = {"content": answer, "chunk_delay": 1.0}  # a word a second: 5 s in all
     with FakeOllama(script=[slow], models={"qwen3:8b": {}}) as ollama:
         settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings) as server:
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
             page.fill("textarea[name=description]", "Explain what calc.py does")
             page.fill("input[name=workspace]", str(workspace))
@@ -195,14 +209,14 @@ def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
     page: Page, store: Store, tmp_path: Path
 ) -> None:
     workspace = tmp_path / "ws"
-    workspace.mkdir()
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    command = "rm -rf ../victim  # <b>model output</b>"
-    script = [tool_call("run_command", command=command), "Removed ../victim."]
+    victim = workspace / "victim"
+    victim.mkdir(parents=True)
+    # Dangerous (it deletes the whole workspace), and inside what the command sandbox allows.
+    command = "rm -rf *  # <b>model output</b>"
+    script = [tool_call("run_command", command=command), "Removed everything."]
     with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
         settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings) as server:
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
             page.fill("textarea[name=description]", "Remove the victim directory next door")
             page.fill("input[name=workspace]", str(workspace))
@@ -224,3 +238,63 @@ def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
             expect(page.locator("tr.note.decision.approved")).to_contain_text("by page")
             expect(page.locator("tr.tool-row.ok")).to_have_count(1)
             assert not victim.exists()
+
+
+def test_the_printed_url_lets_the_browser_in_and_leaves_no_token_behind(
+    browser: Browser, page: Page, store: Store
+) -> None:
+    with start_dashboard(store, port=0) as server:
+        stranger = browser.new_context()
+        try:
+            refused = stranger.new_page().goto(server.base_url)
+            assert refused is not None and refused.status == 401
+            assert "open the URL printed by `localhand serve`" in refused.text()
+        finally:
+            stranger.close()
+
+        page.goto(server.url + f"#/runs/{store.begin_run('t')}")
+        assert page.url.startswith(server.base_url + "#/runs/"), "no token in the address bar"
+        assert "token" not in page.url
+        (cookie,) = page.context.cookies()
+        assert cookie["name"] == f"localhand-token-{server.port}"
+        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+        assert page.evaluate("document.cookie") == "", "the page's scripts cannot read it"
+        expect(page.locator("#conn")).to_have_text("live")  # the WebSocket got in with it
+        page.click("text=All runs")
+        expect(page.locator("#runs-body tr")).to_have_count(1)
+        page.reload()
+        expect(page.locator("#runs-body tr")).to_have_count(1)  # still in after a reload
+
+
+def test_a_dangerous_verify_command_typed_into_the_form_waits_for_the_page(
+    page: Page, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "canary.txt").write_text("alive\n")
+    monkeypatch.setenv("HOME", str(home))  # so `rm -rf ~` could only ever reach the canary
+    workspace = Path(shutil.copytree(EXAMPLE, tmp_path / "calc"))
+    with FakeOllama(script=["Nothing to do."], models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url)
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
+            page.goto(server.url)
+            expect(page.locator("#roots")).to_contain_text(str(tmp_path))
+            page.fill("textarea[name=description]", "Explain calc.py")
+            page.fill("input[name=workspace]", "/")
+            page.click("button[type=submit]")
+            expect(page.locator("#start-error")).to_contain_text("outside the dashboard's")
+
+            page.fill("input[name=workspace]", str(workspace))
+            page.fill("input[name=verify]", "rm -rf ~")
+            page.click("button[type=submit]")
+            request = page.locator("tr.note.approval")
+            expect(request).to_contain_text("rm -rf ~")
+            expect(request).to_contain_text("dangerous")
+            assert ollama.chat_requests == [], "the task waits for the answer"
+            request.locator("button.deny").click()
+
+            expect(page.locator("#run-status")).to_have_text("error")
+            expect(page.locator("#result-fields")).to_contain_text("was not approved")
+            expect(page.locator("tr.note.decision.denied")).to_contain_text("by page")
+            assert (home / "canary.txt").read_text() == "alive\n"
+            assert ollama.chat_requests == []

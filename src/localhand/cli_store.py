@@ -183,12 +183,18 @@ def serve(
     allow_remote: bool,
     model: str | None,
     db: Path | None,
+    workspace_roots: list[Path] | None = None,
 ) -> int:
-    """Serve the dashboard: runs, live timelines, plans, and a form to start tasks."""
+    """Serve the dashboard: runs, live timelines, plans, and a form to start tasks.
+
+    Every request needs the token (given, or generated and printed in the URL); tasks started
+    from the page may only use workspaces under the roots (--workspace-root, else
+    [dashboard] workspaces in localhand.toml, else the current directory)."""
     from localhand.config import load_settings
 
     try:
         from localhand.dashboard import start_dashboard
+        from localhand.dashboard.settings import broad_roots, load_dashboard_settings
     except ImportError as exc:
         fail(
             f"the dashboard needs FastAPI and uvicorn ({exc.name} is missing): "
@@ -197,6 +203,7 @@ def serve(
     store = _open(db)
     try:
         settings = load_settings().with_overrides(model=model)
+        dashboard = load_dashboard_settings(workspace_roots or ())
         server = start_dashboard(
             store,
             host=host,
@@ -205,12 +212,19 @@ def serve(
             allow_remote=allow_remote,
             settings=settings,
             background=False,
+            workspaces=dashboard.workspaces,
         )
     except ConfigError as exc:
         fail(str(exc))
-    _console(stderr=True).print(
-        f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it"
-    )
+    err = _console(stderr=True, soft_wrap=True)  # never break the URL: it carries the token
+    err.print(f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it")
+    from rich.markup import escape
+
+    roots = ", ".join(map(str, dashboard.workspaces))
+    err.print(f"tasks from the page may use workspaces under: {escape(roots)}")
+    for root in broad_roots(dashboard):
+        where = escape(str(root))
+        err.print(f"[yellow]warning:[/] the page may start tasks anywhere under {where}")
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
         server.serve_forever()
     return 0
@@ -234,12 +248,22 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--token",
         default=os.environ.get("LOCALHAND_TOKEN") or None,
         metavar="TOKEN",
-        help="Require this token (16+ characters; default: LOCALHAND_TOKEN).",
+        help="The token every request must carry (16+ characters; default: LOCALHAND_TOKEN, "
+        "else a new one each start, printed in the URL).",
+    )
+    parser.add_argument(
+        "--workspace-root",
+        dest="workspace_roots",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="Tasks started from the page may only use workspaces under DIR (repeatable; "
+        "default: [dashboard] workspaces in localhand.toml, else the current directory).",
     )
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help="Allow a non-loopback --host (a token is required).",
+        help="Allow a non-loopback --host (whoever reaches it with the token can run tasks).",
     )
     parser.add_argument("--model", metavar="NAME", help="Default model for tasks started.")
     add_db_option(parser)

@@ -5,18 +5,21 @@
     GET  /api/runs/{run}         one run and its events (``?after=SEQ``: only later ones;
                                  ``?events=false``: none)
     POST /api/runs               start a task (JSON body: ``StartRequest``) → ``{"run_id"}``
-    GET  /api/config             defaults for the page's form
+    GET  /api/config             defaults for the page's form, and the workspace roots
     GET  /api/approvals?run=RUN  commands of page-started runs waiting for a yes or no, oldest
                                  first: ``RUN``'s (id or prefix, 404 if none), else all
     POST /api/approvals/{id}     answer one (JSON body ``{"approve": true|false}``) → 200,
                                  404 when it is not pending (unknown, decided, timed out)
     WS   /ws/runs/{run}?after=N  the run's events with ``seq > N``, then live (see ``live``)
+
+Every request needs the token (see ``security``); request bodies are capped (see ``limits``)
+and errors never send them back (see ``errors``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,9 +31,12 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from localhand.config import Settings
 from localhand.dashboard.approvals import PageApprovals
+from localhand.dashboard.errors import install_error_handlers
 from localhand.dashboard.launcher import Launcher, StartRequest
+from localhand.dashboard.limits import BodyLimit
 from localhand.dashboard.live import Doorbell, stream_run
 from localhand.dashboard.security import Guard
+from localhand.dashboard.settings import load_dashboard_settings
 from localhand.errors import ConfigError
 from localhand.store import Store, StoreError
 
@@ -48,17 +54,22 @@ class Decision(BaseModel):
 def create_app(
     store: Store,
     *,
+    token: str,
     settings: Settings | None = None,
-    token: str | None = None,
     loopback_only: bool = True,
+    workspaces: Sequence[Path] | None = None,
 ) -> FastAPI:
-    """The dashboard over ``store``. Tasks started from the page use ``settings`` (model, host).
+    """The dashboard over ``store``; every request must carry ``token``. Tasks started from
+    the page use ``settings`` (model, host, approval policy) and must have their workspace
+    inside one of ``workspaces`` (default: ``[dashboard] workspaces`` of localhand.toml, else
+    the current directory).
 
     ``loopback_only`` refuses requests whose Host is not loopback (set it False only when
-    listening elsewhere, with a ``token``)."""
+    listening elsewhere)."""
+    roots = tuple(workspaces) if workspaces else load_dashboard_settings().workspaces
     bell = Doorbell()
     approvals = PageApprovals()
-    launcher = Launcher(store, settings or Settings(), approvals)
+    launcher = Launcher(store, settings or Settings(), approvals, roots)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -78,7 +89,14 @@ def create_app(
 
     @app.get("/api/config")
     def config() -> dict[str, Any]:
-        return {"model": launcher.settings.model, "cwd": os.getcwd(), "db": store.path}
+        cwd = Path(os.getcwd()).resolve()
+        inside = any(cwd.is_relative_to(root) for root in roots)
+        return {
+            "model": launcher.settings.model,
+            "cwd": str(cwd if inside else roots[0]),
+            "roots": [str(root) for root in roots],
+            "db": store.path,
+        }
 
     @app.get("/api/runs")
     def runs(limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
@@ -113,6 +131,8 @@ def create_app(
         await stream_run(ws, store, bell, ref, after)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit)  # inside the Guard: nothing is read for a stranger
     app.add_middleware(Guard, token=token, loopback_only=loopback_only)
     return app
 

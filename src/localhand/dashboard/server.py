@@ -7,6 +7,9 @@ import errno
 import socket
 import threading
 import time
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
 
 import uvicorn
 from fastapi import FastAPI
@@ -29,7 +32,7 @@ class DashboardServer:
         host: str = "127.0.0.1",
         port: int = DEFAULT_PORT,
         *,
-        token: str | None = None,
+        token: str,
         port_fallback: bool = False,
     ) -> None:
         self.sock = _bind(host, port, port_fallback)
@@ -42,10 +45,15 @@ class DashboardServer:
 
     @property
     def url(self) -> str:
-        """The page's address, with the token when one is required."""
+        """The address to print and open: the page with its token (see ``security``)."""
+        return f"{self.base_url}?token={quote(self.token, safe='')}"
+
+    @property
+    def base_url(self) -> str:
+        """The address without the token, for API clients that send it as a header."""
         shown = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
         shown = f"[{shown}]" if ":" in shown else shown
-        return f"http://{shown}:{self.port}/" + (f"?token={self.token}" if self.token else "")
+        return f"http://{shown}:{self.port}/"
 
     def serve_forever(self) -> None:
         """Serve until Ctrl-C (uvicorn handles the signal when on the main thread)."""
@@ -86,12 +94,22 @@ def start_dashboard(
     settings: Settings | None = None,
     port_fallback: bool = False,
     background: bool = True,
+    workspaces: Sequence[Path] | None = None,
 ) -> DashboardServer:
     """Build the app and its server; with ``background`` also start it in a thread.
-    Raises ``ConfigError`` for an unsafe host or a port in use (unless ``port_fallback``,
-    which then takes any free port)."""
+
+    ``token`` (default: a new one, see ``server.token`` and ``server.url``) is required by
+    every request; page-started tasks must work inside ``workspaces`` (default: see
+    ``settings``). Raises ``ConfigError`` for an unsafe host, a bad token or a port in use
+    (unless ``port_fallback``, which then takes any free port)."""
     token = check_bind(host, token, allow_remote)
-    app = create_app(store, settings=settings, token=token, loopback_only=is_loopback(host))
+    app = create_app(
+        store,
+        token=token,
+        settings=settings,
+        loopback_only=is_loopback(host),
+        workspaces=workspaces,
+    )
     server = DashboardServer(app, host, port, token=token, port_fallback=port_fallback)
     return server.start() if background else server
 

@@ -2,7 +2,10 @@
 // Live updates: one WebSocket per open run, resumed with ?after=<last seq> after a drop, so a
 // late or reconnecting page gets every earlier event first and never one twice.
 // A command waiting for approval (run mode's approval_needed) gets Approve / Deny buttons once
-// GET /api/approvals lists it: only runs started from this page wait for its answer.
+// GET /api/approvals lists it: only runs started from this page wait for its answer. Verify
+// commands typed into the form are asked for the same way, before the task starts.
+// The token is in an HttpOnly cookie (set when the printed URL was opened), so fetch and
+// WebSocket carry it without this script ever seeing it.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -22,7 +25,9 @@ function mount(templateId) {
 
 async function api(path, options) {
   const response = await fetch(path, options);
-  const body = await response.json().catch(() => ({}));
+  const text = await response.text();
+  let body;
+  try { body = JSON.parse(text); } catch { body = { detail: text.trim() }; } // 401, 413: plain text
   if (!response.ok) throw new Error(errorText(body.detail) || `HTTP ${response.status}`);
   return body;
 }
@@ -46,6 +51,7 @@ function showRuns() {
   const form = $("start-form");
   const saved = JSON.parse(localStorage.getItem("localhand.form") || "{}");
   api("/api/config").then((config) => {
+    $("roots").textContent = `Workspaces must be inside ${config.roots.join(", ")}.`;
     form.workspace.value = saved.workspace || config.cwd;
     form.model.value = saved.model || config.model;
     form.verify.value = saved.verify || "";
@@ -339,8 +345,11 @@ class RunView {
 }
 
 // -- helpers ---------------------------------------------------------------------------------
-// Run mode's approval for run_command; plan mode's approval_needed belongs to the plan view.
-function isRunApproval(e) { return e.type === "approval_needed" && e.step_id === "run_command"; }
+// Run mode's approval for run_command, and the page's own verify commands; plan mode's
+// approval_needed belongs to the plan view.
+function isRunApproval(e) {
+  return e.type === "approval_needed" && (e.step_id === "run_command" || e.step_id === "verify");
+}
 
 function note(kind, e, when, tag, ...content) {
   return el("tr", "note " + kind, [
