@@ -202,6 +202,31 @@ def test_without_network_no_socket_from_outside_is_reachable(place: Path, tmp_pa
     assert stat.S_ISSOCK(path.stat().st_mode)
 
 
+@pytest.mark.parametrize("sandbox", ["workspace-write", "off"])
+def test_without_network_no_unix_socket_can_be_opened_even_one_in_sight(
+    place: Path, sandbox: str
+) -> None:
+    """A server outside listening on a socket file the command can see (here in the
+    workspace itself): the seccomp filter denies the socket, with or without bubblewrap."""
+    path = place / "leak.sock"
+    unix = _Listener(socket.AF_UNIX, str(path))
+    connect = (
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1])\n"
+        "s.sendall(b'leaked'); print('sent')\n"
+    )
+    (place / "connect.py").write_text(connect)
+    try:
+        done = run_shell(
+            f"python3 connect.py {path}", place, sandbox=Sandbox(mode=sandbox), isolate_network=True
+        )
+    finally:
+        received = unix.close()
+    assert "sent" not in done.output
+    assert "Permission denied" in done.output
+    assert received == b""
+
+
 def test_the_model_is_told_when_it_meets_the_walls(place: Path) -> None:
     tool = ShellTool(Workspace(place), policy="never")
     result = tool.run_command("echo x > /etc/localhand-test")

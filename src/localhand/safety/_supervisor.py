@@ -1,6 +1,6 @@
 """Runs one command and makes sure nothing it started outlives it. A script, not a module:
 
-    python -I -S _supervisor.py STATUS_FD LIFELINE_FD OUTPUT_FD GRACE -- ARGV...
+    python -I -S _supervisor.py STATUS_FD LIFELINE_FD OUTPUT_FD GRACE [--no-unix-sockets] -- ARGV...
 
 It makes itself a child subreaper (Linux), so every process the command starts stays its
 descendant, even one that detached with ``setsid``, ``nohup`` or a double fork. It runs ARGV in
@@ -8,7 +8,9 @@ a new session with its stdout and stderr on OUTPUT_FD, and writes ``exit N`` or 
 STATUS_FD when ARGV's process ends. When
 LIFELINE_FD reaches end of file (the parent is done with the command, gave up on it, or died,
 even by SIGKILL) or a SIGTERM arrives, it ends every descendant: SIGTERM, then SIGKILL after
-GRACE seconds, then reaps them and exits.
+GRACE seconds, then reaps them and exits. With ``--no-unix-sockets`` (the network is off) the
+command cannot create a Unix-domain socket (a seccomp filter), so no socket of another program
+carries data out, wherever its file is.
 
 It imports nothing from localhand and runs with ``-I -S``: nothing in the workspace or the
 environment can change what it does.
@@ -28,7 +30,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 def main(argv: list[str]) -> None:
     status_fd, lifeline, output = int(argv[1]), int(argv[2]), int(argv[3])
-    grace, command = float(argv[4]), argv[6:]
+    split = argv.index("--")
+    grace, flags, command = float(argv[4]), argv[5:split], argv[split + 1 :]
     _become_subreaper()  # without it (not Linux), the command's session is what gets ended
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -41,6 +44,8 @@ def main(argv: list[str]) -> None:
     if pid == 0:
         os.dup2(output, 1)
         os.dup2(output, 2)
+        if "--no-unix-sockets" in flags:
+            _deny_unix_sockets()
         _exec(command, (status_fd, lifeline, output, wake_r, wake_w))
     # Let go of the output pipe: its end of file must mean the command's processes are done.
     os.close(output)
@@ -78,6 +83,56 @@ def _exec(command: list[str], close: tuple[int, ...]) -> None:
     except BaseException as error:
         os.write(2, f"localhand: cannot run {command[0]}: {error}\n".encode())
     os._exit(127)
+
+
+_SECCOMP = {  # machine: (AUDIT_ARCH_*, __NR_socket)
+    "x86_64": (0xC000003E, 41),
+    "aarch64": (0xC00000B7, 198),
+}
+_NR_IO_URING_SETUP = 425  # the same on both; io_uring can open sockets past the filter
+_AF_UNIX = 1
+_EACCES = 13
+
+
+def _deny_unix_sockets() -> None:
+    """Install a seccomp filter on this process (and so the command) that makes
+    ``socket(AF_UNIX, …)`` and ``io_uring_setup`` fail with EACCES. Exits 126 with a message
+    rather than run the command without it on a machine that should support it."""
+    machine = os.uname().machine
+    if machine not in _SECCOMP:
+        os.write(2, f"localhand: Unix sockets cannot be blocked on {machine}\n".encode())
+        return
+    arch, nr_socket = _SECCOMP[machine]
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | _EACCES  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
+    program = [  # (code, jump if true, jump if false, k); jumps count instructions skipped
+        (ld, 0, 0, 4),  # 0: the architecture
+        (jeq, 0, 6, arch),  # 1: another (a 32-bit program): allowed, as without a filter
+        (ld, 0, 0, 0),  # 2: the system call's number
+        (jge, 5, 0, 0x40000000),  # 3: x32 system calls: denied
+        (jeq, 0, 2, nr_socket),  # 4: socket(): look at its domain, else on to 7
+        (ld, 0, 0, 16),  # 5: its first argument (low 32 bits)
+        (jeq, 2, 1, _AF_UNIX),  # 6: AF_UNIX: denied; other families: allowed
+        (jeq, 1, 0, _NR_IO_URING_SETUP),  # 7
+        (ret, 0, 0, allow),  # 8
+        (ret, 0, 0, deny),  # 9
+    ]
+    try:
+        import ctypes
+        import struct
+
+        code = b"".join(struct.pack("HBBI", *instruction) for instruction in program)
+        buffer = ctypes.create_string_buffer(code)
+        fprog = struct.pack("HxxxxxxQ", len(program), ctypes.addressof(buffer))
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+        if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+        if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.c_char_p(fprog), 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
+    except (OSError, AttributeError) as error:
+        os.write(2, f"localhand: cannot block Unix sockets ({error}); nothing was run\n".encode())
+        os._exit(126)
 
 
 def _become_subreaper() -> bool:

@@ -101,7 +101,8 @@ def run_shell(
     if wrap is None and not box.network:
         argv = [*_network_isolation(), *argv]
     started = time.monotonic()
-    supervised = Supervised(argv, cwd, command_environment(env, keep=keep_env), wrap)
+    environment = command_environment(env, keep=keep_env)
+    supervised = Supervised(argv, cwd, environment, wrap, unix_sockets=box.network)
     capture = _HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
