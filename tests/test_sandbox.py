@@ -67,6 +67,18 @@ def test_nothing_outside_the_workspace_can_be_changed(place: Path, command: str)
     run_shell(command, place, timeout_s=10)
 
 
+def test_no_capability_is_left_to_undo_the_mounts(place: Path) -> None:
+    """As root, bubblewrap keeps every capability unless told otherwise; with them a command
+    could remount the root writable or unmount the tmpfs that hides $HOME."""
+    done = run_shell(
+        "grep CapEff /proc/self/status; mount -o remount,rw /; umount $HOME; "
+        "unshare -Urm sh -c 'mount -o remount,rw / && umount $HOME'; echo pwned > ../canary",
+        place,
+    )
+    assert "CapEff:\t0000000000000000" in done.output
+    assert not Path("/etc/localhand-test-pwned").exists()
+
+
 def test_the_workspace_is_writable_and_tmp_is_private(place: Path) -> None:
     marker = f"localhand-sandbox-{os.getpid()}"
     done = run_shell(f"echo ok > out && cat out && touch /tmp/{marker} && ls /tmp", place)

@@ -92,6 +92,9 @@ class Sandbox:
             options += _hidden_sockets()
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+        # Run as root, bubblewrap keeps every capability unless told: with CAP_SYS_ADMIN a
+        # command could remount the read-only root writable or unmount the hidden $HOME.
+        options += ["--cap-drop", "ALL"]
         if not self.network:
             options.append("--unshare-net")
         options += ["--chdir", os.path.realpath(cwd or root), "--", *argv]
@@ -135,7 +138,7 @@ def available() -> str | None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs",
              "/tmp", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent",
-             "--new-session", "--", "true"]  # fmt: skip
+             "--new-session", "--cap-drop", "ALL", "--", "true"]  # fmt: skip
     try:
         done = subprocess.run(
             probe, capture_output=True, timeout=_PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL
