@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings, load_settings
+from localhand.config import Settings, distrusting, load_settings
 from localhand.errors import ConfigError
 
 
@@ -41,3 +41,32 @@ def test_bad_settings_say_what_to_fix(tmp_path: Path, toml: str, message: str) -
     with pytest.raises(ConfigError) as info:
         load_settings(env={}, cwd=tmp_path)
     assert message in str(info.value)
+
+
+LOOSE = 'approve = "never"\n\n[sandbox]\nmode = "off"\nread = ["~/.ssh"]\n'
+
+
+def test_a_config_inside_the_workspace_cannot_lower_safety(tmp_path: Path) -> None:
+    (tmp_path / "localhand.toml").write_text('model = "m:1"\n' + LOOSE)
+    settings = load_settings(env={}, cwd=tmp_path)
+    assert (settings.sandbox, settings.approve) == ("off", "never")
+    kept, said = distrusting(settings, tmp_path)
+    assert (kept.sandbox, kept.approve, kept.sandbox_read) == ("workspace-write", "dangerous", ())
+    assert kept.model == "m:1"  # what does not lower safety is still read
+    assert len(said) == 1 and "sandbox = 'off'" in said[0] and "approve = 'never'" in said[0]
+
+
+def test_the_same_settings_count_from_outside_the_workspace(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "localhand.toml").write_text(LOOSE)
+    from_outside = load_settings(env={}, cwd=tmp_path)
+    assert distrusting(from_outside, workspace) == (from_outside, [])
+    (workspace / "localhand.toml").write_text(LOOSE)
+    from_variables = load_settings(
+        env={"LOCALHAND_SANDBOX": "off", "LOCALHAND_APPROVE": "never"}, cwd=workspace
+    )
+    kept, _ = distrusting(from_variables, workspace)
+    assert (kept.sandbox, kept.approve) == ("off", "never")
+    from_flags = load_settings(env={}, cwd=workspace).with_overrides(sandbox="off")
+    assert distrusting(from_flags, workspace)[0].sandbox == "off"

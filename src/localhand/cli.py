@@ -39,6 +39,7 @@ COMMAND_MODULES = {
     "runs": "localhand.cli_store",
     "show": "localhand.cli_store",
     "replay": "localhand.cli_store",
+    "undo": "localhand.cli_undo",
     "serve": "localhand.cli_store",
     "plan": "localhand.cli_plan",
     "batch": "localhand.cli_batch",
@@ -134,6 +135,7 @@ def run(
     from localhand.recording import RunRecording
     from localhand.runner import run_task
     from localhand.safety.approval import TerminalApprover
+    from localhand.safety.own_env import forget_secrets
     from localhand.verify import CommandCheck
 
     try:
@@ -152,6 +154,7 @@ def run(
         settings = load_settings().with_overrides(
             host=host, approve=approve, isolate_network=no_network, sandbox=sandbox
         )
+        forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
         if not json_output:
             from localhand.view import TerminalView
@@ -262,5 +265,7 @@ def _print_result(result: Result, json_output: bool) -> None:
     if json_output:
         sys.stdout.write(result.to_json() + "\n")
     elif result.output and not streamed:
-        sys.stdout.write(result.output.rstrip() + "\n")
+        from localhand.view import printable  # the model's text: its escapes written out
+
+        sys.stdout.write(printable(result.output.rstrip()) + "\n")
     sys.stdout.flush()

@@ -48,6 +48,7 @@ def batch(
     from localhand.batch.driver import BatchOptions, run_batch
     from localhand.batch.progress import summary_notes, summary_table, totals_line
     from localhand.config import load_settings
+    from localhand.safety.own_env import forget_secrets
 
     err = stderr()
     out = err if json_output else Console(highlight=False, soft_wrap=True)
@@ -66,6 +67,7 @@ def batch(
     )
     try:
         settings = load_settings().with_overrides(model=model, backend=backend)
+        forget_secrets()  # settings read: no secret stays where a command could read it
         report = run_batch(tasks, settings, options, console=err, on_result=_printer(json_output))
     except ConfigError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")

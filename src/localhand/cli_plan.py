@@ -64,7 +64,7 @@ def plan(
     json_output: bool,
 ) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
-    from localhand.config import load_settings
+    from localhand.config import distrusting, load_settings
     from localhand.events import EventBus, Warning
     from localhand.plan.draft import DraftError, draft_plan
     from localhand.plan.executor import PLAN_LIMITS, PlanExecutor
@@ -74,6 +74,7 @@ def plan(
     from localhand.recording import RunRecording
     from localhand.runner import sandbox_of
     from localhand.safety.approval import TerminalApprover
+    from localhand.safety.own_env import forget_secrets
     from localhand.task import AGENTIC_TIMEOUT_S, Task
 
     err = stderr()
@@ -91,6 +92,7 @@ def plan(
         settings = load_settings().with_overrides(
             model=model, backend=backend, host=host, sandbox=sandbox
         )
+        forget_secrets()  # settings read: no secret stays where a command could read it
         chat_model = None
         if goal is not None or mode == "agentic":
             chat_model = build_model(
@@ -136,6 +138,10 @@ def plan(
 
         def warn(message: str) -> None:
             bus.emit(Warning(task_id=task_id, message=message))
+
+        settings, distrusted = distrusting(settings, root)
+        for message in distrusted:
+            warn(message)
 
         with RunRecording(recorded, bus, settings=settings), sandbox_of(settings, warn):
             result = executor.run()

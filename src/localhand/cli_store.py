@@ -39,7 +39,6 @@ def runs(*, limit: int, db: Path | None, json_output: bool) -> int:
     if json_output:
         _print_json([_without_result(info.to_dict()) for info in found])
         return 0
-    from rich.markup import escape
     from rich.table import Table
 
     out = _console()
@@ -64,7 +63,7 @@ def runs(*, limit: int, db: Path | None, json_output: bool) -> int:
             str(info.iterations),
             f"{info.tokens_in + info.tokens_out:,}",
             _duration(info.duration_s),
-            escape(task),
+            _shown(task),
         )
     out.print(table)
     return 0
@@ -85,13 +84,17 @@ def runs_arguments(parser: argparse.ArgumentParser) -> None:
 
 def show(*, run: str, db: Path | None, json_output: bool) -> int:
     """Print a run's timeline: tool calls, nudges, stops, verification and the Result."""
+    from localhand.safety.scrub import scrub_data
+
     store = _open(db)
     info = _resolve(store, run)
     events = store.events(info.id)
+    # Scrubbed again: a store written before the scrubber knew a secret's shape still has it.
     if json_output:
-        _print_json({"run": info.to_dict(), "events": [e.to_dict() for e in events]})
+        run_data = scrub_data(info.to_dict())
+        _print_json({"run": run_data, "events": [scrub_data(e.to_dict()) for e in events]})
         return 0
-    from localhand.view import TimelineView
+    from localhand.view import TimelineView, printable
 
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
@@ -107,9 +110,9 @@ def show(*, run: str, db: Path | None, json_output: bool) -> int:
         )
     elif info.status == "running":
         out.print("[blue]… still running[/]")
-    output = (info.result or {}).get("output") or ""
+    output = scrub_data((info.result or {}).get("output") or "")
     if output:
-        sys.stdout.write(output.rstrip() + "\n")
+        sys.stdout.write(printable(output.rstrip()) + "\n")
     return 0
 
 
@@ -126,7 +129,9 @@ def replay(
 
     Exit code 0 when the replay did the same as the recording, 1 when it differs."""
     from localhand.replay import replay_run
+    from localhand.safety.own_env import forget_secrets
 
+    forget_secrets()  # the replay runs the recorded commands again: nothing for them to read
     store = _open(db)
     try:
         report = replay_run(store, run, workspace=workspace, keep=keep)
@@ -135,15 +140,13 @@ def replay(
     if json_output:
         _print_json(report.to_dict())
         return 0 if report.ok else 1
-    from rich.markup import escape
-
     out = _console(soft_wrap=True)
     out.print(
         f"replayed run {report.run_id}: {report.replies_used} of {report.replies_recorded} "
         f"recorded replies, in a {report.workspace_source} (recorded as run {report.replay_run_id})"
     )
     for note in report.notes:
-        out.print(f"[yellow]! {escape(note)}[/]")
+        out.print(f"[yellow]! {_shown(note)}[/]")
     if keep:
         out.print(f"workspace kept at {report.workspace}")
     if report.ok:
@@ -152,8 +155,8 @@ def replay(
     out.print(f"[bold red]✗ {len(report.differences)} difference(s)[/]")
     for diff in report.differences:
         out.print(f"  step {diff.index + 1}:")
-        out.print(f"    [red]- recorded: {escape(diff.recorded or '(nothing)')}[/]")
-        out.print(f"    [green]+ replayed: {escape(diff.replayed or '(nothing)')}[/]")
+        out.print(f"    [red]- recorded: {_shown(diff.recorded or '(nothing)')}[/]")
+        out.print(f"    [green]+ replayed: {_shown(diff.replayed or '(nothing)')}[/]")
     return 1
 
 
@@ -191,6 +194,7 @@ def serve(
     from the page may only use workspaces under the roots (--workspace-root, else
     [dashboard] workspaces in localhand.toml, else the current directory)."""
     from localhand.config import load_settings
+    from localhand.safety.own_env import forget_secrets
 
     try:
         from localhand.dashboard import start_dashboard
@@ -203,6 +207,7 @@ def serve(
     store = _open(db)
     try:
         settings = load_settings().with_overrides(model=model)
+        forget_secrets()  # settings and --token read: no secret stays where commands look
         dashboard = load_dashboard_settings(workspace_roots or ())
         server = start_dashboard(
             store,
@@ -285,8 +290,10 @@ class _Recorded:
     """A stored event with the two things the terminal view asks of an Event."""
 
     def __init__(self, event: StoredEvent) -> None:
+        from localhand.safety.scrub import scrub_data
+
         self.type = event.type
-        self._data = event.data
+        self._data = scrub_data(event.data)
 
     def to_dict(self) -> dict[str, Any]:
         return self._data
@@ -314,6 +321,16 @@ def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
 
 
+def _shown(text: str) -> str:
+    """``text`` (from a model, a command or a page) for Rich on a terminal: its control
+    characters written out (``view.printable``), its markup brackets escaped."""
+    from rich.markup import escape
+
+    from localhand.view import printable
+
+    return escape(printable(text))
+
+
 def _status(status: str) -> str:
     colour = STATUS_COLOURS.get(status, "red")
     return f"[{colour}]{status}[/]"
@@ -329,4 +346,10 @@ def _without_result(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    # JSON escapes the C0 controls but writes DEL and the C1 controls (\x9b is CSI) as they
+    # are; as \u escapes they mean the same and do nothing to a terminal.
+    sys.stdout.write(text.translate(_C1_ESCAPES) + "\n")
+
+
+_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}

@@ -60,9 +60,53 @@ class Settings:
     price_out: float | None = None
     """Price per million reply tokens."""
 
+    config_file: str | None = None
+    """The ``localhand.toml`` these settings were read from, if any."""
+    from_file: frozenset[str] = frozenset()
+    """The settings whose value came from ``config_file`` (not a variable or a flag)."""
+
     def with_overrides(self, **values: Any) -> Settings:
         """Apply flags; ``None`` means the flag was not given."""
-        return replace(self, **{k: v for k, v in values.items() if v is not None})
+        given = {k: v for k, v in values.items() if v is not None}
+        return replace(self, **given, from_file=self.from_file - set(given))
+
+
+_PROVENANCE = frozenset(("config_file", "from_file"))
+"""Fields that say where settings came from: not settings themselves."""
+LOOSENING = {
+    "approve": lambda value: value == "never",
+    "sandbox": lambda value: value == "off",
+    "sandbox_read": bool,
+}
+"""Settings that lower what stands between a model's commands and the machine, by value."""
+
+
+def distrusting(settings: Settings, workspace: Path) -> tuple[Settings, list[str]]:
+    """``settings`` without what a model could have set for itself: a ``localhand.toml``
+    inside the workspace (where localhand is usually started, and the model writes) does not
+    lower safety (``LOOSENING``); those values fall back to their defaults. Also returns what
+    to tell the person about it."""
+    if settings.config_file is None:
+        return settings, []
+    config = os.path.realpath(settings.config_file)
+    root = os.path.realpath(workspace)
+    if not (config == root or config.startswith(root.rstrip(os.sep) + os.sep)):
+        return settings, []
+    ignored = {
+        name: getattr(Settings(), name)
+        for name, loosens in LOOSENING.items()
+        if name in settings.from_file and loosens(getattr(settings, name))
+    }
+    if not ignored:
+        return settings, []
+    said = ", ".join(f"{name} = {getattr(settings, name)!r}" for name in ignored)
+    message = (
+        f"{settings.config_file} is inside the workspace, where the model can write, so its "
+        f"{said} is ignored: such a file cannot lower the safety of a run. Give it as a flag "
+        "(--sandbox off, --approve never) or a LOCALHAND_* variable, or keep the file outside "
+        "the workspace (LOCALHAND_CONFIG=PATH)."
+    )
+    return replace(settings, **ignored, from_file=settings.from_file - set(ignored)), [message]
 
 
 _ENV = {
@@ -94,10 +138,15 @@ def load_settings(env: dict[str, str] | None = None, cwd: Path | None = None) ->
     )
     if path.is_file():
         values.update(_read_toml(path))
+    from_file = set(values)
     for name, var in _ENV.items():
         if env.get(var):
             values[name] = env[var]
-    return _validated(values, source=f"{path} or LOCALHAND_* variables")
+            from_file.discard(name)
+    settings = _validated(values, source=f"{path} or LOCALHAND_* variables")
+    if not path.is_file():
+        return settings
+    return replace(settings, config_file=str(path), from_file=frozenset(from_file))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -132,7 +181,7 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
 
 
 def _validated(values: dict[str, Any], source: str) -> Settings:
-    known = {f.name: f for f in fields(Settings)}
+    known = {f.name: f for f in fields(Settings) if f.name not in _PROVENANCE}
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise ConfigError(

@@ -8,6 +8,12 @@ not collect it, and the Result says how to go back to it.
 Every git command here goes through ``localhand.safety.git``: the workspace's config cannot
 make localhand's own git run a program (fsmonitor, hooks, filters, textconv...), and git gets
 the scrubbed environment. A file with a filter attribute is kept as its bytes on disk.
+
+Where the repository lives (its git directory and, for a linked worktree, the common one) is
+read before the run, when the model has not touched it, and git may write only there and in
+the workspace (it runs in the command sandbox): a model that turned ``.git`` into a file
+pointing at another repository, or ``objects`` into a symlink, gets no write outside from the
+snapshot after the run, which then fails and is left out of the Result.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ class GitState:
     ref: str
     diff: str = ""
     """``git diff`` from ``before`` to the workspace after the run (capped)."""
+    writable: tuple[str, ...] = ()
+    """Where git may write: the workspace, then the repository's directories as they were
+    before the run."""
 
     def to_dict(self) -> dict[str, str]:
         return {
@@ -53,53 +62,63 @@ class GitState:
 
 def record_before(workspace: Path, task_id: str) -> GitState | None:
     """Snapshot the workspace as a commit; ``None`` when it is not in a git repository."""
-    if git(workspace, "rev-parse", "--git-dir") is None:
+    places = git(workspace, "rev-parse", "--absolute-git-dir", "--git-common-dir")
+    if places is None:
         return None
-    commit = snapshot_commit(workspace, f"localhand: workspace before task {task_id}")
+    found = [os.path.join(workspace, line) for line in places.splitlines() if line.strip()]
+    writable = tuple(dict.fromkeys([str(workspace), *map(os.path.realpath, found)]))
+    message = f"localhand: workspace before task {task_id}"
+    commit = snapshot_commit(workspace, message, writable)
     if commit is None:
         return None
     ref = f"refs/localhand/{task_id}"
-    if git(workspace, "update-ref", ref, commit) is None:
+    if git(workspace, "update-ref", ref, commit, writable=writable) is None:
         return None
-    return GitState(before=commit, ref=ref)
+    return GitState(before=commit, ref=ref, writable=writable)
 
 
 def with_diff(state: GitState, workspace: Path) -> GitState:
     """The same state, plus the diff from ``before`` to the workspace now."""
-    after = snapshot_commit(workspace, "localhand: workspace after the run")
+    after = snapshot_commit(workspace, "localhand: workspace after the run", state.writable)
     if after is None:
         return state
     # run_git adds --no-ext-diff --no-textconv to every diff.
-    diff = git(workspace, "diff", "--no-color", state.before, after, "--", ".")
+    diff = git(
+        workspace, "diff", "--no-color", state.before, after, "--", ".", writable=state.writable
+    )
     diff = diff or ""
     if len(diff) > MAX_DIFF_CHARS:
         cut = len(diff) - MAX_DIFF_CHARS
         note = f"[... {cut} more characters; run git diff {state.before}]"
         diff = f"{diff[:MAX_DIFF_CHARS]}\n{note}\n"
-    return GitState(before=state.before, ref=state.ref, diff=diff)
+    return GitState(before=state.before, ref=state.ref, diff=diff, writable=state.writable)
 
 
-def snapshot_commit(workspace: Path, message: str) -> str | None:
+def snapshot_commit(
+    workspace: Path, message: str, writable: tuple[str, ...] | None = None
+) -> str | None:
     """The working tree (minus ignored files) as a commit, made through a temporary index so
-    the user's own index is left alone; ``None`` when git cannot do it."""
+    the user's own index is left alone; ``None`` when git cannot do it. With ``writable``
+    (see ``GitState.writable``) git runs sandboxed and writes only there."""
     index = git(workspace, "rev-parse", "--git-path", "index")
     with tempfile.TemporaryDirectory(prefix="localhand-git-") as tmp:
+        sandboxed = None if writable is None else (*writable, tmp)
         temp_index = Path(tmp) / "index"
         real_index = workspace / index.strip() if index else None
         if real_index is not None and real_index.is_file():
             # Starting from the real index lets git skip re-hashing files whose stat is unchanged.
             shutil.copyfile(real_index, temp_index)
         env = {"GIT_INDEX_FILE": str(temp_index)}
-        if git(workspace, "add", "--all", "--", ".", env=env) is None:
+        if git(workspace, "add", "--all", "--", ".", env=env, writable=sandboxed) is None:
             return None
-        tree = git(workspace, "write-tree", env=env)
+        tree = git(workspace, "write-tree", env=env, writable=sandboxed)
         if tree is None:
             return None
         parent = git(workspace, "rev-parse", "--verify", "--quiet", "HEAD")
         args = ["commit-tree", tree.strip(), "-m", message]
         if parent:
             args += ["-p", parent.strip()]
-        commit = git(workspace, *args, env=_identity())
+        commit = git(workspace, *args, env=_identity(), writable=sandboxed)
         return commit.strip() if commit else None
 
 

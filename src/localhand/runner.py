@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.agent import Agent
-from localhand.config import Settings
+from localhand.config import Settings, distrusting
 from localhand.errors import ConfigError
 from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, ModelStatus, Warning
 from localhand.ledger import Ledger
@@ -65,6 +65,10 @@ def run_task(
     def warn(message: str) -> None:
         bus.emit(Warning(task_id=task.id, message=message))
 
+    settings, distrusted = distrusting(settings, task.workspace)
+    for message in distrusted:
+        warn(message)
+
     def status(message: str) -> None:
         bus.emit(ModelStatus(task_id=task.id, message=message))
 
@@ -117,6 +121,7 @@ def _run(
         policy=check_policy(settings.approve),
         approver=AnnouncedApprover(approver or DenyAll(), bus, task.id),
         isolate_network=settings.isolate_network,
+        checkpoint=checkpoint_hook(task, store),
     )
     agent = Agent(
         model,
@@ -132,6 +137,26 @@ def _run(
         context_files=task.context_files,
     )
     return agent.run(task.description)
+
+
+def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | None]:
+    """What copies ``task``'s workspace before a dangerous command (``localhand undo RUN``
+    restores it), filed under the store's run id: the run ``RUN`` names is the store's, and a
+    task id can be shared by several runs (a task file run twice, a replay). Without a store,
+    or before it opened the run, the copy is filed by task id and ``undo`` finds it by time."""
+
+    def take(command: str) -> str | None:
+        from localhand.safety.checkpoint import checkpoint_note  # only when one is needed
+
+        run_id = None
+        if store is not None:
+            try:
+                run_id = store.open_run_for(task.id)
+            except Exception:  # a store that fails here must not stop the command: file by task
+                run_id = None
+        return checkpoint_note(task.workspace, command, task_id=task.id, run_id=run_id)
+
+    return take
 
 
 class AnnouncedApprover:

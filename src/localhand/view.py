@@ -3,6 +3,12 @@
 stdout is kept for the answer (or, with ``--json``, the Result alone), so piping works. The
 simple path's answer streams there as it arrives (``answer_delta``); the tool loop's final
 answer is printed by the CLI at the end.
+
+Every text an event carries comes from a model or a command, and either can print terminal
+escapes: a clipboard write (OSC 52), a link that hides its target (OSC 8), a screen clear,
+cursor moves that paint over earlier lines. So each event's strings pass through ``printable``
+(control characters written out as ``\x1b``, newlines and tabs kept) before they are shown,
+live and in ``localhand show``.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ class TerminalView:
             self._end_line()  # the next line (a warning, the summary) starts on its own
         handler = getattr(self, f"on_{event.type}", None)
         if handler is not None:
-            handler(event)
+            handler(Printable(event))
 
     def on_answer_delta(self, event: Event) -> None:
         e = event.to_dict()
@@ -144,6 +150,7 @@ class TimelineView(TerminalView):
         """Nothing: ``show`` prints the whole answer once, from the Result, at the end."""
 
     def __call__(self, event: Any) -> None:
+        event = Printable(event)
         handler = getattr(self, f"on_{event.type}", None)
         if handler is not None:
             handler(event)
@@ -152,6 +159,37 @@ class TimelineView(TerminalView):
             fields = {k: v for k, v in event.to_dict().items() if k not in skip}
             text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
             self.console.print(f"  [magenta]• {event.type}[/] [dim]{escape(text[:200])}[/]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to a terminal: every control or invisible formatting character
+    (escape sequences, bells, C1 controls, bidi overrides) written out as ``\\x1b`` by the same
+    ``escape`` that shows commands for approval; newlines and tabs are kept."""
+    if text.isprintable():
+        return text
+    return "\n".join(line if line.isprintable() else shown(line) for line in text.split("\n"))
+
+
+def printable_data(data: Any) -> Any:
+    """``data`` (an event's JSON-like fields) with ``printable`` applied to every string."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {key: printable_data(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [printable_data(value) for value in data]
+    return data
+
+
+class Printable:
+    """An event as the views read it (``type``, ``to_dict()``), its strings made printable."""
+
+    def __init__(self, event: Any) -> None:
+        self.type: str = event.type
+        self._data = printable_data(event.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._data
 
 
 def _clip(text: str, limit: int) -> str:

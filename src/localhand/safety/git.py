@@ -41,7 +41,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,11 +192,14 @@ def run_git(
     *args: str,
     env: Mapping[str, str] | None = None,
     timeout: float = GIT_TIMEOUT_S,
+    writable: Sequence[str | os.PathLike[str]] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``git args`` in ``cwd`` hardened as this module says. ``env`` adds variables (a
-    temporary ``GIT_INDEX_FILE``, an identity). A git that cannot start, times out or refuses
-    to run safely is a non-zero exit status with the reason in ``stderr``, never an
-    exception."""
+    temporary ``GIT_INDEX_FILE``, an identity). With ``writable`` (the workspace first), git
+    runs in the command sandbox, without network, and can write only there: a model that
+    pointed ``.git``, ``commondir`` or ``objects`` elsewhere during the run cannot make
+    localhand's git write outside. A git that cannot start, times out or refuses to run safely
+    is a non-zero exit status with the reason in ``stderr``, never an exception."""
     argv = ["git", *args]
     repository = find_repository(cwd)
     if repository is None:
@@ -214,14 +217,31 @@ def run_git(
     environment = git_environment(repository, env, overrides)
     if args and args[0] in SUBCOMMAND_FLAGS:
         args = (args[0], *SUBCOMMAND_FLAGS[args[0]], *args[1:])
-    return _run([executable, "--no-pager", *args], cwd, environment, timeout)
+    argv = _contained([executable, "--no-pager", *args], cwd, writable)
+    return _run(argv, cwd, environment, timeout)
+
+
+def _contained(
+    argv: list[str], cwd: Path, writable: Sequence[str | os.PathLike[str]] | None
+) -> list[str]:
+    """``argv`` in the sandbox in force, writing only ``writable``, where one can be had."""
+    from localhand.safety.sandbox import Sandbox, available, current_sandbox
+
+    if not writable or not current_sandbox().on or available() is not None:
+        return argv
+    workspace, *others = writable
+    return Sandbox(network=False).wrap(argv, workspace, cwd, also_writable=others)
 
 
 def git(
-    cwd: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = GIT_TIMEOUT_S
+    cwd: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+    writable: Sequence[str | os.PathLike[str]] | None = None,
 ) -> str | None:
     """git's output, or ``None`` when it failed."""
-    done = run_git(cwd, *args, env=env, timeout=timeout)
+    done = run_git(cwd, *args, env=env, timeout=timeout, writable=writable)
     return done.stdout if done.returncode == 0 else None
 
 

@@ -80,9 +80,11 @@ class Sandbox:
         argv: Sequence[str],
         workspace: str | os.PathLike[str],
         cwd: str | os.PathLike[str] | None = None,
+        also_writable: Sequence[str | os.PathLike[str]] = (),
     ) -> list[str]:
-        """``argv`` as it runs inside this sandbox, with ``workspace`` as its only writable
-        tree. Call only when ``available()`` is None."""
+        """``argv`` as it runs inside this sandbox, with ``workspace`` (and ``also_writable``,
+        for localhand's own git) as the only trees it may write. Call only when
+        ``available()`` is None."""
         bwrap = shutil.which("bwrap")
         assert bwrap is not None, "wrap() needs bubblewrap: check available() first"
         root = os.path.realpath(workspace)
@@ -91,6 +93,8 @@ class Sandbox:
         if not self.network:
             options += _hidden_sockets()
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
+        for path in map(os.path.realpath, also_writable):
+            options += ["--bind", path, path]
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
         # Run as root, bubblewrap keeps every capability unless told: with CAP_SYS_ADMIN a
         # command could remount the read-only root writable or unmount the hidden $HOME.

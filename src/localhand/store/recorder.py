@@ -1,5 +1,8 @@
 """The bus subscriber that writes every event to the store the moment it is emitted.
 
+What is stored is kept, and shown on the dashboard: every string of an event has its secrets
+redacted first (``localhand.safety.scrub``), the Result's answer included.
+
 Events are committed one by one, on the emitting thread, so a run killed mid-way keeps every
 event up to the kill. Several tasks may share one bus and emit from several threads: the
 recorder maps each ``task_id`` to its open run under a lock, and the store serialises writes.
@@ -12,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.events import Event
+from localhand.safety.scrub import scrub_data
 from localhand.store import archive
 
 if TYPE_CHECKING:
@@ -45,7 +49,8 @@ class Recorder:
             return self._runs.get(task_id)
 
     def __call__(self, event: Event) -> None:
-        data = event.to_dict()
+        raw = event.to_dict()
+        data = scrub_data(raw)
         with self._lock:
             run_id = self._runs.get(event.task_id)
             if event.type == "task_started":  # the same task run again starts a run of its own
@@ -62,7 +67,7 @@ class Recorder:
                 self._finished[event.task_id] = self._runs.pop(event.task_id)
         if event.type == "task_started" and not late:
             self.store.note_start(run_id, event.task_id, data)
-            self._keep_workspace(run_id, str(data.get("workspace") or ""))
+            self._keep_workspace(run_id, str(raw.get("workspace") or ""))
         self.store.append_event(run_id, data)
         if event.type == "model_reply" and self.ledger:
             self.store.ledger_add(

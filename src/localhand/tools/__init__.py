@@ -28,17 +28,24 @@ def tool_functions(
     policy: ApprovalPolicy = "dangerous",
     approver: Approver | None = None,
     isolate_network: bool = False,
+    checkpoint: Callable[[str], str | None] | None = None,
 ) -> list[Callable[..., Any]]:
     """The built-in tools as functions bound to ``workspace``: the file tools, then run_command.
 
     ``policy`` says which commands (and writes into ``.git``) need approval and ``approver``
     gives it; None refuses all of them (``DenyAll``), right for runs without a person.
+    ``checkpoint`` copies the workspace before a dangerous command runs (see ``ShellTool``).
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     approver = approver if approver is not None else DenyAll()
     files = FileTools(space, limits, policy=policy, approver=approver)
     shell = ShellTool(
-        space, limits, policy=policy, approver=approver, isolate_network=isolate_network
+        space,
+        limits,
+        policy=policy,
+        approver=approver,
+        isolate_network=isolate_network,
+        checkpoint=checkpoint,
     )
     return [*files.functions(), *shell.functions()]
 
@@ -50,6 +57,7 @@ def default_tools(
     policy: ApprovalPolicy = "dangerous",
     approver: Approver | None = None,
     isolate_network: bool = False,
+    checkpoint: Callable[[str], str | None] | None = None,
 ) -> ToolRegistry:
     """The default tool set for ``workspace``, followed by any ``extra`` tools or functions.
 
@@ -57,7 +65,12 @@ def default_tools(
     ``isolate_network`` runs commands without network access where the system allows it.
     """
     functions = tool_functions(
-        workspace, limits, policy=policy, approver=approver, isolate_network=isolate_network
+        workspace,
+        limits,
+        policy=policy,
+        approver=approver,
+        isolate_network=isolate_network,
+        checkpoint=checkpoint,
     )
     return ToolRegistry([*functions, *extra])
 

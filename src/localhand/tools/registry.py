@@ -29,11 +29,12 @@ import inspect
 import json
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ToolError
+from localhand.safety.scrub import scrub_text
 from localhand.tools.schema import (
     compact_schema,
     describe_errors,
@@ -227,17 +228,20 @@ class ToolRegistry:
         """Run ``call`` and return what the model should read.
 
         Never raises an ``Exception``: an unknown tool, bad arguments, a ``ToolError`` or a
-        crash all come back as ``ok=False`` results the model can act on.
+        crash all come back as ``ok=False`` results the model can act on. The text has its
+        secrets redacted (``safety.scrub``): it goes to the model, the store and the dashboard.
         """
         tool = self._tools.get(call.name)
         if tool is None:
             return ToolResult(self._unknown(call.name), ok=False)
         try:
-            return tool(call.arguments)
+            result = tool(call.arguments)
         except ToolError as error:
-            return ToolResult(str(error), ok=False)
+            result = ToolResult(str(error), ok=False)
         except Exception as error:  # a crashing tool is reported to the model, not fatal
-            return ToolResult(f"{type(error).__name__}: {error}", ok=False)
+            result = ToolResult(f"{type(error).__name__}: {error}", ok=False)
+        content = scrub_text(result.content)
+        return result if content is result.content else replace(result, content=content)
 
     def _unknown(self, name: str) -> str:
         if not self._tools:

@@ -32,7 +32,7 @@ from localhand.safety.approval import (
 )
 from localhand.safety.approval import refusal as refusal_message
 from localhand.safety.environment import QUIET_ENV, command_environment
-from localhand.safety.risk import classify
+from localhand.safety.risk import Risk, classify
 from localhand.safety.sandbox import Sandbox, available, current_sandbox, refusal
 from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import remaining_s
@@ -221,6 +221,10 @@ class ShellTool:
         approver: who approves; None refuses everything that needs approval (``DenyAll``).
         isolate_network: run commands without network access (where the system allows).
         keep_env: environment variables to pass through although they look like secrets.
+        checkpoint: called with a command the classifier calls dangerous, once it may run and
+            before it does, to keep a copy of the workspace (see ``localhand.safety.
+            checkpoint``); returns a line for the tool result. The sandbox stops a command
+            from leaving the workspace, not from destroying what is in it.
     """
 
     def __init__(
@@ -232,6 +236,7 @@ class ShellTool:
         approver: Approver | None = None,
         isolate_network: bool = False,
         keep_env: Iterable[str] = (),
+        checkpoint: Callable[[str], str | None] | None = None,
     ) -> None:
         self.workspace = workspace
         self.limits = limits or ToolLimits()
@@ -239,6 +244,7 @@ class ShellTool:
         self.approver = approver if approver is not None else DenyAll()
         self.isolate_network = isolate_network
         self.keep_env = tuple(keep_env)
+        self.checkpoint = checkpoint
 
     def functions(self) -> list[Callable[..., Any]]:
         """The tools as bound methods, ready for ``ToolRegistry``."""
@@ -255,9 +261,11 @@ class ShellTool:
             raise ToolError("command is empty")
         if "\0" in command:
             raise ToolError("command contains a NUL byte, which bash cannot take; remove it")
-        refused = self.refusal(command)
+        risk = classify(command, self.workspace.root)
+        refused = self.refusal(command, risk)
         if refused is not None:
             return ToolResult(refused, ok=False)
+        kept = self._checkpoint(command, risk)
         limits = self.limits
         bounded = min(max(timeout_ms, limits.command_min_timeout_ms), limits.command_max_timeout_ms)
         timeout_s = bounded / 1000
@@ -298,12 +306,26 @@ class ShellTool:
         boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
         if boundary is not None and done.exit_code != 0:
             notes.append(boundary)
+        if kept:
+            notes.append(kept)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
         return ToolResult(text, ok=done.exit_code == 0 and not done.timed_out)
 
-    def refusal(self, command: str) -> str | None:
-        """Why ``command`` may not run (the tool result), or None when it may."""
-        risk = classify(command, self.workspace.root)
+    def _checkpoint(self, command: str, risk: Risk) -> str | None:
+        """Keep a copy of the workspace before a dangerous command (the hook's line for the
+        tool result), whatever the policy: --approve never drops the question, not the copy.
+        None where the command cannot write the workspace (the read-only sandbox)."""
+        if self.checkpoint is None or risk.level != "dangerous":
+            return None
+        box = current_sandbox()
+        if box.on and box.mode == "read-only" and available() is None:
+            return None
+        return self.checkpoint(command)
+
+    def refusal(self, command: str, risk: Risk | None = None) -> str | None:
+        """Why ``command`` may not run (the tool result), or None when it may. ``risk``:
+        the command's, when the caller has classified it already."""
+        risk = risk or classify(command, self.workspace.root)
         if not needs_approval(risk, self.policy) or self.approver.approve(command, risk):
             return None
         return refusal_message("command", risk, self.policy, self.approver)
