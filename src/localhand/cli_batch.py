@@ -13,7 +13,14 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from localhand.cli_args import Command, add_db_option, add_json_option, number, stderr
+from localhand.cli_args import (
+    Command,
+    add_db_option,
+    add_json_option,
+    add_sandbox_option,
+    number,
+    stderr,
+)
 from localhand.errors import ConfigError
 
 EXECUTORS = ("local", "ray")
@@ -29,6 +36,7 @@ def batch(
     slots: int | None,
     model: str | None,
     backend: str | None,
+    sandbox: str | None,
     state: Path | None,
     fresh: bool,
     workdir: Path | None,
@@ -66,7 +74,7 @@ def batch(
         ray_max_retries=ray_max_retries,
     )
     try:
-        settings = load_settings().with_overrides(model=model, backend=backend)
+        settings = load_settings().with_overrides(model=model, backend=backend, sandbox=sandbox)
         forget_secrets()  # settings read: no secret stays where a command could read it
         report = run_batch(tasks, settings, options, console=err, on_result=_printer(json_output))
     except ConfigError as exc:
@@ -118,6 +126,7 @@ def batch_arguments(parser: ArgumentParser) -> None:
         "--model", metavar="NAME", help="Model for tasks that name none, e.g. qwen3:8b."
     )
     parser.add_argument("--backend", choices=POOL_BACKENDS, help="Server kind of --host endpoints.")
+    add_sandbox_option(parser)
     parser.add_argument(
         "--state",
         type=Path,
