@@ -21,7 +21,7 @@ from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
 from localhand.recording import RunRecording
 from localhand.runner import run_task
-from localhand.safety import checkpoint
+from localhand.safety import checkpoint, undo
 from localhand.safety.approval import DenyAll
 from localhand.safety.risk import Risk
 from localhand.safety.sandbox import available, run_sandbox
@@ -305,7 +305,7 @@ def test_undo_never_follows_a_symlink_out_of_the_workspace(tmp_path: Path) -> No
     (workspace / "src").rmdir()
     (workspace / "src").symlink_to(outside)
 
-    checkpoint.undo(taken, checkpoint.plan_undo(taken))
+    undo.undo(taken, undo.plan_undo(taken))
 
     assert (outside / "app.py").read_text() == "not yours\n"
     assert sorted(p.name for p in outside.iterdir()) == ["app.py"]
@@ -320,16 +320,16 @@ def test_undo_sees_changes_that_keep_size_and_mtime_and_odd_names(tmp_path: Path
     (tmp_path / odd).write_text("odd\n")
     before = tree(tmp_path)
     taken = checkpoint.take(tmp_path, "git clean -fdx", task_id="t", run_id="same1")
-    assert checkpoint.plan_undo(taken).empty
+    assert undo.plan_undo(taken).empty
     stamp = (tmp_path / "same.txt").stat().st_mtime_ns
     (tmp_path / "same.txt").write_text("bbbb")
     os.utime(tmp_path / "same.txt", ns=(stamp, stamp))
     (tmp_path / "mode.sh").chmod(0o777)
     (tmp_path / odd).unlink()
 
-    plan = checkpoint.plan_undo(taken)
+    plan = undo.plan_undo(taken)
     assert sorted(e.path for e in plan.restore) == sorted(["same.txt", "mode.sh", odd])
-    checkpoint.undo(taken, plan)
+    undo.undo(taken, plan)
     assert tree(tmp_path) == before
 
 
@@ -341,7 +341,7 @@ def test_undo_refuses_when_the_workspace_is_gone(tmp_path: Path) -> None:
     (workspace / "a.txt").unlink()
     workspace.rmdir()
     with pytest.raises(checkpoint.UndoError, match="no longer exists"):
-        checkpoint.plan_undo(taken)
+        undo.plan_undo(taken)
     assert not workspace.exists()
 
 
@@ -361,9 +361,9 @@ def test_checkpoints_filed_by_task_are_found_by_the_time_of_the_run(tmp_path: Pa
     started = time.time()
     checkpoint.take(tmp_path, "rm -rf *", task_id="shared-task", run_id=None)
     finished = time.time()
-    (found,) = checkpoint.find("run1", "shared-task", started, finished)
+    (found,) = undo.find("run1", "shared-task", started, finished)
     assert found.number == 1 and found.command == "rm -rf *"
-    assert checkpoint.find("run0", "shared-task", started - 100, started - 50) == []
+    assert undo.find("run0", "shared-task", started - 100, started - 50) == []
 
 
 def test_the_shell_tool_checkpoints_dangerous_commands_it_runs_only(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """``localhand undo RUN``: put a run's workspace back as a checkpoint kept it.
 
-Wiring only; the checkpoints and the restoring are ``localhand.safety.checkpoint``'s. ``RUN``
-is what ``show`` takes (a run id, a unique prefix of it, or ``last``), resolved through the
-store (``--db``); the checkpoints themselves live in localhand's data directory.
+Wiring only; the checkpoints are ``localhand.safety.checkpoint``'s and the restoring is
+``localhand.safety.undo``'s. ``RUN`` is what ``show`` takes (a run id, a unique prefix of it,
+or ``last``), resolved through the store (``--db``); the checkpoints themselves live in
+localhand's data directory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from localhand.cli_args import Command, add_db_option, fail, number
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
-    from localhand.safety.checkpoint import Checkpoint, UndoPlan
+    from localhand.safety.checkpoint import Checkpoint
+    from localhand.safety.undo import UndoPlan
 
 SHOWN = 20
 """Paths listed per kind of change before "... and N more"."""
@@ -28,7 +30,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
 
     Shows what will change and asks first (--yes does not). Exit code 0 when restored or
     nothing differs, 1 when the answer was no, 2 when it cannot be done."""
-    from localhand.safety import checkpoint as checkpoints
+    from localhand.safety import undo as restoring
     from localhand.store import open_store
 
     try:
@@ -38,9 +40,9 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
                 f"run {info.id} is still running; let it finish or stop it (Ctrl-C) first, "
                 "then undo"
             )
-        found = checkpoints.find(info.id, info.task_id, info.started_at, info.finished_at)
+        found = restoring.find(info.id, info.task_id, info.started_at, info.finished_at)
         chosen = _pick(found, checkpoint, info.id)
-        plan = checkpoints.plan_undo(chosen)
+        plan = restoring.plan_undo(chosen)
     except ConfigError as exc:
         fail(str(exc))
     _describe(info.id, chosen, found, plan)
@@ -51,7 +53,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
         _say("Nothing was changed.")
         return 1
     try:
-        checkpoints.undo(chosen, plan)
+        restoring.undo(chosen, plan)
     except (ConfigError, OSError) as exc:
         fail(
             f"undo stopped part way ({exc}); what was restored so far stays restored. Fix the "
