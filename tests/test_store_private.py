@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from localhand.config import load_settings
 from localhand.events import EventBus, TaskStarted
 from localhand.paths import private_data_dir
+from localhand.recording import RunRecording
 from localhand.store import Store, open_store
 from localhand.store.archive import pack, unpack
+from localhand.task import Task
 
 NORMAL = {"main.py", "docs/readme.md", ".env.example", "keys.py", ".ssh.md", "id_rsa.pub"}
 SECRET = {
@@ -185,3 +188,26 @@ def test_a_recorded_run_keeps_no_secret_in_the_store(tmp_path: Path) -> None:
     assert kept is not None
     assert names_in(kept.data) == NORMAL
     store.close()
+
+
+def test_a_run_keeps_secrets_in_its_copy_only_when_the_settings_ask(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_workspace(workspace)
+    for asked in (False, True):
+        settings = load_settings(env={"LOCALHAND_ARCHIVE_SECRETS": str(asked).lower()})
+        task = Task(description="d", workspace=workspace, id=f"t{asked}")
+        bus = EventBus()
+        with RunRecording(task, bus, settings=settings, db=tmp_path / "runs.db") as recording:
+            bus.emit(
+                TaskStarted(
+                    task_id=task.id,
+                    description="d",
+                    model="m",
+                    workspace=str(workspace),
+                    max_iterations=1,
+                )
+            )
+            assert recording.store is not None and recording.run_id is not None
+            kept = recording.store.archive(recording.run_id)
+        assert kept is not None
+        assert names_in(kept.data) == (NORMAL | SECRET if asked else NORMAL)

@@ -53,6 +53,8 @@ class Settings:
     (workspace-write, refusing to run commands where bubblewrap cannot)."""
     sandbox_read: tuple[str, ...] = ()
     """Paths under ``$HOME`` that sandboxed commands may read (``~/.gitconfig``)."""
+    archive_secrets: bool = False
+    """Keep secret-looking files (``.env``, keys) in the copy of the workspace kept for replay."""
     daily_token_budget: int | None = None
     """Tokens all tasks together may spend per day (checked in the run store's ledger)."""
     price_in: float | None = None
@@ -77,6 +79,7 @@ LOOSENING = {
     "approve": lambda value: value == "never",
     "sandbox": lambda value: value == "off",
     "sandbox_read": bool,
+    "archive_secrets": bool,
 }
 """Settings that lower what stands between a model's commands and the machine, by value."""
 
@@ -121,6 +124,7 @@ _ENV = {
     "approve": "LOCALHAND_APPROVE",
     "isolate_network": "LOCALHAND_NO_NETWORK",
     "sandbox": "LOCALHAND_SANDBOX",
+    "archive_secrets": "LOCALHAND_ARCHIVE_SECRETS",
     "daily_token_budget": "LOCALHAND_DAILY_TOKEN_BUDGET",
     "price_in": "LOCALHAND_PRICE_IN",
     "price_out": "LOCALHAND_PRICE_OUT",
@@ -221,7 +225,7 @@ def _convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(BACKENDS)}")
         if name == "approve" and value not in APPROVE_POLICIES:
             raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
-        if name == "isolate_network":
+        if name in ("isolate_network", "archive_secrets"):
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")

@@ -73,7 +73,8 @@ class RunRecording:
             self.store = Store(":memory:")
         model = self.task.model or (self.settings.model if self.settings else "")
         self.run_id = self.store.begin_run(self.task, model=model)
-        self.bus.subscribe(self.store.recorder())
+        secrets = bool(self.settings and self.settings.archive_secrets)
+        self.bus.subscribe(self.store.recorder(archive_secrets=secrets))
         if self.serve:
             try:
                 self.server = start_dashboard(

@@ -124,13 +124,21 @@ class Store:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def recorder(self, *, ledger: bool = False, archive_bytes: int | None = None) -> Recorder:
+    def recorder(
+        self,
+        *,
+        ledger: bool = False,
+        archive_bytes: int | None = None,
+        archive_secrets: bool = False,
+    ) -> Recorder:
         """A bus subscriber that writes every event as it happens (see ``Recorder``)."""
         from localhand.store.recorder import Recorder
 
         if archive_bytes is None:
-            return Recorder(self, ledger=ledger)
-        return Recorder(self, ledger=ledger, archive_bytes=archive_bytes)
+            return Recorder(self, ledger=ledger, archive_secrets=archive_secrets)
+        return Recorder(
+            self, ledger=ledger, archive_bytes=archive_bytes, archive_secrets=archive_secrets
+        )
 
     # -- tasks and runs -------------------------------------------------------------------
     def record_task(self, task: Task) -> None:

@@ -31,12 +31,19 @@ class Recorder:
     """
 
     def __init__(
-        self, store: Store, *, ledger: bool = False, archive_bytes: int = archive.MAX_BYTES
+        self,
+        store: Store,
+        *,
+        ledger: bool = False,
+        archive_bytes: int = archive.MAX_BYTES,
+        archive_secrets: bool = False,
     ) -> None:
         self.store = store
         self.ledger = ledger
         self.archive_bytes = archive_bytes
         """Keep the workspace with the run when it is at most this big (0: never)."""
+        self.archive_secrets = archive_secrets
+        """Keep secret-looking files (``.env``, keys) in that copy too."""
         self._runs: dict[str, str] = {}
         self._finished: dict[str, str] = {}
         """Runs closed by their ``task_finished``, for events that come after it (a plan's
@@ -84,4 +91,7 @@ class Recorder:
         # Taken at task_started, before any tool has run: the files as the run found them.
         if self.archive_bytes <= 0 or not workspace or not Path(workspace).is_dir():
             return
-        self.store.save_archive(run_id, archive.pack(Path(workspace), self.archive_bytes))
+        kept = archive.pack(
+            Path(workspace), self.archive_bytes, include_secrets=self.archive_secrets
+        )
+        self.store.save_archive(run_id, kept)
