@@ -225,6 +225,13 @@ def test_invalid_utf8_and_escape_sequences_in_output_do_not_break_anything(world
 # -- model output, through the real loop ---------------------------------------------------------
 
 
+def _nested(levels: int) -> object:
+    value: object = "pwned"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
 def run_agent(
     world: Path, script: list, **limits: object
 ) -> tuple[Result, EventLog, ScriptedModel]:
@@ -281,6 +288,10 @@ def tool_results(model: ScriptedModel) -> list[str]:
             "Refused: this write needs the user's approval because it writes "
             ".git/hooks/post-checkout inside .git",
         ),
+        (
+            call("write_file", path="keep.txt", content=_nested(500)),
+            "Arguments for write_file are nested 501 levels deep; the limit is 32.",
+        ),
     ],
     ids=[
         "unknown-tool",
@@ -291,6 +302,7 @@ def tool_results(model: ScriptedModel) -> list[str]:
         "no-op",
         "dangerous",
         "git-hook",
+        "500-deep",
     ],
 )
 def test_bad_calls_become_results_the_model_can_act_on(
@@ -300,6 +312,19 @@ def test_bad_calls_become_results_the_model_can_act_on(
     assert tool_results(model)[0].startswith(expected) or expected in tool_results(model)[0]
     assert result.termination_reason == "final_answer"
     assert [e.ok for e in log.of_type("tool_call")] == [False]
+
+
+def test_a_backtracking_search_ends_with_the_runs_wall_clock(world: Path) -> None:
+    (world / "aaa.txt").write_text(("a" * 40 + "b\n") * 20)
+    started = time.monotonic()
+    result, log, _ = run_agent(
+        world, [call("search_files", pattern="(a|aa)+$"), "never reached"], wall_clock_s=1.5
+    )
+    assert time.monotonic() - started < 4
+    assert result.termination_reason == "timeout"
+    (event,) = log.of_type("tool_call")
+    assert not event.ok and "takes too long to match" in event.result_summary
+    (world / "aaa.txt").unlink()
 
 
 def test_arguments_that_are_not_an_object_are_refused_by_name(world: Path) -> None:

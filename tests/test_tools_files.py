@@ -7,12 +7,15 @@ import os
 import re
 import socket
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from localhand.errors import ToolError
 from localhand.tools import FileTools, ShellTool, ToolLimits, Workspace, default_tools, fsio
+from localhand.tools.deadline import deadline
 from localhand.tools.files import reports_writes
 from localhand.tools.fsio import open_regular
 from localhand.types import ToolCall
@@ -190,7 +193,7 @@ def test_failed_write_leaves_the_original_and_no_temp_file(
     original = b"keep me\x00\xff exactly\n"
     (root / "f.bin").write_bytes(original)
 
-    def broken_replace(src: object, dst: object) -> None:
+    def broken_replace(src: object, dst: object, **dir_fds: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
@@ -351,7 +354,7 @@ def test_failed_edit_leaves_the_original(
 ) -> None:
     (root / "m.py").write_text("x = 1\n")
 
-    def broken_replace(src: object, dst: object) -> None:
+    def broken_replace(src: object, dst: object, **dir_fds: object) -> None:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(os, "replace", broken_replace)
@@ -469,6 +472,90 @@ def test_search_anchors_work_per_line(root: Path, tools: FileTools) -> None:
     assert tools.search_files(r"\Afoo") == "a.txt:2: foo y"
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\s+foo",
+        r"a.b",
+        r"^$",
+        r"x*",
+        r"foo$",
+        r"^\s*def\b",
+        r"[^x]+y",
+        r"o\no",
+        r"(?m)^b",
+        r"\Afoo",
+        r"bar\Z",
+        r"\d{2,}",
+    ],
+)
+def test_search_finds_exactly_the_lines_a_line_by_line_search_finds(
+    root: Path, pattern: str
+) -> None:
+    text = "foo\n  foo bar\n\na_b axb\nxy\n    def f():\nbar 12\nfoo\nb\n"
+    (root / "t.txt").write_text(text)
+    expected = [
+        f"t.txt:{number}: {line.strip()}"
+        for number, line in enumerate(text.split("\n"), 1)
+        if re.search(pattern, line)
+    ]
+    out = small(root, search_max_results=200).search_files(pattern, max_results=200)
+    assert out.splitlines() == (expected or [f"No matches for {pattern!r} in '.'."])
+
+
+BACKTRACKING = ("a" * 40 + "b\n") * 20
+"""Lines on which a pattern like (a|aa)+$ tries about 2**40 ways before it fails."""
+
+
+def test_search_with_a_pattern_python_re_never_finishes_returns_in_time(root: Path) -> None:
+    (root / "a.txt").write_text(BACKTRACKING)
+    tools = small(root, search_timeout_ms=1000)
+    started = time.monotonic()
+    # (a+)+$ hangs the re module here; the regex module sees through it and answers at once.
+    assert tools.search_files("(a+)+$") == "No matches for '(a+)+$' in '.'."
+    with pytest.raises(ToolError) as caught:
+        tools.search_files("(a|aa)+$")
+    assert time.monotonic() - started < 3
+    assert str(caught.value) == (
+        "search_files stopped after 1.0 s: the pattern '(a|aa)+$' takes too long to match (it "
+        "was matching 'a.txt'). Simplify it: nested repetition such as (a+)+ or (a|aa)+ makes "
+        "the regex engine try exponentially many ways; or search a narrower path"
+    )
+
+
+def test_search_ends_with_the_tasks_wall_clock(root: Path) -> None:
+    (root / "a.txt").write_text(BACKTRACKING)
+    tools = small(root, search_timeout_ms=60_000)
+    started = time.monotonic()
+    with deadline(started + 0.3), pytest.raises(ToolError, match=r"stopped after 0\.3 s"):
+        tools.search_files("(a|aa)+$")
+    assert time.monotonic() - started < 2
+
+
+def test_a_backtracking_search_does_not_hold_up_other_threads(root: Path) -> None:
+    """The dashboard and the wall clock run in other threads: they must not wait for it."""
+    (root / "a.txt").write_text(BACKTRACKING)
+    tools = small(root, search_timeout_ms=600)
+    ticks = 0
+    stop = threading.Event()
+
+    def tick() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    try:
+        with pytest.raises(ToolError, match="takes too long"):
+            tools.search_files("(a|aa)+$")
+    finally:
+        stop.set()
+        ticker.join()
+    assert ticks > 100  # about 600 if it ran all along; a held GIL would give a handful
+
+
 def test_search_refuses_missing_paths_and_escapes(root: Path, tools: FileTools) -> None:
     with pytest.raises(ToolError, match="does not exist"):
         tools.search_files("x", path="nowhere")
@@ -563,7 +650,7 @@ def test_any_failure_leaves_the_original_and_no_temp_file(
     (root / "m.py").write_text("x = 1\n")
     os.chmod(root / "m.py", 0o640)
 
-    def broken(*args: object) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, failing, broken)
@@ -645,3 +732,10 @@ def test_a_lone_surrogate_from_json_is_written_as_a_question_mark(
 ) -> None:
     tools.write_file("s.txt", "a\ud800b")
     assert (root / "s.txt").read_bytes() == b"a?b"
+
+
+def test_atomic_write_by_name_still_works_for_other_callers(tmp_path: Path) -> None:
+    fsio.atomic_write(tmp_path / "new" / "dir" / "f.txt", b"one")
+    fsio.atomic_write(tmp_path / "new" / "dir" / "f.txt", b"two")
+    assert (tmp_path / "new" / "dir" / "f.txt").read_bytes() == b"two"
+    assert os.listdir(tmp_path / "new" / "dir") == ["f.txt"]

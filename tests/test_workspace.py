@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -138,3 +139,60 @@ def test_a_tilde_path_is_refused_rather_than_making_a_folder_named_tilde(
     )
     (root / "~backup").mkdir()  # a real folder of that name is fine
     assert ws.resolve("~backup/x") == root / "~backup" / "x"
+
+
+# opening what resolve returned: from the root's descriptor, following no symlink
+
+
+def test_open_reads_a_resolved_path_even_through_an_inside_symlink(
+    ws: Workspace, root: Path
+) -> None:
+    (root / "alias").symlink_to("src", target_is_directory=True)
+    fd = ws.open(ws.resolve("alias/main.py"), os.O_RDONLY)
+    with open(fd, "rb") as handle:
+        assert handle.read() == b"print('hi')\n"
+
+
+def test_open_refuses_a_path_whose_directory_became_a_symlink(
+    ws: Workspace, root: Path, tmp_path: Path
+) -> None:
+    target = ws.resolve("src/main.py")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "main.py").write_text("secret\n")
+    (root / "src").rename(root / "old-src")
+    (root / "src").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(OSError, match=r"symlink|symbolic link") as caught:
+        ws.open(target, os.O_RDONLY)
+    assert caught.value.errno == errno.ELOOP
+
+
+def test_directory_lists_and_makes_directories(ws: Workspace, root: Path) -> None:
+    with ws.directory(ws.root) as fd:
+        assert sorted(os.listdir(fd)) == ["src"]
+    with ws.directory(ws.resolve("new/deeper"), make=True) as fd:
+        assert os.listdir(fd) == []
+    assert (root / "new" / "deeper").is_dir()
+    with pytest.raises(FileNotFoundError), ws.directory(ws.resolve("missing")):
+        pass
+
+
+def test_directory_does_not_make_directories_through_a_symlink(
+    ws: Workspace, root: Path, tmp_path: Path
+) -> None:
+    target = ws.resolve("out/new")
+    (tmp_path / "elsewhere").mkdir()
+    (root / "out").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with (
+        pytest.raises(OSError, match=r"symlink|symbolic link") as caught,
+        ws.directory(target, make=True),
+    ):
+        pass
+    assert caught.value.errno == errno.ELOOP
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_open_refuses_a_path_outside_the_root(ws: Workspace, tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match="outside the workspace"):
+        ws.open(tmp_path / "x", os.O_RDONLY)
+    with pytest.raises(ToolError, match="outside the workspace"):
+        ws.open(Path(str(ws.root) + "-sibling") / "x", os.O_RDONLY)

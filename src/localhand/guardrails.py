@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from localhand.errors import BudgetExceeded, MaxIterations, Repetition, Stall, WallClockTimeout
+from localhand.nesting import depth
 from localhand.types import TIER_ITERATIONS, ToolCall
 
 
@@ -71,7 +72,7 @@ class Limits:
 
     def check_repetition(self, state: RunState, calls: Sequence[ToolCall]) -> None:
         """Record this round's calls; stop when the last ``repetition`` rounds are identical."""
-        state.rounds.append(tuple(sorted(call.canonical() for call in calls)))
+        state.rounds.append(tuple(sorted(_canonical(call) for call in calls)))
         n = self.repetition
         if n is None or len(state.rounds) < n:
             return
@@ -114,6 +115,18 @@ class RunState:
     last_change_iteration: int | None = None
 
 
+def _canonical(call: ToolCall) -> str:
+    """The call as canonical JSON; the parser cuts arguments nested too deep for that (see
+    ``nesting``), and a call that reached here some other way must not end the run either."""
+    try:
+        return call.canonical()
+    except (RecursionError, ValueError):  # nested past the recursion limit, or circular
+        return f"{call.name}: arguments nested {depth(call.arguments)} levels deep"
+
+
 def _short_args(call: ToolCall, limit: int = 60) -> str:
-    text = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    try:
+        text = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    except RecursionError:
+        text = f"arguments nested {depth(call.arguments)} levels deep"
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from localhand.nesting import MAX_DEPTH, cut_deep
 from localhand.parsing.json_load import loads_lenient
 
 _MAX_DEPTH = 32
@@ -177,6 +178,12 @@ def coerce_arguments(arguments: Any, parameters_schema: Mapping[str, Any] | None
     ``5.0`` an integer, a number given for a string parameter its text. A value that cannot be
     converted exactly is left as it is. ``arguments`` given as a JSON string is decoded first;
     anything that is not an object gives ``{}``. Never raises.
+
+    Arguments nested deeper than ``nesting.MAX_DEPTH`` are not converted but cut, in place:
+    each container below the limit becomes a ``nesting.Cut`` (the registry then refuses the
+    call, saying how deep it was). In place, because the reply's history message holds these
+    same containers, and the history is estimated, copied and sent again on every turn: a
+    500-deep list there would end the run with a ``RecursionError``.
     """
     try:
         if isinstance(arguments, str):
@@ -184,6 +191,8 @@ def coerce_arguments(arguments: Any, parameters_schema: Mapping[str, Any] | None
             arguments = decoded if ok else None
         if not isinstance(arguments, Mapping):
             return {}
+        if isinstance(arguments, dict) and cut_deep(arguments) > MAX_DEPTH:
+            return dict(arguments)
         schema: Mapping[str, Any] = (
             parameters_schema if isinstance(parameters_schema, Mapping) else {}
         )

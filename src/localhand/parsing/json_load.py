@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from localhand.nesting import restore_cuts
 from localhand.parsing.faithful import NOTHING_CLOSED, Repair, check
 from localhand.parsing.json_scan import Span, close_unclosed
 
@@ -67,11 +69,72 @@ def load_strict(text: str, span: Span) -> Loaded | None:
     Parses a slice, never the whole text: ``JSONDecodeError`` counts the newlines before the
     error position, so failing at offset N of a long text costs O(N) and thousands of failures
     would be quadratic."""
+    chunk = text[span.start : span.end]
     try:
-        value, end = _DECODER.raw_decode(text[span.start : span.end])
+        value, end = _DECODER.raw_decode(chunk)
         return Loaded(value, span.start + end, "json")
-    except Exception:  # JSONDecodeError, RecursionError on absurd nesting
+    except RecursionError:
+        found = decode_too_deep(chunk)
+        return None if found is None else Loaded(found[0], span.start + found[1], "json")
+    except Exception:  # JSONDecodeError
         return None
+
+
+# json's decoder recurses once per level and gives up near Python's recursion limit (about
+# 1000 levels). A call nested deeper is still a call: it is read with its deepest containers
+# replaced by a marker, which the registry turns into an error the model can read ("nested N
+# levels deep"), where failing to read it would only say "malformed", or take it for prose.
+_KEEP_LEVELS = 64
+_CUT_MARKER = "\x00localhand-cut:"
+_CUT_TOKEN = re.compile(r'[{}\[\]"]')
+_CUT_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.S)
+
+
+def decode_too_deep(chunk: str) -> tuple[Any, int] | None:
+    """``(value, end)`` for the JSON value at the start of ``chunk`` that nests too deep for
+    ``json``: containers below ``_KEEP_LEVELS`` become ``nesting.Cut`` markers. None when it
+    is not JSON (or does not close)."""
+    cut = _cut_deep_text(chunk)
+    if cut is None:
+        return None
+    try:
+        value, end = _DECODER.raw_decode(cut)
+    except Exception:
+        return None
+    # Everything cut lies inside the value, so the text after it is where it was, shifted.
+    return restore_cuts(value, _CUT_MARKER), end + len(chunk) - len(cut)
+
+
+def _cut_deep_text(text: str) -> str | None:
+    """``text`` up to the end of its first value, every container nested deeper than
+    ``_KEEP_LEVELS`` replaced by a marker string holding its depth; linear, no recursion."""
+    pieces: list[str] = []
+    kept = depth = deepest = 0
+    start = -1
+    position = 0
+    while (token := _CUT_TOKEN.search(text, position)) is not None:
+        at = token.start()
+        if text[at] == '"':
+            string = _CUT_STRING.match(text, at)
+            if string is None:
+                return None
+            position = string.end()
+            continue
+        position = at + 1
+        if text[at] in "{[":
+            depth += 1
+            if depth == _KEEP_LEVELS + 1:
+                start, deepest = at, depth
+            deepest = max(deepest, depth)
+            continue
+        depth -= 1
+        if depth == _KEEP_LEVELS and start >= 0:
+            marker = json.dumps(f"{_CUT_MARKER}{deepest - _KEEP_LEVELS}")
+            pieces += (text[kept:start], marker)
+            kept, start = position, -1
+        if depth <= 0:
+            return "".join(pieces) + text[kept:]
+    return None
 
 
 RepairGate = bool | Callable[[int], bool]
@@ -147,6 +210,10 @@ def read_lenient(text: str, *, allow_repair: RepairGate = True) -> Loaded | None
         return None
     try:
         return Loaded(json.loads(stripped, strict=False), len(text), "json")
+    except RecursionError:
+        found = decode_too_deep(stripped)
+        if found is not None and not stripped[found[1] :].strip():
+            return Loaded(found[0], len(text), "json")
     except Exception:
         pass
     if len(stripped) > MAX_LENIENT_CHARS:

@@ -27,12 +27,14 @@ from localhand.safety.risk_types import Risk
 from localhand.tools.edits import replace_once
 from localhand.tools.fsio import (
     BINARY_SNIFF_BYTES,
-    atomic_write,
+    READ_FLAGS,
+    as_regular,
+    atomic_write_at,
     describe_binary,
-    open_regular,
     special_kind,
 )
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
+from localhand.tools.safe_open import swapped
 from localhand.tools.search import search_tree
 from localhand.tools.workspace import Workspace
 
@@ -45,6 +47,11 @@ class FileTools:
 
     Every file written is recorded in ``written`` (see ``take_written``), so that the loop
     need not walk the whole workspace to see what write_file and edit_file changed.
+
+    Paths are checked by name (``Workspace.resolve``) and then opened from a descriptor of the
+    root following no symlink (``Workspace.open``, ``Workspace.directory``; writes rename
+    inside the directory they opened), so a symlink swapped in after the check is refused
+    rather than followed out of the workspace.
     """
 
     def __init__(
@@ -169,7 +176,7 @@ class FileTools:
             content: The complete new file content.
         """
         target = self.workspace.resolve(path)
-        rel = self.workspace.relative(target)
+        rel = self.workspace.relpath(target)  # resolved already: no second realpath
         data = content.encode("utf-8", "replace")  # a lone surrogate from JSON becomes '?'
         self._check_size(len(data), rel)
         existed = self._writable(target, rel, "write_file")
@@ -234,9 +241,10 @@ class FileTools:
         target, rel = self._existing(path, want_dir=True)
         dirs, files = [], []
         try:
-            entries = list(os.scandir(target))
+            with self.workspace.directory(target) as fd:
+                entries = list(os.scandir(fd))
         except OSError as error:
-            raise ToolError(f"cannot list '{rel}': {error.strerror}") from None
+            raise ToolError(failure("list", rel, error)) from None
         for entry in entries:
             if _is_dir(entry):
                 if entry.name not in IGNORED_DIRS:
@@ -267,7 +275,7 @@ class FileTools:
 
     def _existing(self, path: str, *, want_dir: bool) -> tuple[Path, str]:
         target = self.workspace.resolve(path)
-        rel = self.workspace.relative(target)
+        rel = self.workspace.relpath(target)
         if not target.exists():
             raise ToolError(self._not_found(path, target))
         if want_dir and not target.is_dir():
@@ -281,11 +289,11 @@ class FileTools:
 
     def _open(self, target: Path, rel: str) -> BinaryIO:
         try:
-            return open_regular(target)
+            return as_regular(self.workspace.open(target, READ_FLAGS), rel)
         except OSError as error:
             if error.errno == errno.EINVAL:  # swapped for a FIFO or device since _existing
                 raise ToolError(f"'{rel}' is not a regular file; it was not opened") from None
-            raise ToolError(f"cannot read '{rel}': {error.strerror or error}") from None
+            raise ToolError(failure("read", rel, error)) from None
 
     def _writable(self, target: Path, rel: str, tool: str) -> bool:
         """Whether ``target`` exists; refuses what must not be replaced, and asks for
@@ -320,8 +328,12 @@ class FileTools:
     def _not_found(self, raw: str, target: Path) -> str:
         message = f"'{raw}' does not exist; use list_directory to see what is there"
         parent = target.parent
-        if parent.is_dir() and self.workspace.contains(parent):
-            names = [name for name in os.listdir(parent) if name not in IGNORED_DIRS]
+        try:
+            with self.workspace.directory(parent) as fd:
+                names = [name for name in os.listdir(fd) if name not in IGNORED_DIRS]
+        except (OSError, ToolError):  # no parent, or not one to list: no suggestion
+            names = []
+        if names:
             close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.6)
             if close:
                 return f"{message}. Did you mean '{self.workspace.relative(parent / close[0])}'?"
@@ -333,12 +345,24 @@ class FileTools:
         return written
 
     def _write(self, target: Path, rel: str, data: bytes) -> None:
+        # The temporary file and its rename both happen in the directory opened here, so a
+        # parent swapped for a symlink after the checks cannot take the write elsewhere.
         try:
-            atomic_write(target, data)
+            with self.workspace.directory(target.parent, make=True) as directory:
+                atomic_write_at(directory, target.name, data)
         except OSError as error:
-            reason = error.strerror or str(error)
-            raise ToolError(f"could not write '{rel}': {reason}") from None
+            raise ToolError(failure("write", rel, error)) from None
         self.written.add(target)
+
+
+def failure(verb: str, rel: str, error: OSError) -> str:
+    """What the model reads when opening ``rel`` to ``verb`` it failed with ``error``."""
+    if swapped(error):
+        return (
+            f"could not {verb} '{rel}': part of its path became a symlink after it was checked, "
+            "so it was not opened; look at the path with list_directory and try again"
+        )
+    return f"could not {verb} '{rel}': {error.strerror or error}"
 
 
 def reports_writes(function: Callable[..., Any]) -> bool:

@@ -4,6 +4,9 @@ Atomic writes leave the original byte-identical on any failure (disk full includ
 temporary file behind. On Linux the new content is written to an unnamed file (``O_TMPFILE``)
 that only gets a name once it is complete, so even a SIGKILL mid-write leaves nothing; elsewhere
 a hidden temporary file in the same directory is removed on every failure Python sees.
+
+Both work relative to a descriptor of the target's directory, which the file tools open
+without following symlinks (``safe_open``): a name cannot be redirected after it was checked.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import secrets
 import stat
 from contextlib import suppress
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -40,21 +43,32 @@ _MAGIC = (
 )
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """Open ``path`` for reading only if it is a regular file; never blocks.
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+"""Flags to open a file for reading with: O_NONBLOCK, so that opening a FIFO returns at once
+instead of waiting for a writer (``as_regular`` then refuses it)."""
 
-    ``O_NONBLOCK`` makes opening a FIFO return at once instead of waiting for a writer, and
-    the check is made on the opened file (``fstat``), so a file swapped for a FIFO or a device
+
+def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None) -> BinaryIO:
+    """Open ``path`` (by name, relative to ``dir_fd`` if given) for reading only if it is a
+    regular file; never blocks. The file tools open through ``Workspace.open`` instead, which
+    follows no symlink; see ``as_regular`` for what is refused."""
+    return as_regular(os.open(path, READ_FLAGS, dir_fd=dir_fd), os.fspath(path))
+
+
+def as_regular(fd: int, name: str) -> BinaryIO:
+    """The descriptor ``fd`` (opened with ``READ_FLAGS``) as a binary file, if it is a regular
+    file; otherwise it is closed and an error raised.
+
+    The check is made on the opened file (``fstat``), so a file swapped for a FIFO or a device
     between a check and the open is still refused. Raises ``IsADirectoryError`` for
     directories and ``OSError(EINVAL)`` for FIFOs, sockets and devices.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+            raise IsADirectoryError(errno.EISDIR, "is a directory", name)
         if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({special_kind(mode)})", str(path))
+            raise OSError(errno.EINVAL, f"not a regular file ({special_kind(mode)})", name)
         os.set_blocking(fd, True)
         return open(fd, "rb", closefd=True)
     except BaseException:
@@ -73,64 +87,85 @@ def special_kind(mode: int) -> str:
     return "a special file"
 
 
-def looks_binary(path: Path) -> bool:
-    """True when the file's first 8 KB contain a NUL byte (what git and grep check too)."""
-    with open_regular(path) as handle:
-        return b"\0" in handle.read(BINARY_SNIFF_BYTES)
-
-
 def describe_binary(head: bytes) -> str:
     """What kind of binary file starts with ``head``: ``a PNG image``, or ``binary data``."""
     return next((kind for magic, kind in _MAGIC if head.startswith(magic)), "binary data")
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path``'s contents with ``data`` so readers see the old file or the new, never half.
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+"""Flags to open a directory to write in: readable, so that it can be fsync'ed."""
 
-    Keeps the old file's permission bits; a new file gets what the umask gives. On any failure
-    the original is untouched and no temporary file is left.
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path``'s contents with ``data`` (see ``atomic_write_at``), its parents made.
+
+    Goes by name: the file tools use ``atomic_write_at`` on a directory they opened safely.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent, DIR_FLAGS)
     try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+        atomic_write_at(fd, path.name, data)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_at(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace the file ``name`` in the directory ``dir_fd`` with ``data``, so that readers see
+    the old file or the new, never half.
+
+    Everything happens relative to ``dir_fd`` (the temporary file, its rename over ``name``, the
+    fsync), so a parent directory swapped for a symlink meanwhile cannot redirect the write.
+    Keeps the old file's permission bits; a new file gets what the umask gives. Refuses a
+    ``name`` that is now a symlink (``ELOOP``): rename would replace the link, not what it
+    points to, which is not what was asked. On any failure the original is untouched and no
+    temporary file is left. ``dir_fd`` must be open for reading (fsync needs that).
+    """
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        mode = None
-    temp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(4)}.tmp")
-    if not _write_unnamed(path.parent, temp, data, mode):
-        _write_named(temp, data, mode)
+        mode: int | None = None
+    else:
+        if stat.S_ISLNK(info.st_mode):
+            raise OSError(errno.ELOOP, "a symlink is in the way", name)
+        mode = stat.S_IMODE(info.st_mode)
+    temp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+    if not _write_unnamed(dir_fd, temp, data, mode):
+        _write_named(dir_fd, temp, data, mode)
     try:
-        os.replace(temp, path)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=dir_fd)
         raise
-    _fsync_directory(path.parent)
+    with suppress(OSError):  # durability, best effort: some file systems refuse it
+        os.fsync(dir_fd)
 
 
-def _write_unnamed(directory: Path, temp: Path, data: bytes, mode: int | None) -> bool:
-    """Write ``data`` to an unnamed file and name it ``temp``; False where that cannot be done
-    here (nothing is left behind then). A failed write leaves nothing either: the file had no
-    name yet."""
+def _write_unnamed(dir_fd: int, temp: str, data: bytes, mode: int | None) -> bool:
+    """Write ``data`` to an unnamed file in ``dir_fd`` and name it ``temp``; False where that
+    cannot be done here (nothing is left behind then). A failed write leaves nothing either:
+    the file had no name yet."""
     global _tmpfile_works
     if _tmpfile_works is False or not hasattr(os, "O_TMPFILE"):
         return False
     try:
-        fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o666)
+        fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o666, dir_fd=dir_fd)
     except OSError:
         _tmpfile_works = False
         return False
     try:
         _fill(fd, data, mode)
-        _tmpfile_works = _link(fd, temp)
+        _tmpfile_works = _link(fd, dir_fd, temp)
         return _tmpfile_works
     finally:
         os.close(fd)
 
 
-def _write_named(temp: Path, data: bytes, mode: int | None) -> None:
-    # os.open with 0o666 lets the umask decide a new file's mode, as open() would.
+def _write_named(dir_fd: int, temp: str, data: bytes, mode: int | None) -> None:
+    # os.open with 0o666 lets the umask decide a new file's mode, as open() would. O_EXCL
+    # never follows a symlink, so the name cannot lead elsewhere.
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(temp, flags, 0o666)
+    fd = os.open(temp, flags, 0o666, dir_fd=dir_fd)
     try:
         try:
             _fill(fd, data, mode)
@@ -138,7 +173,7 @@ def _write_named(temp: Path, data: bytes, mode: int | None) -> None:
             os.close(fd)
     except BaseException:
         with suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=dir_fd)
         raise
 
 
@@ -162,29 +197,29 @@ _tmpfile_works: bool | None = None
 """Whether unnamed temporary files can be named here; None until first tried."""
 
 
-def _link(fd: int, name: Path) -> bool:
-    """Give the unnamed file ``fd`` the name ``name``: ``linkat(AT_EMPTY_PATH)``, or the
-    ``/proc/self/fd`` link where that needs a privilege this process lacks."""
+def _link(fd: int, dir_fd: int, name: str) -> bool:
+    """Give the unnamed file ``fd`` the name ``name`` in ``dir_fd``: ``linkat(AT_EMPTY_PATH)``,
+    or the ``/proc/self/fd`` link where that needs a privilege this process lacks."""
+    linkat = _linkat()
+    if linkat is not None and linkat(fd, b"", dir_fd, os.fsencode(name), 0x1000) == 0:
+        return True  # 0x1000: AT_EMPTY_PATH
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.linkat(fd, b"", -100, os.fsencode(name), 0x1000) == 0:  # AT_EMPTY_PATH
-            return True
-    except (OSError, AttributeError):
-        pass
-    try:
-        os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
     except OSError:
         return False
     return True
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename durable; best effort, as some file systems refuse to open directories."""
-    with suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
+_LINKAT: list[object] = []
+
+
+def _linkat() -> Any:
+    """libc's ``linkat``, looked up once (None where there is none)."""
+    if not _LINKAT:
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            import ctypes
+
+            _LINKAT.append(ctypes.CDLL(None, use_errno=True).linkat)
+        except (OSError, AttributeError, ImportError):
+            _LINKAT.append(None)
+    return _LINKAT[0]

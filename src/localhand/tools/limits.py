@@ -34,6 +34,10 @@ class ToolLimits:
     """Matched lines longer than this are cut in search_files' output."""
     search_max_file_bytes: int = 2_000_000
     """Larger files are skipped by search_files (they are data, not code)."""
+    search_timeout_ms: int = 5_000
+    """Longest a search_files call may take, its regex included; less when the task's wall
+    clock has less left. A pattern that backtracks past it gets an error telling the model to
+    simplify it."""
     command_head_bytes: int = 4_000
     """Bytes kept from the start of a command's output."""
     command_tail_bytes: int = 12_000

@@ -1,11 +1,19 @@
-"""The workspace jail: every path a tool touches is resolved here and must stay inside the root."""
+"""The workspace jail: every path a tool touches is resolved here and must stay inside the root.
+
+``resolve`` checks a path by name; ``open`` and ``directory`` then open what it returned from a
+descriptor of the root, following no symlink (``safe_open``), so that a symlink swapped in
+after the check cannot lead the open outside.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
+from localhand.tools.safe_open import open_under
 
 
 class Workspace:
@@ -13,6 +21,8 @@ class Workspace:
 
     Paths are resolved with symlinks followed (``realpath``), so a link that points outside the
     root is refused like ``../x`` is, while a link between two places inside the root works.
+    Opening then goes through ``open`` or ``directory``, which follow no symlink at all: the
+    resolved path has none left, so one met there was swapped in after the check.
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -70,3 +80,31 @@ class Workspace:
     def contains(self, path: Path) -> bool:
         """True when the absolute ``path`` is the root or below it (no symlinks are followed)."""
         return path == self.root or path.is_relative_to(self.root)
+
+    def open(self, target: Path, flags: int, mode: int = 0o666) -> int:
+        """A descriptor for ``target`` (a path ``resolve`` returned) opened with ``flags``, no
+        symlink followed in any component; the caller closes it. Raises ``OSError``, with
+        ``ELOOP`` when a symlink was met (``safe_open.swapped`` tells)."""
+        return open_under(self.root, self.relpath(target), flags, mode)
+
+    @contextmanager
+    def directory(self, target: Path, *, make: bool = False) -> Iterator[int]:
+        """A readable descriptor of the directory ``target`` (from ``resolve``), opened like
+        ``open`` does and closed on exit; ``make`` creates it and its missing parents."""
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+        fd = open_under(self.root, self.relpath(target), flags, make=make)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def relpath(self, target: Path) -> str:
+        """``target``, a path ``resolve`` returned, relative to the root and ``/``-separated
+        (``.`` for the root), without resolving it again. On strings: pathlib's
+        ``relative_to`` would double what opening a file costs."""
+        text, root = os.fspath(target), os.fspath(self.root)
+        if text == root:
+            return "."
+        if root != "/" and not text.startswith(root + os.sep):
+            raise ToolError(f"path '{target}' is outside the workspace {self.root}")
+        return text[len(root) :].lstrip(os.sep).replace(os.sep, "/")

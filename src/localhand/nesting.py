@@ -1,0 +1,106 @@
+"""How deeply a value nests, measured without recursion, and cutting it down to a limit.
+
+A model can send tool arguments nested hundreds of levels deep (``{"path": [[[[...]]]]}``).
+Much of what handles arguments recurses (pydantic, ``json.dumps``, ``copy.deepcopy``, the token
+estimate), and Python's recursion limit turns that into a ``RecursionError`` that ends the
+run with a traceback. So the parser cuts such a value where it stands (``cut_deep``: the
+history that shares it is cut too) and the registry refuses the call with an error the model
+can read (``depth``). Both walk with an explicit stack, never by recursion.
+
+Values are trees, as JSON gives them: a structure that shares a sub-list many times over is
+walked once per reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_DEPTH = 32
+"""Deepest nesting accepted in a tool call's arguments; the arguments object is level 1."""
+
+_COUNTED_UP_TO = 1_000_000
+"""``depth`` stops counting here: only a structure that contains itself gets this far."""
+_CONTAINERS = (dict, list, tuple)
+
+
+class Cut(str):
+    """What stands where a value was cut off for nesting too deep: text that says so, which
+    keeps the depth of what it replaced. A ``str``, so JSON, copies and the history take it
+    as it is."""
+
+    depth: int
+
+    def __new__(cls, depth: int) -> Cut:
+        self = super().__new__(cls, f"[cut: {depth} more levels of nesting]")
+        self.depth = depth
+        return self
+
+    def __reduce__(self) -> tuple[type[Cut], tuple[int]]:
+        return Cut, (self.depth,)  # a copy is a Cut too, with its depth
+
+
+def depth(value: Any) -> int:
+    """Levels of nesting in ``value``: 0 for a scalar, 1 for a flat list or dict, and so on; a
+    ``Cut`` counts as deep as what it replaced."""
+    if isinstance(value, Cut):
+        return value.depth
+    if not isinstance(value, _CONTAINERS):
+        return 0
+    deepest = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, _CONTAINERS):
+                if level >= deepest:
+                    deepest = level + 1
+                    if deepest >= _COUNTED_UP_TO:
+                        return deepest
+                stack.append((child, level + 1))
+            elif isinstance(child, Cut) and level + child.depth > deepest:
+                deepest = level + child.depth
+    return deepest
+
+
+def cut_deep(value: Any, limit: int = MAX_DEPTH) -> int:
+    """The depth of ``value``; when that is more than ``limit``, every container at level
+    ``limit + 1`` is replaced, in place, by a ``Cut`` that keeps its depth, so that the value
+    nests at most ``limit`` levels plus the cuts. Tuples, which JSON never makes, are left
+    as they are (they cannot be changed in place)."""
+    total = depth(value)
+    if total <= limit:
+        return total
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        pairs = list(node.items() if isinstance(node, dict) else enumerate(node))
+        for key, child in pairs:
+            if not isinstance(child, _CONTAINERS):
+                continue
+            if level < limit:
+                stack.append((child, level + 1))
+            elif not isinstance(node, tuple):
+                node[key] = Cut(depth(child))
+    return total
+
+
+def restore_cuts(value: Any, marker: str) -> Any:
+    """``value`` with each string ``marker + digits`` (put in by a loader that could not read
+    deeper) replaced by a ``Cut`` of that depth, in place; returns the value."""
+    if isinstance(value, str):
+        return _as_cut(value, marker)
+    stack = [value] if isinstance(value, dict | list) else []
+    while stack:
+        node = stack.pop()
+        pairs = list(node.items() if isinstance(node, dict) else enumerate(node))
+        for key, child in pairs:
+            if isinstance(child, str) and child.startswith(marker):
+                node[key] = _as_cut(child, marker)
+            elif isinstance(child, dict | list):
+                stack.append(child)
+    return value
+
+
+def _as_cut(text: str, marker: str) -> Any:
+    digits = text[len(marker) :]
+    return Cut(int(digits)) if text.startswith(marker) and digits.isdigit() else text
