@@ -19,7 +19,7 @@ from localhand.events import EventBus, EventLog
 from localhand.guardrails import Limits
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel, call
-from localhand.nesting import MAX_DEPTH, Cut, cut_deep, depth, restore_cuts
+from localhand.nesting import MAX_DEPTH, Cut, cut_deep, depth, json_loads, restore_cuts
 from localhand.parsing import coerce_arguments
 from localhand.parsing.json_load import decode_too_deep, loads_lenient
 from localhand.testing import FakeOllama
@@ -232,3 +232,40 @@ def test_a_deep_call_from_a_real_server_is_refused_end_to_end(tmp_path: Path) ->
         refusal("read_file", 401),
     ]
     assert wire_depth(sent) < MAX_DEPTH + 8
+
+
+def test_a_server_reply_nested_past_jsons_own_limit_is_read_with_cuts() -> None:
+    """``json.loads`` raises RecursionError (not ValueError) past ~1,000 levels: what the
+    backends read from a server goes through ``json_loads``, which cuts instead."""
+    body = '{"message": {"tool_calls": [{"function": {"name": "read_file", "arguments": '
+    body += '{"path": ' + "[" * 5000 + "]" * 5000 + "}}}]}}"
+    with pytest.raises(RecursionError):
+        json.loads(body)
+    reply = json_loads(body.encode())
+    arguments = reply["message"]["tool_calls"][0]["function"]["arguments"]
+    assert depth(arguments) > MAX_DEPTH
+    assert depth(json.loads(json.dumps(arguments))) < 100  # what is kept is shallow enough
+    with pytest.raises(ValueError, match="too deep"):
+        json_loads("[" * 5000 + "]" * 4999)  # deep and broken: not JSON, as before
+
+
+def test_the_store_keeps_the_reply_that_carried_a_deep_call(tmp_path: Path) -> None:
+    """The reply is cut as it arrives, before its event is recorded: the store's copy of a
+    500-deep native call would otherwise recurse and that one event be lost."""
+    from localhand.store import Store
+
+    native = {
+        "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": nested_list(500)}}}]
+    }
+    store = Store(tmp_path / "runs.db")
+    (tmp_path / "ws").mkdir()
+    with FakeOllama([native, "done"]) as server:
+        model = OllamaModel("qwen3:8b", server.url, sleep=lambda seconds: None)
+        bus = EventBus()
+        bus.subscribe(store.recorder())
+        result = Agent(model, tmp_path / "ws", bus=bus, require_action=False).run("task")
+    assert result.termination_reason == "final_answer"
+    (run,) = store.runs()
+    types = [event.data["type"] for event in store.events(run.id)]
+    assert types.count("model_reply") == 2
+    store.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -237,6 +238,48 @@ def test_without_network_no_unix_socket_can_be_opened_even_one_in_sight(
     assert "sent" not in done.output
     assert "Permission denied" in done.output
     assert received == b""
+
+
+@pytest.fixture
+def in_sight() -> Iterator[Path]:
+    """A directory outside the workspace that the sandbox leaves in sight (read-only): not
+    under /tmp or $HOME, which it hides; the project's git-ignored .pytest_cache."""
+    directory = Path(__file__).resolve().parent.parent / ".pytest_cache" / f"sight-{os.getpid()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_without_network_no_fifo_outside_can_be_written(place: Path, in_sight: Path) -> None:
+    """A FIFO outside the workspace that another program reads: a read-only mount does not
+    stop a write into it, Landlock does."""
+    fifo = in_sight / "leak.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            with contextlib.suppress(BlockingIOError):
+                if chunk := os.read(fd, 100):
+                    received.append(chunk)
+            time.sleep(0.02)
+        os.close(fd)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    time.sleep(0.1)
+    done = run_shell(
+        f"echo leaked > {fifo}; echo ok > inside.txt",
+        place,
+        isolate_network=True,
+        timeout_s=5,
+    )
+    reader.join()
+    assert b"".join(received) == b""
+    assert "Permission denied" in done.output
+    assert (place / "inside.txt").read_text() == "ok\n"
 
 
 def test_the_model_is_told_when_it_meets_the_walls(place: Path) -> None:

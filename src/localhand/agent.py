@@ -41,6 +41,7 @@ from localhand.events import Warning as WarningEvent
 from localhand.guardrails import Limits, RunState
 from localhand.ledger import Ledger
 from localhand.models.base import ChatModel, ChatOptions
+from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
 from localhand.prompt import (
     NUDGE_EMPTY,
@@ -249,6 +250,8 @@ class Agent:
             if remaining is not None and remaining <= 1:
                 raise WallClockTimeout(str(exc), guardrail="wall_clock") from exc
             raise
+        for call in reply.tool_calls:  # before the event: the store's copy must not recurse
+            cut_deep(call.arguments)
         self.state.tokens_in += reply.usage.prompt_tokens
         self.state.tokens_out += reply.usage.completion_tokens
         if self.ledger is not None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.safety.git import GIT_TIMEOUT_S, git, run_git
+from localhand.safety.scrub import scrub_text
 
 __all__ = [
     "GIT_TIMEOUT_S",
@@ -86,7 +87,8 @@ def with_diff(state: GitState, workspace: Path) -> GitState:
     diff = git(
         workspace, "diff", "--no-color", state.before, after, "--", ".", writable=state.writable
     )
-    diff = diff or ""
+    # The Result is printed, stored and shown: a changed .env must not put its secrets there.
+    diff = scrub_text(diff or "")
     if len(diff) > MAX_DIFF_CHARS:
         cut = len(diff) - MAX_DIFF_CHARS
         note = f"[... {cut} more characters; run git diff {state.before}]"

@@ -104,3 +104,22 @@ def restore_cuts(value: Any, marker: str) -> Any:
 def _as_cut(text: str, marker: str) -> Any:
     digits = text[len(marker) :]
     return Cut(int(digits)) if text.startswith(marker) and digits.isdigit() else text
+
+
+def json_loads(text: str | bytes) -> Any:
+    """``json.loads`` for what a server sends: a value nested too deep for ``json`` (about
+    1,000 levels: a ``RecursionError``) comes back with its deep part cut instead (see
+    ``Cut``), so a tool call that deep reaches the registry, which refuses it with words the
+    model can read. ``ValueError`` when the text is not JSON."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        from localhand.parsing.json_load import decode_too_deep
+
+        chunk = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        found = decode_too_deep(chunk.strip())
+        if found is None:
+            raise ValueError("JSON nested too deep to read, and not well formed") from None
+        return found[0]

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from localhand.models._http_connect import Conn, Origin, alive, connect, split_url
+from localhand.nesting import json_loads
 
 __all__ = ["Client", "ConnectFailed", "ConnectionCut", "HTTPError", "ProtocolError", "Response"]
 __all__ += ["TLSFailed", "Timeout"]
@@ -94,8 +95,8 @@ class Response:
             return self.body.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        """The body as JSON; ``ValueError`` when it is not."""
-        return json.loads(self.body)
+        """The body as JSON (cut where it nests too deep); ``ValueError`` when it is not."""
+        return json_loads(self.body)
 
     def read(self) -> bytes:
         try:

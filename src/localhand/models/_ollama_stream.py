@@ -20,7 +20,6 @@ the partial text.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from localhand.models._http import ConnectFailed, ConnectionCut, HTTPError, Time
 from localhand.models._ollama_wire import error_text, estimate_prompt_tokens, wire_message
 from localhand.models._stream import Watchdog, backend_stream, timeout_text
 from localhand.models.base import ChatOptions, StreamChunk
+from localhand.nesting import json_loads
 from localhand.types import Message, Usage
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def _chunks(lines: Iterator[str], watchdog: Watchdog, model: OllamaModel) -> Ite
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = json_loads(line)
         except ValueError:
             raise _NotOllama(line[:80]) from None
         if not isinstance(data, dict):

@@ -31,6 +31,7 @@ from localhand.models._http import ConnectFailed, ConnectionCut, HTTPError, Time
 from localhand.models._openai_wire import context_full, error_text
 from localhand.models._stream import Watchdog, backend_stream, timeout_text
 from localhand.models.base import ChatOptions, StreamChunk
+from localhand.nesting import json_loads
 from localhand.types import Message, Usage
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def _chunks(
             continue
         if kind == "error":
             raise _stopped(model, error_text(_json_or_text(text), text))
-        data = json.loads(text)  # a ValueError is reported by _error
+        data = json_loads(text)  # a ValueError is reported by _error
         if isinstance(data, Mapping) and data.get("error"):
             raise _stopped(model, error_text(data, text))
         if not isinstance(data, Mapping):

@@ -1,6 +1,6 @@
 """Runs one command and makes sure nothing it started outlives it. A script, not a module:
 
-    python -I -S _supervisor.py STATUS_FD LIFELINE_FD OUTPUT_FD GRACE [--no-unix-sockets] -- ARGV...
+    python -I -S _supervisor.py STATUS_FD LIFELINE_FD OUTPUT_FD GRACE [FLAGS] -- ARGV...
 
 It makes itself a child subreaper (Linux), so every process the command starts stays its
 descendant, even one that detached with ``setsid``, ``nohup`` or a double fork. It runs ARGV in
@@ -8,9 +8,10 @@ a new session with its stdout and stderr on OUTPUT_FD, and writes ``exit N`` or 
 STATUS_FD when ARGV's process ends. When
 LIFELINE_FD reaches end of file (the parent is done with the command, gave up on it, or died,
 even by SIGKILL) or a SIGTERM arrives, it ends every descendant: SIGTERM, then SIGKILL after
-GRACE seconds, then reaps them and exits. With ``--no-unix-sockets`` (the network is off) the
-command cannot create a Unix-domain socket (a seccomp filter), so no socket of another program
-carries data out, wherever its file is.
+GRACE seconds, then reaps them and exits. FLAGS, for a command without network, so that
+nothing carries data out: ``--no-unix-sockets``, no Unix-domain socket can be opened (a
+seccomp filter); ``--write-beneath=PATH`` (repeated), files may be opened for writing only
+beneath those paths (Landlock), so no FIFO outside can be written either.
 
 It imports nothing from localhand and runs with ``-I -S``: nothing in the workspace or the
 environment can change what it does.
@@ -44,6 +45,9 @@ def main(argv: list[str]) -> None:
     if pid == 0:
         os.dup2(output, 1)
         os.dup2(output, 2)
+        beneath = [flag.split("=", 1)[1] for flag in flags if flag.startswith("--write-beneath=")]
+        if beneath:
+            _write_only_beneath(beneath)
         if "--no-unix-sockets" in flags:
             _deny_unix_sockets()
         _exec(command, (status_fd, lifeline, output, wake_r, wake_w))
@@ -85,38 +89,66 @@ def _exec(command: list[str], close: tuple[int, ...]) -> None:
     os._exit(127)
 
 
-_SECCOMP = {  # machine: (AUDIT_ARCH_*, __NR_socket)
-    "x86_64": (0xC000003E, 41),
-    "aarch64": (0xC00000B7, 198),
+_SECCOMP = {  # machine: (its AUDIT_ARCH, socket(), the 32-bit AUDIT_ARCH, its socket calls)
+    "x86_64": (0xC000003E, 41, 0x40000003, (102, 359)),  # i386: socketcall, socket
+    "aarch64": (0xC00000B7, 198, 0x40000028, (281,)),  # arm: socket
 }
-_NR_IO_URING_SETUP = 425  # the same on both; io_uring can open sockets past the filter
+_NR_IO_URING_SETUP = 425  # the same everywhere; io_uring can open sockets past the filter
 _AF_UNIX = 1
 _EACCES = 13
+_LANDLOCK_WRITE_FILE = 1 << 1
+_NR_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self: the same everywhere
+
+
+def _socket_filter(native: int, nr_socket: int, compat: int, compat_sockets: tuple[int, ...]):
+    """The seccomp program, as (code, jump if true, jump if false, k) instructions: native
+    ``socket(AF_UNIX, …)``, x32 calls and ``io_uring_setup`` fail; a 32-bit program may open
+    no socket at all (``socketcall`` hides its arguments); any other architecture nothing."""
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | _EACCES  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
+    program: list = [
+        (ld, 4, None, None),  # the architecture
+        (jeq, native, None, "compat"),
+        (ld, 0, None, None),  # the system call's number
+        (jge, 0x40000000, "deny", None),  # x32
+        (jeq, nr_socket, None, "not socket"),
+        (ld, 16, None, None),  # socket()'s first argument (its low 32 bits)
+        (jeq, _AF_UNIX, "deny", "allow"),
+        "not socket",
+        (jeq, _NR_IO_URING_SETUP, "deny", "allow"),
+        "compat",
+        (jeq, compat, None, "deny"),
+        (ld, 0, None, None),
+        *((jeq, number, "deny", None) for number in compat_sockets),
+        (jeq, _NR_IO_URING_SETUP, "deny", "allow"),
+        "allow",
+        (ret, allow, None, None),
+        "deny",
+        (ret, deny, None, None),
+    ]
+    labels, count = {}, 0
+    for item in program:
+        if isinstance(item, str):
+            labels[item] = count
+        else:
+            count += 1
+    assembled = []
+    for code, k, if_true, if_false in (item for item in program if not isinstance(item, str)):
+        here = len(assembled)
+        jump = [0 if label is None else labels[label] - here - 1 for label in (if_true, if_false)]
+        assembled.append((code, jump[0], jump[1], k))
+    return assembled
 
 
 def _deny_unix_sockets() -> None:
-    """Install a seccomp filter on this process (and so the command) that makes
-    ``socket(AF_UNIX, …)`` and ``io_uring_setup`` fail with EACCES. Exits 126 with a message
-    rather than run the command without it on a machine that should support it."""
+    """Install a seccomp filter on this process (and so the command) that makes a Unix-domain
+    socket impossible to open (see ``_socket_filter``). Exits 126 with a message rather than
+    run the command without it on a machine that should support it."""
     machine = os.uname().machine
     if machine not in _SECCOMP:
         os.write(2, f"localhand: Unix sockets cannot be blocked on {machine}\n".encode())
         return
-    arch, nr_socket = _SECCOMP[machine]
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
-    allow, deny = 0x7FFF0000, 0x00050000 | _EACCES  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
-    program = [  # (code, jump if true, jump if false, k); jumps count instructions skipped
-        (ld, 0, 0, 4),  # 0: the architecture
-        (jeq, 0, 6, arch),  # 1: another (a 32-bit program): allowed, as without a filter
-        (ld, 0, 0, 0),  # 2: the system call's number
-        (jge, 5, 0, 0x40000000),  # 3: x32 system calls: denied
-        (jeq, 0, 2, nr_socket),  # 4: socket(): look at its domain, else on to 7
-        (ld, 0, 0, 16),  # 5: its first argument (low 32 bits)
-        (jeq, 2, 1, _AF_UNIX),  # 6: AF_UNIX: denied; other families: allowed
-        (jeq, 1, 0, _NR_IO_URING_SETUP),  # 7
-        (ret, 0, 0, allow),  # 8
-        (ret, 0, 0, deny),  # 9
-    ]
+    program = _socket_filter(*_SECCOMP[machine])
     try:
         import ctypes
         import struct
@@ -133,6 +165,40 @@ def _deny_unix_sockets() -> None:
     except (OSError, AttributeError) as error:
         os.write(2, f"localhand: cannot block Unix sockets ({error}); nothing was run\n".encode())
         os._exit(126)
+
+
+def _write_only_beneath(paths: list[str]) -> None:
+    """Landlock: the command may open a file for writing only beneath ``paths``. A read-only
+    mount does not stop a write into a FIFO or a device outside, which another program may be
+    reading; this does. Where the kernel has no Landlock, nothing changes."""
+    import ctypes
+    import struct
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    create, add_rule, restrict = _NR_LANDLOCK
+    attributes = struct.pack("=Q", _LANDLOCK_WRITE_FILE)
+    ruleset = libc.syscall(create, attributes, len(attributes), 0)
+    if ruleset < 0:
+        return  # no Landlock in this kernel, or it is turned off
+    try:
+        for path in paths:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                rule = struct.pack("=Qi", _LANDLOCK_WRITE_FILE, fd)
+                if libc.syscall(add_rule, ruleset, 1, rule, 0) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(restrict, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    except OSError as error:
+        os.write(2, f"localhand: cannot confine writes ({error}); nothing was run\n".encode())
+        os._exit(126)
+    finally:
+        os.close(ruleset)
 
 
 def _become_subreaper() -> bool:

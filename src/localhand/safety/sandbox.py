@@ -104,6 +104,19 @@ class Sandbox:
         options += ["--chdir", os.path.realpath(cwd or root), "--", *argv]
         return options
 
+    def offline_flags(self, workspace: str | os.PathLike[str]) -> list[str]:
+        """What the supervisor does for a command without network, sandboxed or not, so that
+        nothing carries data out another way: no Unix-domain socket at all (seccomp), and
+        files opened for writing only in the workspace and the throw-away directories
+        (Landlock: a FIFO outside, which a read-only mount does not stop, included)."""
+        if self.network:
+            return []
+        home = os.path.realpath(os.path.expanduser("~"))
+        beneath = [os.path.realpath(workspace), "/tmp", "/var/tmp", "/dev/shm", "/dev", "/proc"]
+        if home not in ("/", ""):
+            beneath.append(home)
+        return ["--no-unix-sockets", *(f"--write-beneath={path}" for path in beneath)]
+
     def describe(self) -> str:
         """One line for the model and the person: what the command can and cannot do."""
         if not self.on:

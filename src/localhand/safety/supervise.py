@@ -44,12 +44,12 @@ class Supervised:
         env: Mapping[str, str],
         wrap: Callable[[list[str]], list[str]] | None = None,
         *,
-        unix_sockets: bool = True,
+        flags: Sequence[str] = (),
     ):
         """Start ``argv`` under a supervisor; ``wrap`` (a sandbox) turns the supervisor's own
         command line into the one that runs it, so the supervisor lives inside the sandbox
-        with the command and reports its real status. ``unix_sockets=False`` denies the
-        command Unix-domain sockets (for a command without network)."""
+        with the command and reports its real status. ``flags`` confine the command further
+        (see ``Sandbox.offline_flags``)."""
         self.marker = secrets.token_hex(8)
         status_r, status_w = os.pipe()
         life_r, self.lifeline = os.pipe()
@@ -60,7 +60,7 @@ class Supervised:
         self.diagnostics = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _close_pipes)
         supervisor = [sys.executable, "-I", "-S", SUPERVISOR, str(status_w), str(life_r),
                       str(output_w), str(KILL_GRACE_S),
-                      *(() if unix_sockets else ("--no-unix-sockets",)), "--", *argv]  # fmt: skip
+                      *flags, "--", *argv]  # fmt: skip
         try:
             self.proc = subprocess.Popen(
                 wrap(supervisor) if wrap is not None else supervisor,
