@@ -69,6 +69,7 @@ from typing import Any, cast
 import pytest
 
 from localhand.testing import FakeOllama
+from sandbox_helpers import place_in_sight
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
@@ -1382,19 +1383,12 @@ def network_listeners(layout: Layout) -> dict[str, Listener | FifoListener]:
 
 # -- fixtures -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def escape_root(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Path]:
-    """Where the trees around the workspaces go: pytest's cache directory (a directory the
-    sandbox shows read-only, where /tmp would be hidden), made by hand when the cache plugin
-    is off (``-p no:cacheprovider``)."""
-    cache = getattr(request.config, "cache", None)
-    if cache is not None:
-        parent = cache.mkdir("localhand-escape")
-    else:
-        parent = Path(request.config.rootpath) / ".pytest_cache" / "d" / "localhand-escape"
-        parent.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix=f"{TAG}-", dir=parent))
+def escape_root(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """Where the trees around the workspaces go: a directory the sandbox shows read-only
+    (see sandbox_helpers: /tmp would be hidden, and a canary there survive unseen)."""
+    root = place_in_sight(Path(request.config.rootpath), f"localhand-escape-{TAG}-")
+    if root is None:
+        pytest.skip("no directory outside /tmp and $HOME to put the canaries in")
     yield root
     shutil.rmtree(root, ignore_errors=True)
 

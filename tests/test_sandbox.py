@@ -23,6 +23,7 @@ from localhand.errors import ConfigError, ToolError
 from localhand.safety import sandbox as sandbox_module
 from localhand.safety.sandbox import Sandbox, available, run_sandbox, use_sandbox
 from localhand.tools import ShellTool, Workspace, run_shell
+from sandbox_helpers import place_in_sight
 
 pytestmark = pytest.mark.skipif(
     available() is not None, reason=f"no sandbox on this machine: {available()}"
@@ -241,11 +242,11 @@ def test_without_network_no_unix_socket_can_be_opened_even_one_in_sight(
 
 
 @pytest.fixture
-def in_sight() -> Iterator[Path]:
-    """A directory outside the workspace that the sandbox leaves in sight (read-only): not
-    under /tmp or $HOME, which it hides; the project's git-ignored .pytest_cache."""
-    directory = Path(__file__).resolve().parent.parent / ".pytest_cache" / f"sight-{os.getpid()}"
-    directory.mkdir(parents=True, exist_ok=True)
+def in_sight(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A directory outside the workspace that the sandbox leaves in sight (read-only)."""
+    directory = place_in_sight(Path(request.config.rootpath), "sight-")
+    if directory is None:
+        pytest.skip("no directory outside /tmp and $HOME for the FIFO")
     yield directory
     shutil.rmtree(directory, ignore_errors=True)
 

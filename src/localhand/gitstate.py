@@ -109,7 +109,9 @@ def snapshot_commit(
         real_index = workspace / index.strip() if index else None
         if real_index is not None and real_index.is_file():
             # Starting from the real index lets git skip re-hashing files whose stat is unchanged.
-            shutil.copyfile(real_index, temp_index)
+            # Its mtime too: git re-hashes a file not older than the index (racily clean), and a
+            # copy stamped now would hide an edit that kept the file's size and mtime.
+            shutil.copy2(real_index, temp_index)
         env = {"GIT_INDEX_FILE": str(temp_index)}
         if git(workspace, "add", "--all", "--", ".", env=env, writable=sandboxed) is None:
             return None
