@@ -10,8 +10,11 @@ command is not trusted at all. In ``workspace-write`` mode (the default) it sees
   live), except the toolchains on ``PATH`` and what the user lists in ``[sandbox] read``;
 - its own PID namespace, so no other process (localhand's included) is visible in ``/proc``,
   and everything in it ends when its supervisor does (``--die-with-parent``);
-- with the network off, its own network namespace (only a loopback of its own) and no
-  ``/run``, where the sockets of other programs live.
+- no capability, even when localhand runs as root (the mounts cannot be undone);
+- with the network off, its own network namespace (only a loopback of its own), no ``/run``
+  (where other programs keep their sockets), and through its supervisor no Unix-domain socket
+  and no file opened for writing outside the workspace and the throw-away directories
+  (``offline_flags``: a FIFO outside carries nothing out either).
 
 Where bubblewrap cannot run (not installed, no user namespaces, not Linux) ``available()``
 says why, the run says so once, and commands run as before (scrubbed environment,
@@ -116,14 +119,6 @@ class Sandbox:
         if home not in ("/", ""):
             beneath.append(home)
         return ["--no-unix-sockets", *(f"--write-beneath={path}" for path in beneath)]
-
-    def describe(self) -> str:
-        """One line for the model and the person: what the command can and cannot do."""
-        if not self.on:
-            return "Commands run without a sandbox."
-        where = "the workspace is writable" if self.mode == "workspace-write" else "read-only"
-        network = "" if self.network else "; no network"
-        return f"Commands run in a sandbox: {where}, the rest of the system read-only{network}."
 
 
 DEFAULT = Sandbox()
