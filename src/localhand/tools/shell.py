@@ -3,12 +3,12 @@
 Each command runs in the sandbox in force (see ``localhand.safety.sandbox``: the workspace
 writable, the rest of the system read-only, $HOME and other processes out of sight), under a
 supervisor (see ``supervise``) in its own session, with stdin ``/dev/null``, secrets removed
-from its environment and pagers and prompts off, because nobody is there to type. When it returns or
-times out, everything it started is ended, including processes that detached with ``setsid``
-or ``nohup``, and also if localhand itself is killed.
-Output is captured while it is read, keeping only its head and tail, so a command that prints
-without end cannot exhaust memory. ``run_command`` first asks the risk classifier and the
-approval policy whether the command may run at all.
+from its environment and pagers and prompts off, because nobody is there to type. When it
+returns or times out, everything it started is ended, including processes that detached with
+``setsid`` or ``nohup``, and also if localhand itself is killed. Output is captured while it
+is read, keeping only its head and tail, so a command that prints without end cannot exhaust
+memory. ``run_command`` first asks the risk classifier and the approval policy whether the
+command may run at all.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ class ShellTool:
         if not done.timed_out:
             notes.append(_status(done.exit_code))
         boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
-        if boundary is not None and done.exit_code != 0:
+        if boundary is not None:  # also when a later part of the command went on to succeed
             notes.append(boundary)
         if kept:
             notes.append(kept)
