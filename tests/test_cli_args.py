@@ -122,7 +122,7 @@ def test_repeatable_and_paired_options_of_the_other_commands() -> None:
     assert parse_command("replay", ["last", "--keep"])[1]["keep"] is True
     assert parse_command("replay", ["last", "--keep", "--no-keep"])[1]["keep"] is False
     _, options = parse_command("plan", ["p.yaml", "-y", "-w", "."])
-    assert (options["yes"], options["mode"], options["approve"]) == (True, "planner", "dangerous")
+    assert (options["yes"], options["mode"], options["approve"]) == (True, None, "dangerous")
 
 
 def test_no_arguments_print_the_help_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,3 +70,68 @@ def test_the_same_settings_count_from_outside_the_workspace(tmp_path: Path) -> N
     assert (kept.sandbox, kept.approve) == ("off", "never")
     from_flags = load_settings(env={}, cwd=workspace).with_overrides(sandbox="off")
     assert distrusting(from_flags, workspace)[0].sandbox == "off"
+
+
+# -- [plan] default_mode (seed 003's settings.defaultMode) -----------------------------------
+
+
+def test_plan_default_mode_comes_from_the_plan_table(tmp_path: Path) -> None:
+    (tmp_path / "localhand.toml").write_text(
+        '[localhand]\nmodel = "m:1"\n\n[plan]\ndefault_mode = "agentic"\n'
+    )
+    settings = load_settings(env={}, cwd=tmp_path)
+    assert (settings.plan_mode, settings.model) == ("agentic", "m:1")
+    assert "plan_mode" in settings.from_file
+    assert Settings().plan_mode == "planner"
+
+
+def test_plan_mode_flag_over_variable_over_file(tmp_path: Path) -> None:
+    (tmp_path / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')
+    from_env = load_settings(env={"LOCALHAND_PLAN_MODE": "teacher"}, cwd=tmp_path)
+    assert from_env.plan_mode == "teacher"
+    assert from_env.with_overrides(plan_mode=None).plan_mode == "teacher"
+    assert from_env.with_overrides(plan_mode="planner").plan_mode == "planner"
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[plan]\ndefault_mode = "fixer"\n', "[plan] default_mode = 'fixer' in "),
+        ("[plan]\ndefault_mode = 3\n", "[plan] default_mode = 3 in "),
+        ('[plan]\nmode = "agentic"\n', "[plan] in "),
+        ('plan = "agentic"\n', "[plan] in "),
+    ],
+)
+def test_a_bad_plan_table_names_the_file_and_the_modes(
+    tmp_path: Path, toml: str, message: str
+) -> None:
+    (tmp_path / "localhand.toml").write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={"LOCALHAND_PLAN_MODE": "planner"}, cwd=tmp_path)
+    said = str(info.value)
+    assert message in said
+    assert str(tmp_path / "localhand.toml") in said
+    assert "teacher, planner, agentic" in said
+
+
+def test_a_bad_plan_mode_variable_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={"LOCALHAND_PLAN_MODE": "wild"}, cwd=tmp_path)
+    assert "plan_mode='wild'" in str(info.value)
+    assert "teacher, planner, agentic" in str(info.value)
+
+
+def test_a_plan_mode_in_the_workspace_is_kept(tmp_path: Path) -> None:
+    # Not a safety setting: agentic steps pass the same approval gate and sandbox.
+    (tmp_path / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')
+    settings = load_settings(env={}, cwd=tmp_path)
+    assert distrusting(settings, tmp_path) == (settings, [])
+
+
+def test_the_plan_modes_are_those_of_the_executor_and_the_command() -> None:
+    from localhand import cli_plan
+    from localhand.config import PLAN_MODES
+    from localhand.plan.executor import MODES
+
+    assert PLAN_MODES == MODES == cli_plan.MODES
+    assert Settings().plan_mode == cli_plan.DEFAULT_MODE

@@ -56,8 +56,9 @@ def test_budget_warning_when_thirty_percent_or_less_of_corrections_remain(tmp_pa
     # Before the 8th diagnosis 3 of 10 are left (30%): the first warning; 4 left (40%) is none.
     assert [w.used for w in warnings] == [7, 8, 9]
     assert warnings[0].message == "3 of 10 corrections left"
+    # Seed 003's order: agent_thinking, then the warning, then the brain's model call.
     thinking = log.of_type("agent_thinking")
-    assert log.events.index(warnings[0]) < log.events.index(thinking[7])
+    assert log.events[log.events.index(thinking[7]) + 1] is warnings[0]
     assert log.events.index(warnings[0]) > log.events.index(thinking[6])
 
 
@@ -187,3 +188,81 @@ def test_the_brain_s_tokens_are_counted(tmp_path: Path) -> None:
     result, log, _ = run_plan(tmp_path, [("s", nth_run_succeeds(2))], [fix("retry")])
     assert result.tokens_in > 0 and result.tokens_out > 0
     assert len(log.of_type("model_reply")) == 1
+
+
+# -- what counts as a retry (seed 003): retry and modify do, insert_steps does not -----------
+
+
+def insert(command: str) -> str:
+    """The brain's answer: one repair step running ``command`` before the failed one."""
+    return fix("insert_steps", new_steps=[{"description": "repair", "command": command}])
+
+
+def test_a_step_that_needs_four_inserted_repairs_succeeds_and_the_plan_completes(
+    tmp_path: Path,
+) -> None:
+    check = "test -f a && test -f b && test -f c && test -f d"
+    replies = [insert(f"touch {name}") for name in "abcd"]
+    result, log, model = run_plan(tmp_path, [("check", check), ("end", "true")], replies)
+    assert (result.status, result.termination_reason) == ("pass", "completed")
+    assert [(s["id"], s["status"]) for s in result.steps] == [
+        ("fix-1", "done"),
+        ("fix-2", "done"),
+        ("fix-3", "done"),
+        ("fix-4", "done"),
+        ("check", "done"),
+        ("end", "done"),
+    ]
+    # Five runs of the failed step, none of them a retry: the breaker had nothing to count.
+    assert (step(result, "check")["attempts"], step(result, "check")["retries"]) == (5, 0)
+    assert (result.corrections_used, result.steps_added) == (4, 4)
+    assert [e.step_id for e in log.of_type("step_started")] == [
+        "check",
+        "fix-1",
+        "check",
+        "fix-2",
+        "check",
+        "fix-3",
+        "check",
+        "fix-4",
+        "check",
+        "end",
+    ]
+    assert log.of_type("agent_stuck") == [] and log.of_type("retry_attempt") == []
+    assert model.remaining == 0
+    # The brain is told that its insertions leave the step's retries alone.
+    assert "3 retries (retry or modify) left" in model.calls[3].messages[-1]["content"]
+
+
+def test_after_insertions_the_step_still_has_its_three_retries(tmp_path: Path) -> None:
+    replies = [insert("true"), insert("true"), *[fix("retry")] * 4]
+    result, log, model = run_plan(tmp_path, [("s", "exit 1")], replies, executor=QuickShell)
+    assert result.termination_reason == "stuck"
+    assert (step(result, "s")["attempts"], step(result, "s")["retries"]) == (6, 3)
+    assert [e.retry for e in log.of_type("retry_attempt")] == [1, 2, 3]
+    assert log.of_type("agent_stuck")[0].attempts == 6
+    assert len(model.calls) == 5  # the fourth retry was never asked for
+
+
+def test_modify_uses_one_of_the_step_s_retries(tmp_path: Path) -> None:
+    replies = [fix("modify", new_command=f"exit {n}") for n in (2, 3, 4, 5)]
+    result, log, model = run_plan(tmp_path, [("s", "exit 1")], replies, executor=QuickShell)
+    assert result.termination_reason == "stuck"
+    assert (step(result, "s")["attempts"], step(result, "s")["retries"]) == (4, 3)
+    assert step(result, "s")["command"] == "exit 4"
+    # Every revised plan already carries the retry it used.
+    assert [e.plan["steps"][0]["retries"] for e in log.of_type("plan_revised")] == [1, 2, 3]
+    assert len(model.calls) == 3
+
+
+def test_endless_insertions_end_at_the_corrections_and_added_steps_breakers(
+    tmp_path: Path,
+) -> None:
+    # Before seed 003's counting, this plan was `stuck` after the third insertion.
+    replies = [insert("true")] * (MAX_TOTAL_CORRECTIONS + 1)
+    result, log, model = run_plan(tmp_path, [("s", "test -f never")], replies, executor=QuickShell)
+    assert result.termination_reason == "max_corrections"
+    assert (result.corrections_used, result.steps_added) == (MAX_TOTAL_CORRECTIONS, 10)
+    assert (step(result, "s")["attempts"], step(result, "s")["retries"]) == (11, 0)
+    assert log.of_type("agent_stuck") == []
+    assert len(model.calls) == MAX_TOTAL_CORRECTIONS

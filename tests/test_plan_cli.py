@@ -285,3 +285,70 @@ def test_bad_usage_in_a_real_process_shows_no_traceback(demo: Path) -> None:
     assert done.returncode == 2
     assert "steps" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- the default mode from the settings (seed 003's settings.defaultMode) --------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_plan_mode_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LOCALHAND_PLAN_MODE in the developer's shell must not change these tests' mode."""
+    monkeypatch.delenv("LOCALHAND_PLAN_MODE", raising=False)
+
+
+def test_without_mode_the_plan_table_s_default_mode_is_used(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, invoke: Callable[..., Done]
+) -> None:
+    monkeypatch.chdir(demo)
+    (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "teacher"\n')
+    done = invoke("plan.yaml", "--json")
+    # Teacher mode asks before the first step; with no terminal, nobody can say yes.
+    result = last_json(done.stdout)
+    assert (result["mode"], result["termination_reason"]) == ("teacher", "refused")
+    assert result["steps"][0]["status"] == "failed"
+    assert done.exit_code == 1
+    monkeypatch.setenv("LOCALHAND_PLAN_MODE", "planner")
+    from_env = last_json(invoke("plan.yaml", "--json").stdout)
+    assert (from_env["mode"], from_env["termination_reason"]) == ("planner", "step_failed")
+    from_flag = last_json(invoke("plan.yaml", "--json", "--mode", "teacher").stdout)
+    assert from_flag["mode"] == "teacher"
+
+
+def test_agentic_as_the_default_mode_repairs_the_plan(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, invoke: Callable[..., Done]
+) -> None:
+    repair = {
+        "action": "insert_steps",
+        "reason": "build/ is missing",
+        "new_steps": [{"description": "Create build/", "command": "mkdir -p build"}],
+    }
+
+    def reply(messages: Any) -> str:
+        if messages[0]["content"].startswith("You repair a plan"):
+            return json.dumps(repair)
+        return "The notes were counted and packed."  # memory condensing, in the background
+
+    monkeypatch.setattr(
+        cli_plan, "build_model", lambda settings, on_warning=None: ScriptedModel([reply] * 3)
+    )
+    monkeypatch.chdir(demo)
+    (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')
+    done = invoke("plan.yaml", "--json")
+    assert done.exit_code == 0, done.stderr
+    result = last_json(done.stdout)
+    assert (result["mode"], result["status"], result["steps_added"]) == ("agentic", "pass", 1)
+    assert (demo / "build" / "notes.tar.gz").is_file()
+
+
+def test_a_bad_default_mode_is_a_clear_error_without_a_traceback(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, invoke: Callable[..., Done]
+) -> None:
+    monkeypatch.chdir(demo)
+    (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "fixer"\n')
+    done = invoke("plan.yaml")
+    assert done.exit_code == 2
+    assert "[plan] default_mode = 'fixer'" in done.stderr
+    assert str(demo / "localhand.toml") in done.stderr
+    assert "teacher, planner, agentic" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (demo / "build").exists()  # nothing ran

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands s
     from localhand.plan.view import PlanView
 
 MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
+DEFAULT_MODE = "planner"  # localhand.config.Settings.plan_mode, for the help
 
 
 def build_model(settings: Settings, on_warning: Any = None) -> ChatModel:
@@ -50,7 +51,7 @@ def plan(
     *,
     file: Path | None,
     goal: str | None,
-    mode: str,
+    mode: str | None,
     workspace: Path | None,
     model: str | None,
     backend: str | None,
@@ -64,6 +65,8 @@ def plan(
     json_output: bool,
 ) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
+    # The docstring is the command's help. Without --mode (``mode`` None), the settings'
+    # plan_mode says: LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
     from localhand.config import distrusting, load_settings
     from localhand.events import EventBus, Warning
     from localhand.plan.draft import DraftError, draft_plan
@@ -81,6 +84,7 @@ def plan(
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
     view = PlanView(err)
+    chosen = mode or DEFAULT_MODE  # until the settings are read
     if not json_output:
         bus.subscribe(view)
     try:
@@ -90,11 +94,12 @@ def plan(
         if not root.is_dir():
             raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
         settings = load_settings().with_overrides(
-            model=model, backend=backend, host=host, sandbox=sandbox
+            model=model, backend=backend, host=host, sandbox=sandbox, plan_mode=mode
         )
+        chosen = settings.plan_mode
         forget_secrets()  # settings read: no secret stays where a command could read it
         chat_model = None
-        if goal is not None or mode == "agentic":
+        if goal is not None or chosen == "agentic":
             chat_model = build_model(
                 settings, on_warning=lambda m: bus.emit(Warning(task_id=task_id, message=m))
             )
@@ -109,7 +114,7 @@ def plan(
                 result = build_result(
                     the_plan,
                     task_id=task_id,
-                    mode=mode,
+                    mode=chosen,
                     termination_reason="not_approved",
                     message="the drafted plan was not approved (pass --yes to run it)",
                     model_used=chat_model.name,
@@ -123,7 +128,7 @@ def plan(
         executor = PlanExecutor(
             the_plan,
             root,
-            mode=mode,
+            mode=chosen,  # type: ignore[arg-type]  # one of MODES, checked with the settings
             model=chat_model,
             approver=TerminalApprover(),
             policy=approve,
@@ -151,7 +156,7 @@ def plan(
         result = PlanResult(
             task_id=task_id,
             goal=goal or "",
-            mode=mode,
+            mode=chosen,
             status="error",
             termination_reason="error",
             output=f"error: {exc}",
@@ -197,9 +202,9 @@ def plan_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--mode",
         choices=MODES,
-        default="planner",
         help="teacher: ask before each step; planner: stop at the first failure; "
-        "agentic: diagnose failures and repair the plan (default: %(default)s).",
+        "agentic: diagnose failures and repair the plan (default: LOCALHAND_PLAN_MODE, "
+        f"else [plan] default_mode in localhand.toml, else {DEFAULT_MODE}).",
     )
     parser.add_argument(
         "-w", "--workspace", type=Path, metavar="DIR", help="Directory the steps run in."

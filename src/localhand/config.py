@@ -2,8 +2,9 @@
 
 Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALHAND_MODEL``,
 ``LOCALHAND_BACKEND``, ``LOCALHAND_NUM_CTX_MAX``, ``LOCALHAND_KEEP_ALIVE``, ``LOCALHAND_THINK``,
-``LOCALHAND_REQUEST_TIMEOUT``. ``localhand.toml`` is read from the current directory (or the
-path in ``LOCALHAND_CONFIG``), from its ``[localhand]`` table or its top level.
+``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_PLAN_MODE`` and the others in ``_ENV``.
+``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``),
+from its ``[localhand]`` table or its top level, plus the ``[sandbox]`` and ``[plan]`` tables.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
 APPROVE_POLICIES = ("never", "dangerous", "always")
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox
+PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODEL = "qwen3:8b"
 
 
@@ -61,6 +63,9 @@ class Settings:
     """Price per million prompt tokens, to show money; local models cost nothing."""
     price_out: float | None = None
     """Price per million reply tokens."""
+    plan_mode: str = "planner"
+    """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
+    ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""
 
     config_file: str | None = None
     """The ``localhand.toml`` these settings were read from, if any."""
@@ -128,6 +133,7 @@ _ENV = {
     "daily_token_budget": "LOCALHAND_DAILY_TOKEN_BUDGET",
     "price_in": "LOCALHAND_PRICE_IN",
     "price_out": "LOCALHAND_PRICE_OUT",
+    "plan_mode": "LOCALHAND_PLAN_MODE",
 }
 
 
@@ -162,7 +168,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from exc
     table = data.get("localhand", data)
     values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
-    return {**values, **_sandbox_table(data.get("sandbox"), path)}
+    return {
+        **values,
+        **_sandbox_table(data.get("sandbox"), path),
+        **_plan_table(data.get("plan"), path),
+    }
 
 
 def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
@@ -182,6 +192,24 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
             )
         values["sandbox_read"] = tuple(read)
     return values
+
+
+def _plan_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[plan]``: ``default_mode``. Checked here, where the message can name the table and the
+    file; the same setting from ``LOCALHAND_PLAN_MODE`` is checked in ``_convert``."""
+    allowed = ", ".join(PLAN_MODES)
+    if table is None:
+        return {}
+    if not isinstance(table, dict) or set(table) - {"default_mode"}:
+        raise ConfigError(f'[plan] in {path} takes only default_mode = "..." (one of {allowed})')
+    if "default_mode" not in table:
+        return {}
+    mode = table["default_mode"]
+    if not isinstance(mode, str) or mode not in PLAN_MODES:
+        raise ConfigError(
+            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of {allowed}"
+        )
+    return {"plan_mode": mode}
 
 
 def _validated(values: dict[str, Any], source: str) -> Settings:
@@ -231,6 +259,8 @@ def _convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
         if name == "sandbox_read":
             return tuple(value)
+        if name == "plan_mode" and value not in PLAN_MODES:
+            raise ValueError(f"must be one of {', '.join(PLAN_MODES)}")
         if name == "tool_mode" and value not in TOOL_MODES:
             raise ValueError(f"must be one of {', '.join(TOOL_MODES)}")
         return str(value) if value is not None else None

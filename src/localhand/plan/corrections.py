@@ -3,8 +3,14 @@
 Circuit breakers (the seed's names and numbers): ``MAX_RETRIES_PER_STEP`` retries of one
 step, then ``agent_stuck`` and the plan is cancelled; ``MAX_TOTAL_CORRECTIONS`` per plan;
 ``MAX_ADDED_STEPS`` inserted steps (enforced by the mutator, refused with a visible reason);
-a ``budget_warning`` before each diagnosis once ``BUDGET_WARNING_RATIO`` or less of the
+a ``budget_warning`` with each diagnosis once ``BUDGET_WARNING_RATIO`` or less of the
 corrections remain.
+
+What counts as a retry is seed 003's: ``retry`` and ``modify`` run the failed step again
+and use one of its retries; ``insert_steps`` puts repair steps before it and runs it again
+without using one, since the step itself was not the problem. Insertions are bounded by the
+corrections and added-steps breakers instead, so a step that needs several repairs first
+is not declared stuck after three of them.
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ class Corrections:
         step = self.plan.steps[index]
         refused = ""
         while True:
-            if step.attempts > MAX_RETRIES_PER_STEP:
+            if step.retries >= MAX_RETRIES_PER_STEP:
                 why = f"step {step.id} still fails after {MAX_RETRIES_PER_STEP} retries"
                 self.emit(
                     ev.AgentStuck(
@@ -70,7 +76,6 @@ class Corrections:
                     f"all {MAX_TOTAL_CORRECTIONS} corrections of the plan are used up",
                     step_id=step.id,
                 )
-            self.warn_if_low()
             self.emit(
                 ev.AgentThinking(
                     task_id=self.task_id,
@@ -79,6 +84,7 @@ class Corrections:
                     corrections_used=self.corrections_used,
                 )
             )
+            self.warn_if_low()  # after agent_thinking, in seed 003's order
             note = self.budget_note(step) + refused
             correction = self.brain.diagnose(
                 self.plan, step, self._outcome, self.memory.to_text(), note
@@ -117,19 +123,18 @@ class Corrections:
             return index  # the first repair step now sits at ``index``
         if fix.action == "modify":
             assert fix.new_command is not None  # the brain guarantees it
-            plan = replace_command(self.plan, step.id, fix.new_command, self.workspace)
-            self.revise(plan, "modify", fix.reason)
+            self.revise(self.retried(step, fix.new_command), "modify", fix.reason)
             return index
         changed = fix.new_command is not None and fix.new_command != step.command
         if changed:
-            assert fix.new_command is not None
-            plan = replace_command(self.plan, step.id, fix.new_command, self.workspace)
-            self.revise(plan, "retry", fix.reason)
+            self.revise(self.retried(step, fix.new_command), "retry", fix.reason)
+        else:
+            self.plan = self.retried(step, None)
         self.emit(
             ev.RetryAttempt(
                 task_id=self.task_id,
                 step_id=step.id,
-                retry=step.attempts,
+                retry=step.retries + 1,
                 max_retries=MAX_RETRIES_PER_STEP,
                 command=self.plan.steps[index].command,
                 reason=fix.reason,
@@ -137,6 +142,14 @@ class Corrections:
             )
         )
         return index
+
+    def retried(self, step: Step, command: str | None) -> Plan:
+        """The plan with one more of ``step``'s retries used, and ``command`` as its command
+        when given (classified again by the mutator)."""
+        plan = self.plan
+        if command is not None:
+            plan = replace_command(plan, step.id, command, self.workspace)
+        return plan.with_step(step.id, retries=step.retries + 1)
 
     def warn_if_low(self) -> None:
         left = MAX_TOTAL_CORRECTIONS - self.corrections_used
@@ -153,9 +166,10 @@ class Corrections:
 
     def budget_note(self, step: Step) -> str:
         return (
-            f"Limits: {MAX_RETRIES_PER_STEP + 1 - step.attempts} retries left for this step, "
-            f"{MAX_TOTAL_CORRECTIONS - self.corrections_used} corrections left for the plan, "
-            f"{MAX_ADDED_STEPS - self.plan.steps_added} steps may still be inserted."
+            f"Limits: {MAX_RETRIES_PER_STEP - step.retries} retries (retry or modify) left "
+            f"for this step, {MAX_TOTAL_CORRECTIONS - self.corrections_used} corrections "
+            f"left for the plan, {MAX_ADDED_STEPS - self.plan.steps_added} steps may still "
+            "be inserted (inserting steps uses none of the step's retries)."
         )
 
     def revise(self, plan: Plan, action: str, reason: str) -> None:

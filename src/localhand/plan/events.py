@@ -100,7 +100,8 @@ class PlanRevised(Event):
     plan: dict[str, Any]
     """The whole new plan."""
     action: str
-    """The correction that produced it: ``modify`` or ``insert_steps``."""
+    """The correction that produced it: ``retry`` (with a new command), ``modify`` or
+    ``insert_steps``."""
     reason: str
 
 

@@ -47,6 +47,9 @@ class Step:
     status: StepStatus = "pending"
     attempts: int = 0
     """Times the step was tried (a try refused at the approval gate counts)."""
+    retries: int = 0
+    """Corrections that ran this step again (``retry``, ``modify``): what the per-step
+    breaker counts. A rerun after inserted repair steps is not one (seed 003)."""
     added: bool = False
     """Inserted by the model as a repair step."""
     modified: bool = False

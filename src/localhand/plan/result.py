@@ -3,7 +3,8 @@
 Keys: ``task_id``, ``goal``, ``mode``, ``status`` (``pass`` every step done, ``partial_pass``
 completed with skipped steps, ``fail`` stopped early, ``error`` could not start), ``steps``
 (each with ``id``, ``description``, its final ``command``, ``status`` ``done`` | ``failed`` |
-``skipped`` | ``pending``, ``attempts``, ``risk``, ``added``, ``modified``, ``error``),
+``skipped`` | ``pending``, ``attempts``, ``retries`` (``retry`` and ``modify``
+corrections, which the per-step breaker counts), ``risk``, ``added``, ``modified``, ``error``),
 ``corrections_used``, ``steps_added``, ``termination_reason`` (``completed``, ``step_failed``,
 ``refused``, ``aborted``, ``stuck``, ``max_corrections``, ``timeout``, ``budget``,
 ``cancelled``, ``not_approved``, ``error``), ``output`` (one line for people), ``model_used``,
@@ -18,7 +19,17 @@ from typing import Any
 
 from localhand.plan.model import Plan
 
-STEP_KEYS = ("id", "description", "command", "status", "attempts", "risk", "added", "modified")
+STEP_KEYS = (
+    "id",
+    "description",
+    "command",
+    "status",
+    "attempts",
+    "retries",
+    "risk",
+    "added",
+    "modified",
+)
 
 
 @dataclass(slots=True)
