@@ -168,7 +168,8 @@ def test_unoffered_name_in_prose_is_text() -> None:
 
 def test_unoffered_name_as_whole_reply_asks_for_retry() -> None:
     reply = parse('{"name": "get_stock", "arguments": {"s": "X"}}')
-    assert reply.type == "final_answer"
+    assert reply.type == "empty"
+    assert reply.content == '{"name": "get_stock", "arguments": {"s": "X"}}'
     assert reply.needs_constrained_retry
 
 

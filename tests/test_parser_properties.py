@@ -293,6 +293,8 @@ def test_no_text_makes_the_parser_raise_or_fall_back(
     assert reply.type in ("tool_calls", "final_answer", "empty")
     assert (reply.type == "tool_calls") == bool(reply.calls)
     assert reply.type != "final_answer" or reply.content
+    # A failed call attempt is never a final answer, whatever it says (issue 17).
+    assert reply.type != "final_answer" or not reply.malformed
 
 
 @settings(max_examples=100, deadline=None)

@@ -134,13 +134,17 @@ class Scan:
     """Everything the parser found in one text, and the caches and budget shared by the
     format finders."""
 
-    def __init__(self, text: str, index: ToolIndex) -> None:
+    def __init__(self, text: str, index: ToolIndex, *, truncated: bool = False) -> None:
         self.text = text
         self.index = index
+        self.truncated = truncated  # the reply was cut off by the length limit
         self.budget = Budget(len(text))
         index.repair_gate = self.budget.repair
         self.markers = Markers(text, index)
         self.final_answer: str | None = None
+        # Example code: fences in a programming language (```python, ```bash, ...) and call
+        # markup quoted as inline code. What they hold is never a call (the finders fill this).
+        self.examples: list[tuple[int, int]] = []
         self._spans: list[Span] | None = None
         self._starts: list[int] = []
 

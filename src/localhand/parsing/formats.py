@@ -27,6 +27,12 @@ from localhand.parsing.formats_more import (
     gemma_call,
     kimi_call,
 )
+from localhand.parsing.mention import (
+    failed_mention,
+    in_inline_code,
+    inline_code_end,
+    is_mention,
+)
 from localhand.parsing.pythonic import parse_pythonic, starts_like_call
 from localhand.parsing.shapes import RawCall, plausible_name
 from localhand.parsing.xml_args import (
@@ -78,7 +84,7 @@ TAGS: tuple[Tag, ...] = (
     Tag("<｜DSML｜tool_calls>", ("</｜DSML｜tool_calls>",), "deepseek_dsml"),
     # FunctionGemma (270M) and Gemma 4.
     Tag("<start_function_call>", ("<end_function_call>",), "function_gemma"),
-    Tag("<|tool_call>", ("<tool_call|>",), "gemma4"),
+    Tag("<|tool_call>", ("<tool_call|>", "<turn|>"), "gemma4"),
     # NVIDIA Nemotron (<TOOLCALL>[...]</TOOLCALL>), InternLM2 / Intern-S1, Liquid LFM2
     # (pythonic or JSON between tool_call_start/end).
     Tag("<TOOLCALL>", ("</TOOLCALL>",), "nemotron"),
@@ -107,12 +113,17 @@ class Body:
     ends_with_block: bool = False  # only the block's closer ends the call (GLM)
 
 
-def parse_body(scan: Scan, start: int, stop: int, finders: _Finders) -> Body:
-    """The calls in a markup body ``text[start:stop]``, whatever syntax it uses."""
+def parse_body(
+    scan: Scan, start: int, stop: int, finders: _Finders, *, closed: bool = False
+) -> Body:
+    """The calls in a markup body ``text[start:stop]``, whatever syntax it uses; ``closed``
+    says that the block's closer ends it at ``stop``."""
     text = scan.text
     at = _skip_ws(text, start, stop)
     if at >= stop:
         return Body([], stop, incomplete=True, malformed=True)
+    if text.startswith(":call:", at):
+        at += 1  # Gemma 4 sometimes writes "<|tool_call>:call:NAME{...}"
     if text.startswith("<function=", at):
         return _from_xml(qwen_functions(text, at, stop, finders), "qwen3_coder")
     if text.startswith("<invoke", at):
@@ -157,7 +168,7 @@ def parse_body(scan: Scan, start: int, stop: int, finders: _Finders) -> Body:
         if pythonic:
             return Body(pythonic, stop)
     if finders.find("<arg_key>", at, stop) >= 0:
-        body = _from_xml(glm_call(text, at, stop, finders), "glm")
+        body = _from_xml(glm_call(text, at, stop, finders, closed=closed), "glm")
         body.ends_with_block = True
         return body
     return _name_then_json(scan, at, stop)
@@ -208,7 +219,22 @@ def tag_hits(scan: Scan) -> list[Hit]:
             ends = [c.find(body_start) for c in closers]
             close = min((e for e in ends if e >= 0), default=-1)
             stop = _earliest_stop(close, next_open, len(text))
-            body = parse_body(scan, body_start, stop, finders)
+            if tag.distinctive and is_mention(
+                text, pos, body_start, stop, truncated=scan.truncated
+            ):
+                scan.budget.attempt()
+                if in_inline_code(text, pos):
+                    # `<tool_call>{...}</tool_call>` quoted in prose: its JSON is an example too.
+                    scan.examples.append((pos, inline_code_end(text, pos)))
+                pos = openers.find(body_start)  # prose about the markup: it stays text
+                continue
+            body = parse_body(scan, body_start, stop, finders, closed=0 <= close == stop)
+            if body.malformed and 0 <= next_open < close and scan.budget.lenient(close - pos):
+                # An opener inside a value ("<arg_value>has <tool_call> in it</arg_value>")
+                # ended the body early: read it up to its own closer instead.
+                whole = parse_body(scan, body_start, close, finders, closed=True)
+                if not whole.malformed:
+                    body, stop = whole, close
             end = stop
             if close >= 0 and stop == close:
                 end = close + len(tag.closers[ends.index(close)])
@@ -222,13 +248,22 @@ def tag_hits(scan: Scan) -> list[Hit]:
             if body.name_only and missing_closer:
                 # "<tool_call>read_fi": a name the reply stopped in (or before its arguments).
                 body.malformed = True
+            if (body.malformed and tag.distinctive) or (
+                body.name_only and body.calls and not scan.index.params.get(body.calls[0].name)
+            ):
+                params, offered = scan.index.params, scan.index.offered or body.name_only
+                if failed_mention(text, pos, body_start, stop, params, offered, scan.truncated):
+                    scan.budget.attempt()
+                    pos = openers.find(body_start)  # "wraps calls in <tool_call> and </tool_call>"
+                    continue
             source = body.kind if tag.source == "hermes" and body.kind else tag.source
             hit = Hit(
                 pos,
                 end,
                 source,
                 [] if body.malformed else body.calls,
-                strict=True,
+                # A bare name is a call when it names a tool (GLM's call without arguments).
+                strict=not body.name_only,
                 priority=MARKUP,
                 incomplete=body.incomplete
                 or (missing_closer and next_open < 0 and (body.ends_with_block or not body.calls)),
@@ -259,16 +294,27 @@ def function_hits(scan: Scan) -> list[Hit]:
     for opener, reader, source in (
         ("<function=", qwen_functions, "qwen3_coder"),
         ("<invoke", invoke_calls, "invoke_xml"),
+        ("<function name=", _minicpm_calls, "minicpm"),
     ):
         if opener not in text:
             continue
         openers = Finder(text, opener)
         pos = openers.find(0)
         while pos >= 0 and not scan.budget.exhausted:
+            if in_inline_code(text, pos):
+                scan.budget.attempt()
+                scan.examples.append((pos, inline_code_end(text, pos)))
+                pos = openers.find(pos + len(opener))
+                continue
             result = reader(text, pos, len(text), finders)
             end = max(result.end, pos + len(opener))
             if result.calls or result.malformed:
                 broken = result.malformed or not result.calls
+                params, offered = scan.index.params, scan.index.offered
+                if broken and failed_mention(text, pos, pos, end, params, offered, scan.truncated):
+                    scan.budget.attempt()
+                    pos = openers.find(pos + len(opener))  # "Llama writes <function=f>{...}"
+                    continue
                 scan.keep(
                     hits,
                     Hit(
@@ -284,3 +330,7 @@ def function_hits(scan: Scan) -> list[Hit]:
                 )
             pos = openers.find(end)
     return hits
+
+
+def _minicpm_calls(text: str, pos: int, stop: int, finders: _Finders) -> XmlResult:
+    return invoke_calls(text, pos, stop, finders, call="function", param="param")

@@ -187,7 +187,14 @@ def harmony_hits(scan: Scan) -> list[Hit]:
             name_end += 1
         body = messages.find(name_end)
         if body < 0 or body - name_end > 200:
-            pos = recipients.find(name_end)
+            nxt = recipients.find(name_end)
+            if body < 0 and nxt < 0 and scan.truncated and len(text) - name_end < 200:
+                # "to=functions.NAME <|constr": the length limit cut the call's header.
+                start = _frame_start(text, pos)
+                cut = Hit(start, len(text), "harmony", strict=True, priority=MARKUP)
+                cut.malformed, cut.incomplete = snippet(text, start, len(text)), True
+                scan.keep(hits, cut)
+            pos = nxt
             continue
         # The arguments end at <|call|> or, at the latest, where the next recipient begins.
         following = recipients.find(body)

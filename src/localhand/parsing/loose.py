@@ -2,7 +2,12 @@
 
 They look like ordinary text, so only calls naming an offered tool count (the parser checks
 names); they claim a malformed call only for ``Action:`` naming an offered tool whose
-``Action Input:`` is broken JSON."""
+``Action Input:`` is broken JSON.
+
+A fence in a programming language (```python, ```bash, ```js...) holds example code: a
+call-shaped dict or call markup inside it is code, not a call. Small models do put their real
+call in a fence, but in a ```json (or unlabelled, or ```tool_code) one; and a ```python fence
+that holds nothing but pythonic calls of offered tools is still read as those calls."""
 
 from __future__ import annotations
 
@@ -13,9 +18,19 @@ from localhand.parsing.json_load import loads_lenient, read_lenient
 from localhand.parsing.pythonic import parse_pythonic, starts_like_call
 from localhand.parsing.shapes import RawCall, final_answer_of, interpret
 
+CODE_LANGUAGES = frozenset(
+    """python py python3 py3 ipython pycon javascript js jsx mjs typescript ts tsx java go golang
+    rust rs c h cpp c++ cc cxx hpp csharp cs c# ruby rb php swift kotlin kt scala bash sh shell
+    zsh fish console shell-session powershell ps1 pwsh bat cmd sql html xml xhtml jinja jinja2
+    j2 lua perl pl r dart elixir ex haskell hs julia matlab makefile make dockerfile diff
+    """.split()
+)
+_PYTHONIC_LANGUAGES = frozenset("python py python3 py3 ipython".split())
+
 
 def fence_hits(scan: Scan) -> list[Hit]:
-    """Markdown code fences whose whole body is a call: ```json {...}```, ```tool_code f()```."""
+    """Markdown code fences whose whole body is a call: ```json {...}```, ```tool_code f()```.
+    Fences in a programming language are recorded in ``scan.examples``."""
     text = scan.text
     ticks = Finder(text, "```")
     hits: list[Hit] = []
@@ -28,9 +43,18 @@ def fence_hits(scan: Scan) -> list[Hit]:
         body_end = close if close >= 0 else len(text)
         end = close + 3 if close >= 0 else len(text)
         body = text[body_start:body_end]
+        code = (lang.split() or [""])[0] in CODE_LANGUAGES
+        if code and close >= 0 and _at_line_start(text, pos):
+            # Only a fence written as one (on its own line, and closed) holds example code: a
+            # ``` inside a JSON string value must not hide the calls after it.
+            scan.examples.append((pos, end))
         worth_it = scan.markers.within(body_start, body_end) or starts_like_call(text, body_start)
+        if code and lang not in _PYTHONIC_LANGUAGES:
+            worth_it = False
         if worth_it and scan.budget.attempt() and scan.budget.lenient(len(body)):
             calls = _body_calls(scan, body, lang, body_start, body_end)
+            if calls and code and not calls[1]:
+                calls = None  # a call-shaped dict in a ```python block is example code
             if calls:
                 scan.keep(
                     hits,
@@ -48,6 +72,29 @@ def fence_hits(scan: Scan) -> list[Hit]:
             break
         pos = ticks.find(end)
     return hits
+
+
+def _at_line_start(text: str, pos: int) -> bool:
+    j = pos - 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    return j < 0 or text[j] == "\n"
+
+
+def outside_examples(hits: list[Hit], examples: list[tuple[int, int]]) -> list[Hit]:
+    """``hits`` without those that start inside an example (a code fence, or call markup quoted
+    as inline code); the fence's own hit, which starts at its backticks, stays."""
+    if not examples:
+        return hits
+    examples = sorted(examples)
+    starts = [start for start, _ in examples]
+    kept: list[Hit] = []
+    for hit in hits:
+        at = bisect.bisect_right(starts, hit.start) - 1
+        if at >= 0 and starts[at] < hit.start < examples[at][1]:
+            continue
+        kept.append(hit)
+    return kept
 
 
 def _runs_past(scan: Scan, start: int, stop: int) -> bool:

@@ -1,6 +1,8 @@
-"""Mistral ``[TOOL_CALLS]``: a JSON list (v3 tokenizer: Mistral 7B v0.3, Nemo, Small 3.0) or
+"""Mistral ``[TOOL_CALLS]``: a JSON list (v3 tokenizer: Mistral 7B v0.3, Nemo, Small 3.0),
 ``NAME[ARGS]{json}`` / ``NAME[CALL_ID]id[ARGS]{json}`` (v11+: Small 3.1/3.2, Devstral,
-Magistral), as ``mistral-common`` tokenizes them and vLLM's mistral tool parser reads them."""
+Magistral, Ministral 3) or ``NAME{json}`` (v11 tokenizer as vLLM's mistral parser tests
+decode it, ``[TOOL_CALLS]add{"a": 3.5}[TOOL_CALLS]multiply{...}``), as ``mistral-common``
+tokenizes them. Prose that names the marker ("prefixes calls with [TOOL_CALLS]") is text."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from localhand.parsing.extract import (
     snippet,
     value_at,
 )
+from localhand.parsing.mention import failed_mention, in_inline_code, inline_code_end, mid_line
 from localhand.parsing.shapes import RawCall
 
 
@@ -23,10 +26,37 @@ def _skip_ws(text: str, pos: int, stop: int) -> int:
     return pos
 
 
+def _name_end(text: str, at: int, stop: int) -> int:
+    end = at
+    limit = min(stop, at + 256)
+    while end < limit and (text[end].isalnum() or text[end] in "_-.:"):
+        end += 1
+    return end
+
+
+def _args_start(text: str, cursor: int, stop: int, args_tags: Finder) -> tuple[str, int] | None:
+    """(name, where its JSON arguments start) for ``NAME[ARGS]{``, ``NAME[CALL_ID]id[ARGS]{``
+    or ``NAME{`` at ``cursor``; None when that is not what follows."""
+    end = _name_end(text, cursor, stop)
+    if end == cursor:
+        return None
+    name = text[cursor:end]
+    after = _skip_ws(text, end, stop)
+    if text.startswith("[CALL_ID]", after):
+        args_at = args_tags.find(after)
+        if args_at < 0 or args_at >= stop or args_at - after > 128:
+            return None
+        return name, args_at + len("[ARGS]")
+    if text.startswith("[ARGS]", after):
+        return name, after + len("[ARGS]")
+    if after < stop and text[after] == "{":
+        return name, after
+    return None
+
+
 def mistral_hits(scan: Scan) -> list[Hit]:
-    """Mistral ``[TOOL_CALLS]``: a JSON list (v3 tokenizer: Mistral 7B v0.3, Nemo, Small 3.0)
-    or ``NAME[ARGS]{json}`` / ``NAME[CALL_ID]id[ARGS]{json}`` (v11+: Small 3.1/3.2, Devstral,
-    Magistral), as in ``mistral-common`` and vLLM's mistral tool parser."""
+    """Mistral ``[TOOL_CALLS]``: a JSON list, or ``NAME[ARGS]{json}`` / ``NAME{json}`` calls
+    (see the module docstring)."""
     text = scan.text
     marker = "[TOOL_CALLS]"
     if marker not in text:
@@ -42,6 +72,11 @@ def mistral_hits(scan: Scan) -> list[Hit]:
         calls: list[RawCall] = []
         incomplete = repaired = False
         end = stop
+        if in_inline_code(text, pos):
+            scan.budget.attempt()
+            scan.examples.append((pos, inline_code_end(text, pos)))  # its JSON is quoted too
+            pos = nxt
+            continue
         if at < stop and text[at] in "[{":
             found = json_hits(scan, at, stop, source="mistral", strict=True, priority=MARKUP)
             broken = any(h.malformed is not None for h in found)
@@ -50,14 +85,21 @@ def mistral_hits(scan: Scan) -> list[Hit]:
             repaired = any(h.repaired for h in found)
             end = max((h.end for h in found), default=stop)
         else:
+            start = _args_start(text, at, stop, args_tags) if at < stop else None
+            prose = start is None and at < stop and _name_end(text, at, stop) < stop
+            if prose and mid_line(text, pos):
+                scan.budget.attempt()
+                pos = nxt  # "Mistral prefixes calls with [TOOL_CALLS] followed by...": prose
+                continue
             cursor = at
             while cursor < stop:
-                args_at = args_tags.find(cursor)
-                if args_at < 0 or args_at >= stop or args_at - cursor > 256:
+                if cursor != at:
+                    start = _args_start(text, cursor, stop, args_tags)
+                if start is None:
                     incomplete = incomplete or not calls
                     break
-                name = text[cursor:args_at].split("[CALL_ID]")[0].strip()
-                loaded, closed = value_at(scan, args_at + len("[ARGS]"), stop)
+                name, args_at = start
+                loaded, closed = value_at(scan, args_at, stop)
                 arguments = arguments_of(loaded)
                 if loaded is None or arguments is None:
                     incomplete = incomplete or not closed
@@ -67,6 +109,12 @@ def mistral_hits(scan: Scan) -> list[Hit]:
                 repaired = repaired or loaded.how != "json"
                 incomplete = incomplete or not closed
                 end = cursor = _skip_ws(text, loaded.end, stop)
+        if not calls and failed_mention(
+            text, pos, at, stop, scan.index.params, scan.index.offered, scan.truncated
+        ):
+            scan.budget.attempt()
+            pos = nxt  # "[TOOL_CALLS]{...}" in prose naming no tool
+            continue
         hit = Hit(
             pos,
             end,

@@ -2,10 +2,15 @@
 
 Order of evidence: native ``tool_calls`` (the server already parsed them) beat anything in the
 text. In the text every format finder reports what it sees (``formats``, ``formats_more``,
-``mistral``, ``loose``, ``extract.json_hits``); overlapping finds are settled outermost-first
-(see ``_without_overlaps``). Calls in a model's own markup count even for unknown names; calls
-in loose formats (bare JSON, fences, pythonic, ReAct) only when they name an offered tool.
-Thinking is removed first; calls found only in thinking are reported, never executed.
+``formats_extra``, ``mistral``, ``loose``, ``extract.json_hits``); finds inside example code
+(``loose.outside_examples``) are dropped and overlapping finds are settled outermost-first (see
+``_without_overlaps``). Calls in a model's own markup count even for unknown names; calls in
+loose formats (bare JSON, fences, pythonic, ReAct, bare Gemma calls) only when they name an
+offered tool; markup that prose only mentions is text (``mention``). Thinking is removed first;
+calls found only in thinking are reported, never executed, unless an unclosed thought ends in
+complete call markup (``_open_thought_calls``). A reply that tried to call and failed, or that
+the length limit cut inside a call (``cutoff``), is ``empty`` with ``malformed`` set, never a
+final answer.
 """
 
 from __future__ import annotations
@@ -14,14 +19,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from localhand.parsing import formats, formats_more
+from localhand.parsing import formats, formats_extra, formats_more
+from localhand.parsing.cutoff import CALL_OPENERS, cut_call_at_end, unclosed_markup
 from localhand.parsing.extract import SNIPPET_CHARS, Hit, Scan, json_hits, snippet
-from localhand.parsing.loose import fence_hits, pythonic_hits, react_hits, whole_pythonic
+from localhand.parsing.loose import (
+    fence_hits,
+    outside_examples,
+    pythonic_hits,
+    react_hits,
+    whole_pythonic,
+)
 from localhand.parsing.message import as_mapping, finish, native_calls, text_of
 from localhand.parsing.mistral import mistral_hits
 from localhand.parsing.reply import ParsedReply
 from localhand.parsing.shapes import ToolIndex
-from localhand.parsing.thinking import split_thinking
+from localhand.parsing.thinking import split_thinking_parts
 from localhand.types import ToolCall
 
 # End-of-turn and framing tokens that leak into content when a server does not strip them.
@@ -48,7 +60,18 @@ _LEAKED_TOKENS = (
     "<|tool▁calls▁end|>",
     "<|tool_calls_section_begin|>",
     "<|tool_calls_section_end|>",
+    # Gemma 4: a stray call closer, the tool-response opener after a call, the end of turn.
+    "<tool_call|>",
+    "<|tool_response>",
+    "<turn|>",
 )
+
+
+_TOKEN_FIRSTS = frozenset(token[0] for token in _LEAKED_TOKENS)
+_TOKEN_LASTS = frozenset(token[-1] for token in _LEAKED_TOKENS)
+
+# Call blocks and the closers that end them, for a reply the length limit cut.
+_BLOCKS = tuple((tag.opener, tag.closers) for tag in formats.TAGS if tag.closers)
 
 
 @dataclass(slots=True)
@@ -69,6 +92,8 @@ def _all_hits(scan: Scan) -> list[Hit]:
         formats.function_hits,
         mistral_hits,
         *formats_more.FINDERS,
+        formats_extra.gemma_bare_hits,
+        formats_extra.qwen_agent_hits,
         fence_hits,
         react_hits,
         json_hits,
@@ -97,8 +122,11 @@ def _extract(text: str, index: ToolIndex, truncated: bool) -> _Found:
     found = _Found()
     if not text.strip():
         return found
-    scan = Scan(text, index)
-    hits = _without_overlaps(_all_hits(scan))
+    scan = Scan(text, index, truncated=truncated)
+    hits = _all_hits(scan)
+    if scan.examples:
+        hits = outside_examples(hits, scan.examples)
+    hits = _without_overlaps(hits)
     removed: list[tuple[int, int]] = []
     for hit in hits:
         if hit.malformed is not None:
@@ -121,6 +149,11 @@ def _extract(text: str, index: ToolIndex, truncated: bool) -> _Found:
         if hit.source not in found.sources:
             found.sources.append(hit.source)
         removed.append((hit.start, hit.end))
+    if truncated or text.rstrip()[-1:] not in ("}", "]", ">", "`"):
+        covered = max((hit.end for hit in hits), default=0)
+        cut = cut_call_at_end(text, covered, truncated=truncated)
+        if cut is not None:
+            found.malformed.append(cut[:SNIPPET_CHARS])
     found.remaining = _cut(text, removed)
     if not found.calls:
         found.final_answer = scan.final_answer
@@ -168,10 +201,25 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _clean(text: str) -> str:
-    for token in _LEAKED_TOKENS:
-        if token in text:
-            text = text.replace(token, "")
-    return text.strip()
+    """``text`` without the framing tokens a server left at its start or end. Only there: an
+    answer that explains "the model ends its turn with <|im_end|>" keeps its words."""
+    start, end = 0, len(text)
+    while True:
+        while start < end and text[start] in " \t\r\n":
+            start += 1
+        while end > start and text[end - 1] in " \t\r\n":
+            end -= 1
+        if start < end and text[start] in _TOKEN_FIRSTS:
+            token = next((t for t in _LEAKED_TOKENS if text.startswith(t, start, end)), None)
+            if token is not None:
+                start += len(token)
+                continue
+        if start < end and text[end - 1] in _TOKEN_LASTS:
+            token = next((t for t in _LEAKED_TOKENS if text.endswith(t, start, end)), None)
+            if token is not None:
+                end -= len(token)
+                continue
+        return text[start:end]
 
 
 def _parse(message: Any, tools: Any, done_reason: str | None) -> ParsedReply:
@@ -180,7 +228,7 @@ def _parse(message: Any, tools: Any, done_reason: str | None) -> ParsedReply:
     reason = done_reason or data.get("done_reason") or data.get("finish_reason")
     truncated = reason == "length"
     content = text_of(data.get("content"))
-    visible, thoughts = split_thinking(content)
+    visible, thoughts, open_tail = split_thinking_parts(content)
     thinking_field = next(
         (data[k] for k in ("thinking", "reasoning_content", "reasoning") if text_of(data.get(k))),
         "",
@@ -206,6 +254,28 @@ def _parse(message: Any, tools: Any, done_reason: str | None) -> ParsedReply:
         )
 
     found = _extract(visible, index, truncated)
+    if truncated and not found.calls and not found.malformed and visible != content:
+        # A thinking tag inside a call's string the limit cut ('{"k": "</think>...') split the
+        # call off as thinking: the reply as written still ends inside a call.
+        cut = cut_call_at_end(content, 0, truncated=True) or unclosed_markup(content, _BLOCKS)
+        if cut is not None:
+            found.malformed.append(cut[:SNIPPET_CHARS])
+    if open_tail is not None and not found.calls and not found.malformed:
+        ran_into = _open_thought_calls(open_tail, index, truncated)
+        if ran_into is not None:
+            # "<think>… <tool_call>{…}</tool_call>" and no "</think>": the thought ran into a
+            # call the model finished writing, so the call is made (as Ollama's Qwen3 parser
+            # does); what came before it stays thinking.
+            in_call, at = ran_into
+            found.calls, found.sources, found.repaired = (
+                in_call.calls,
+                in_call.sources,
+                in_call.repaired,
+            )
+            found.remaining += in_call.remaining
+            kept = thoughts[:-1] if open_tail.strip() else thoughts
+            kept = [*kept, open_tail[:at].strip()]
+            thinking = "\n\n".join(t for t in (text_of(thinking_field).strip(), *kept) if t)
     malformed = tuple(native_bad + found.malformed)
     if found.calls:
         return ParsedReply(
@@ -236,7 +306,9 @@ def _parse(message: Any, tools: Any, done_reason: str | None) -> ParsedReply:
         )
     text = _clean(found.remaining)
     return ParsedReply(
-        "final_answer" if text else "empty",
+        # A reply that tried to call a tool and failed is never a final answer, whatever
+        # prose came with it: the loop asks again (``needs_constrained_retry``).
+        "final_answer" if text and not malformed else "empty",
         (),
         text,
         thinking,
@@ -246,6 +318,24 @@ def _parse(message: Any, tools: Any, done_reason: str | None) -> ParsedReply:
         malformed=malformed,
         rejected_calls=tuple(found.rejected),
     )
+
+
+_OPEN_TAIL_TRIES = 2
+_OPEN_TAIL_CHARS = 262_144
+
+
+def _open_thought_calls(tail: str, index: ToolIndex, truncated: bool) -> tuple[_Found, int] | None:
+    """The calls an unclosed thought ends with, and where they start; None unless everything
+    from a call opener to the end of the reply is complete calls."""
+    if len(tail) > _OPEN_TAIL_CHARS:
+        return None
+    starts = sorted({at for opener in CALL_OPENERS if (at := tail.find(opener)) >= 0})
+    for at in starts[:_OPEN_TAIL_TRIES]:
+        found = _extract(tail[at:], index, truncated)
+        clean = found.calls and not found.malformed and not found.rejected
+        if clean and not _clean(found.remaining):
+            return found, at
+    return None
 
 
 def _fallback(message: Any) -> ParsedReply:

@@ -15,9 +15,11 @@ class ParsedReply:
     """One assistant message, classified.
 
     ``type`` is ``tool_calls`` when ``calls`` is non-empty, else ``final_answer`` when text is
-    left once thinking and call markup are removed, else ``empty``. Before accepting a final
-    answer the loop should check ``needs_constrained_retry`` (a failed call attempt) and
-    ``truncated`` (the answer was cut off).
+    left once thinking and call markup are removed and nothing tried to be a call, else
+    ``empty``. A reply whose call was cut off or unusable (``malformed``) is never a
+    ``final_answer``, whatever else it says or flags: it is ``empty``, its prose in ``content``,
+    and ``needs_constrained_retry`` is true. Before accepting a final answer the loop should
+    still check ``truncated`` (the answer was cut off).
     """
 
     type: ReplyType
@@ -39,7 +41,8 @@ class ParsedReply:
     malformed: tuple[str, ...] = ()
     """Snippets that clearly tried to be a call but could not be parsed (broken JSON in
     ``<tool_call>``, a value that was never written or that the end of the text cut, unusable
-    arguments). With no ``calls`` the loop should re-ask with ``format=call_schema(tools)``."""
+    arguments, call markup the length limit cut). With no ``calls`` the reply is ``empty`` and
+    the loop should re-ask with ``format=call_schema(tools)``."""
     rejected_calls: tuple[ToolCall, ...] = ()
     """Call-shaped JSON in the text naming a tool that was not offered. By rule this is text,
     not a call (prose often shows JSON examples). When such JSON is the whole reply it is an

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,10 @@ ONE_KEYS = ("function", "tool", "tool_call", "function_call", "call")
 # Namespaces models put before a name: OpenAI/harmony "functions.", Gemini "default_api.".
 NAME_PREFIXES = ("functions.", "function.", "default_api.", "tools.", "tool.", "api.")
 FINAL_ANSWER_KEYS = ("final_answer",)
+# Special tokens and markup that leak into a name when a server's parser stops one token late
+# ("write_file<|channel|>commentary" from gpt-oss, "git_status</arg_value>" from GLM): the
+# pieces between them are the candidates for the name meant.
+_LEAKED_MARKUP = re.compile(r"<[^<>]{0,64}>|\[[A-Z_]{2,32}\]|[<>|\s\"'{}()\[\]]+|to=")
 
 
 @dataclass(slots=True)
@@ -101,7 +106,21 @@ class ToolIndex:
             if hit:
                 return hit
         if not self.offered:
-            return name if plausible_name(name) else None
+            return name if plausible_name(name) else self._without_leaks(name)
+        return self._without_leaks(name)
+
+    def _without_leaks(self, name: str) -> str | None:
+        """The offered tool (or, with no tool list, the plausible name) that remains once leaked
+        special tokens are taken out of ``name``; None when no piece names one."""
+        if len(name) > 512 or not any(ch in name for ch in "<>|["):
+            return None  # no markup in it: a name with a space is not a leak
+        for piece in _LEAKED_MARKUP.split(name):
+            piece = piece.strip(".:,;")
+            if not piece or piece == name:
+                continue
+            found = self._resolve(piece)
+            if found:
+                return found
         return None
 
     def schema(self, name: str) -> dict[str, Any]:

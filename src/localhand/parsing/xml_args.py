@@ -5,7 +5,8 @@ decides its type (see ``coerce``).
   Its chat template writes a newline after ``>`` and before ``</parameter>``; exactly one of each
   is removed so multi-line values (code) are kept byte for byte. The same ``<function=NAME>``
   opener with a JSON body is Llama 3.1's documented custom tool format.
-- MiniMax-M2 / Anthropic-style: ``<invoke name="NAME"><parameter name="KEY">value</parameter>``.
+- MiniMax-M2 / Anthropic-style: ``<invoke name="NAME"><parameter name="KEY">value</parameter>``;
+  MiniCPM: ``<function name="NAME"><param name="KEY">value</param></function>`` or a JSON body.
 - GLM-4.5/4.6: ``NAME<arg_key>KEY</arg_key><arg_value>value</arg_value>`` inside ``<tool_call>``.
 
 Values stay strings here (their templates write strings raw and other values as JSON), and the
@@ -188,41 +189,80 @@ def _attribute(text: str, at: int, stop: int, attr: str = "name") -> tuple[str |
     return value.strip(), tag_end + 1
 
 
+def _tag_at(text: str, at: int, tag: str) -> bool:
+    """``tag`` (``<invoke``) at ``at`` as a whole tag name, not the start of a longer one."""
+    after = text[at + len(tag) : at + len(tag) + 1]
+    return text.startswith(tag, at) and after in (" ", "\t", "\n", "\r", ">")
+
+
+def _cdata(value: str) -> str:
+    stripped = value.strip()
+    if stripped.startswith("<![CDATA[") and stripped.endswith("]]>"):
+        return stripped[len("<![CDATA[") : -len("]]>")]
+    return value
+
+
 def invoke_calls(
-    text: str, pos: int, stop: int, finders: _Finders | None = None, prefix: str = ""
+    text: str,
+    pos: int,
+    stop: int,
+    finders: _Finders | None = None,
+    prefix: str = "",
+    *,
+    call: str = "invoke",
+    param: str = "parameter",
 ) -> XmlResult:
     """``<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>`` calls.
 
     ``prefix`` names a tag namespace: DeepSeek V3.2/V4 "DSML" writes ``<｜DSML｜invoke ...>`` and
-    marks each parameter ``string="true"`` (raw text) or ``string="false"`` (JSON).
+    marks each parameter ``string="true"`` (raw text) or ``string="false"`` (JSON). MiniCPM
+    writes ``<function name="NAME"><param name="KEY">value</param></function>`` (``call`` and
+    ``param`` name the tags), values possibly in ``<![CDATA[...]]>``, or the arguments as one
+    JSON object: ``<function name="NAME">{"key": "value"}</function>``.
     """
     finders = finders or _Finders(text)
-    invoke, end_invoke = f"<{prefix}invoke", f"</{prefix}invoke>"
-    parameter, end_parameter = f"<{prefix}parameter", f"</{prefix}parameter>"
+    invoke, end_invoke = f"<{prefix}{call}", f"</{prefix}{call}>"
+    parameter, end_parameter = f"<{prefix}{param}", f"</{prefix}{param}>"
     result = XmlResult(end=pos)
     at = _skip_ws(text, pos, stop)
-    while text.startswith(invoke, at):
+    while _tag_at(text, at, invoke):
         name, body = _attribute(text, at, stop)
         if not name:
             result.malformed = True
             return result
         values: dict[str, Any] = {}
         complete = False
-        cursor = body
+        cursor = _skip_ws(text, body, stop)
+        if cursor < stop and text[cursor] == "{":
+            # The arguments as one JSON object, up to the end tag (or, when it was dropped, to
+            # the next call or the end of the reply: Llama 3.1's <function=NAME>{...} rule).
+            close = finders.find(end_invoke, cursor, stop)
+            body_end = close if close >= 0 else _earliest(finders.find(invoke, cursor, stop), stop)
+            arguments = arguments_from(text[cursor:body_end])
+            if arguments is None:
+                result.malformed = result.incomplete = True
+                result.end = stop
+                return result
+            result.calls.append(RawCall(name, arguments))
+            if close < 0:
+                result.end, result.incomplete = body_end, True
+                return result
+            result.end = at = _skip_ws(text, close + len(end_invoke), stop)
+            continue
         while True:
             cursor = _skip_ws(text, cursor, stop)
             if text.startswith(end_invoke, cursor):
                 cursor += len(end_invoke)
                 complete = True
                 break
-            if not text.startswith(parameter, cursor):
+            if not _tag_at(text, cursor, parameter):
                 nxt = _earliest(
                     finders.find(parameter, cursor, stop), finders.find(end_invoke, cursor, stop)
                 )
                 if nxt < 0:
                     cursor = stop
                     break
-                cursor = nxt
+                cursor = nxt if nxt > cursor else cursor + 1
                 continue
             key, start = _attribute(text, cursor, stop)
             is_string, _ = _attribute(text, cursor, stop, "string")
@@ -233,7 +273,7 @@ def invoke_calls(
                 result.malformed = result.incomplete = True
                 result.end = stop
                 return result
-            raw = text[start:close]
+            raw = _cdata(text[start:close])
             values[key] = raw
             if is_string == "false":
                 # Keep the text when it is not JSON: validation will say what is wrong with it.
@@ -254,8 +294,16 @@ def invoke_calls(
     return result
 
 
-def glm_call(text: str, pos: int, stop: int, finders: _Finders | None = None) -> XmlResult:
-    """``NAME\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>...`` (GLM-4.5 family)."""
+def glm_call(
+    text: str, pos: int, stop: int, finders: _Finders | None = None, *, closed: bool = False
+) -> XmlResult:
+    """``NAME\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>...`` (GLM-4.5 family).
+
+    ``closed`` says that the block's own closer (``</tool_call>``) ends the body at ``stop``.
+    Two slips GLM models make are read as what they mean: a value whose ``</arg_value>`` is
+    missing ends at the next ``<arg_key>`` or at the block's closer, and a value whose
+    ``<arg_value>`` is missing starts right after ``</arg_key>`` and ends at ``</arg_value>``.
+    A value that runs into the end of the reply is cut, never guessed."""
     finders = finders or _Finders(text)
     first_key = finders.find("<arg_key>", pos, stop)
     result = XmlResult(end=pos)
@@ -266,20 +314,44 @@ def glm_call(text: str, pos: int, stop: int, finders: _Finders | None = None) ->
     values: dict[str, str] = {}
     cursor = first_key if first_key >= 0 else stop
     while 0 <= cursor < stop and text.startswith("<arg_key>", cursor):
-        key_close = finders.find("</arg_key>", cursor, stop)
-        value_open = finders.find("<arg_value>", cursor, stop)
-        value_close = -1
-        if key_close >= 0 and value_open >= 0:
-            value_close = finders.find("</arg_value>", value_open + len("<arg_value>"), stop)
-        if value_close < 0:
+        read = _glm_value(finders, cursor, stop, closed)
+        if read is None:
             # A key whose value never began, or a value that runs into the end: cut.
             result.malformed = result.incomplete = True
             result.end = stop
             return result
-        key = text[cursor + len("<arg_key>") : key_close].strip()
-        value_start = value_open + len("<arg_value>")
-        values[key] = text[value_start:value_close]
-        cursor = _skip_ws(text, value_close + len("</arg_value>"), stop)
+        key, value, cursor = read
+        values[key] = value
+        cursor = _skip_ws(text, cursor, stop)
     result.calls.append(RawCall(name, dict(values)))
     result.end = max(cursor, pos)
     return result
+
+
+def _glm_value(finders: _Finders, at: int, stop: int, closed: bool) -> tuple[str, str, int] | None:
+    """(key, value, position after it) for the ``<arg_key>`` at ``at``; None when cut."""
+    text = finders.text
+    key_close = finders.find("</arg_key>", at, stop)
+    if key_close < 0:
+        return None
+    key = text[at + len("<arg_key>") : key_close].strip()
+    after_key = key_close + len("</arg_key>")
+    value_at = _skip_ws(text, after_key, stop)
+    if value_at >= stop:
+        return None
+    value_close = finders.find("</arg_value>", value_at, stop)
+    next_key = finders.find("<arg_key>", value_at, stop)
+    if not text.startswith("<arg_value>", value_at):
+        # "<arg_key>q</arg_key>how many</arg_value>": the opener was dropped.
+        if value_close < 0 or (0 <= next_key < value_close):
+            return None
+        end = value_close + len("</arg_value>")
+        return key, _trim_one_newline(text[after_key:value_close]), end
+    start = value_at + len("<arg_value>")
+    if value_close >= 0 and (next_key < 0 or value_close < next_key):
+        return key, text[start:value_close], value_close + len("</arg_value>")
+    if next_key >= 0:
+        return key, text[start:next_key].rstrip(), next_key  # "</arg_value>" dropped
+    if closed:
+        return key, text[start:stop].rstrip(), stop  # dropped before "</tool_call>"
+    return None
