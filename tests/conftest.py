@@ -1,9 +1,15 @@
-"""Test-wide safety: no test may reach beyond this machine."""
+"""Test-wide safety (no test may reach beyond this machine) and what tests share.
+
+Tests that need a heavy optional part (the embedded extra, Ray, a browser) say so through
+``optional_deps``: skipped with what to install outside CI, required in CI.
+"""
 
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
+from collections.abc import Iterator
 
 import pytest
 
@@ -41,3 +47,22 @@ def _no_network(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
         "OLLAMA_API_KEY",
     ):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def sigint_reaches_children() -> Iterator[None]:
+    """Child processes started during the test get SIGINT as a program started at a terminal
+    does: Python turns it into KeyboardInterrupt.
+
+    An *ignored* SIGINT is inherited, and kept across exec, and Python then leaves it ignored:
+    a non-interactive shell starts background jobs that way (``pytest &``, ``sh -c '... &'``,
+    job runners), so under such a pytest a test that sends SIGINT to its child waits for
+    nothing and fails. A handler, unlike "ignore", is reset to the default by exec; so for
+    the test's duration this process handles SIGINT as Python does by default, and the
+    children it starts get the default."""
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)

@@ -54,9 +54,9 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     counted: list[int] = []
     original = ChangeTracker.new_changes
 
-    def counting(self: ChangeTracker) -> set[str]:
+    def counting(self: ChangeTracker, *written: object) -> set[str]:
         counted.append(1)
-        return original(self)
+        return original(self, *written)
 
     monkeypatch.setattr(ChangeTracker, "new_changes", counting)
     return counted

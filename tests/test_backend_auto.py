@@ -1,6 +1,7 @@
 """``select_backend``: which backend each setting gives, and ``auto``'s fall-through from Ollama
 to the embedded tiny model to a message saying how to get a model. Nothing here runs a model:
-selection must stay cheap (the embedded model loads on its first request)."""
+selection must stay cheap (the embedded model loads on its first request). So the embedded
+extra is stood in for (``tiny``), and these tests run without it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from localhand.config import Settings
 from localhand.errors import ConfigError
 from localhand.models import auto
-from localhand.models.auto import default_gguf, select_backend
+from localhand.models.auto import select_backend
 from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
@@ -29,6 +30,17 @@ def closed_port_url() -> str:
 @pytest.fixture
 def warnings() -> list[str]:
     return []
+
+
+@pytest.fixture(autouse=True)
+def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The embedded extra as selection sees it: the tiny model's GGUF (a stand-in file: no
+    model is loaded here) and llama-cpp-python importable."""
+    gguf = tmp_path / "gemma-3-270m-q4_k_m.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setattr(auto, "default_gguf", lambda: gguf)
+    monkeypatch.setattr(auto, "embedded_available", lambda: True)
+    return gguf.resolve()
 
 
 def test_auto_uses_ollama_when_it_has_the_model(warnings: list[str]) -> None:
@@ -49,12 +61,12 @@ def test_auto_honours_ollama_host(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_auto_falls_back_to_the_tiny_model_when_ollama_lacks_the_model(
-    warnings: list[str],
+    warnings: list[str], tiny: Path
 ) -> None:
     with FakeOllama(models={"llama3.1:8b": {}}) as fake:
         model = select_backend(Settings(host=fake.url), warnings.append)
     assert isinstance(model, EmbeddedModel)
-    assert model.path == default_gguf()
+    assert model.path == tiny
     (warning,) = warnings
     assert "does not have the model 'qwen3:8b'" in warning
     assert "ollama pull qwen3:8b" in warning
@@ -136,7 +148,7 @@ def test_a_configured_gguf_is_the_fallback(tmp_path: Path, warnings: list[str]) 
     assert "tiny" not in warnings[0]
 
 
-def test_explicit_backends_do_not_probe(warnings: list[str]) -> None:
+def test_explicit_backends_do_not_probe(warnings: list[str], tiny: Path) -> None:
     with FakeOllama() as fake:
         ollama = select_backend(Settings(backend="ollama", host=fake.url, model="x"))
         openai = select_backend(
@@ -149,7 +161,7 @@ def test_explicit_backends_do_not_probe(warnings: list[str]) -> None:
     assert openai.base_url == fake.url + "/v1"
     assert (openai.reasoning_effort, openai.request_timeout) == ("low", 7)
     assert isinstance(embedded, EmbeddedModel)
-    assert embedded.path == default_gguf()
+    assert embedded.path == tiny
 
 
 def test_openai_tool_mode_comes_from_the_settings() -> None:

@@ -28,7 +28,7 @@ def test_the_pool_comes_from_localhand_toml(tmp_path: Path) -> None:
     )
     assert read_pool(env) == [
         Endpoint("http://gpu1:11434", 4),
-        Endpoint("http://gpu2:8000/v1", 1, "openai", ("Qwen/Qwen3-8B",)),
+        Endpoint("http://gpu2:8000/v1", None, "openai", ("Qwen/Qwen3-8B",)),  # slots: the server's
     ]
     assert pool_endpoints(Settings(), env=env) == read_pool(env)
     flags = pool_endpoints(Settings(), ["127.0.0.1:1234", "http://b:5"], 3, env=env)
@@ -36,7 +36,7 @@ def test_the_pool_comes_from_localhand_toml(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--slots applies to --host"):
         pool_endpoints(Settings(), None, 2, env=env)
     none = {"LOCALHAND_CONFIG": str(tmp_path / "absent.toml"), "OLLAMA_HOST": "0.0.0.0:7"}
-    assert pool_endpoints(Settings(), env=none) == [Endpoint("http://0.0.0.0:7", 1)]
+    assert pool_endpoints(Settings(), env=none) == [Endpoint("http://0.0.0.0:7")]
 
 
 @pytest.mark.parametrize(

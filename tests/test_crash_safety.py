@@ -140,6 +140,11 @@ def test_killed_mid_command_leaves_no_process_behind(tmp_path: Path, sandbox: st
     assert command_pids() == [], "a process of an earlier test is still running"
     proc, db = start(tmp_path, "command", DETACHING, sandbox)
     wait_for(tmp_path / "ws" / "started", proc)
+    # "started" is touched before the last sleep is started, and the backgrounded ones may
+    # still be forking: wait until all five run (on a loaded machine that takes a while).
+    deadline = time.monotonic() + 10
+    while len(command_pids()) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(command_pids()) == 5
     sigkill(proc)
     deadline = time.monotonic() + 5

@@ -289,6 +289,7 @@ def test_run_recording_serves_the_run_live_and_closes_runs_that_never_started(
 SERVE = "from localhand.cli import main; raise SystemExit(main())\n"
 
 
+@pytest.mark.usefixtures("sigint_reaches_children")  # even when pytest runs in the background
 def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
     command = [sys.executable, "-c", SERVE, "serve", "--port", "0", "--db", str(tmp_path / "s.db")]
     env = {k: v for k, v in os.environ.items() if k != "LOCALHAND_TOKEN"}

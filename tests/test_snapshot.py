@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-from localhand.snapshot import RACY_NS, ChangeTracker, Snapshot
+import pytest
+
+from localhand.snapshot import RACY_NS, ChangeTracker, FileState, Snapshot
 
 
 def test_real_edits_are_seen_and_same_bytes_rewrites_are_not(tmp_path: Path) -> None:
@@ -97,9 +98,72 @@ def test_an_edit_within_the_same_timestamp_tick_is_seen(tmp_path: Path) -> None:
 
 
 def test_an_old_file_is_not_hashed_again_when_its_stat_is_unchanged(tmp_path: Path) -> None:
-    target = tmp_path / "old.txt"
-    target.write_text("same\n")
-    old = time.time_ns() - 10 * RACY_NS
-    os.utime(target, ns=(old, old))
+    (tmp_path / "old.txt").write_text("same\n")
     before = Snapshot.take(tmp_path)
+    before.taken_ns += 10 * RACY_NS  # as if taken long after the file's last change
     assert Snapshot.take(tmp_path).changed_since(before) == set()
+
+
+@pytest.mark.parametrize(
+    ("mtime", "ctime", "racy"),
+    [
+        (0, 0, True),  # modified as the snapshot began: the same tick may hold another edit
+        (5, 5, True),  # after it began (the walk takes time)
+        (-RACY_NS, -RACY_NS, True),  # the margin: a coarse clock's tick
+        (-RACY_NS - 1, -RACY_NS - 1, False),  # older than the snapshot: its stat vouches
+        (-10 * RACY_NS, 0, True),  # an old mtime set back on a file just written (touch -r)
+    ],
+)
+def test_a_file_not_older_than_its_snapshot_is_compared_by_content(
+    tmp_path: Path, mtime: int, ctime: int, racy: bool
+) -> None:
+    """git's rule: a file whose mtime is not older than the snapshot that recorded it may
+    have changed again within the same timestamp tick, so the next comparison reads it."""
+    taken = 100 * RACY_NS
+    state = FileState(6, taken + mtime, ctime_ns=taken + ctime)
+    before = Snapshot(tmp_path, {"f.txt": state}, taken_ns=taken)
+    after = Snapshot(tmp_path, {"f.txt": state}, taken_ns=taken + 10 * RACY_NS)
+    assert after.changed_since(before) == ({"f.txt"} if racy else set())
+
+
+def test_an_edit_whose_mtime_was_set_back_is_seen(tmp_path: Path) -> None:
+    """``cp -p``, ``touch -r`` or ``rsync -t``: same size, the old mtime, new contents."""
+    target = tmp_path / "calc.py"
+    target.write_text("return a - b\n")
+    old = 1_000_000_000 * 1_000_000_000
+    os.utime(target, ns=(old, old))
+    tracker = ChangeTracker(tmp_path)
+    target.write_text("return a + b\n")
+    os.utime(target, ns=(old, old))
+    assert tracker.new_changes() == {"calc.py"}
+    assert tracker.files_modified() == ["calc.py"]
+
+
+def test_what_the_file_tools_wrote_is_compared_by_content_at_the_end(tmp_path: Path) -> None:
+    """Even where the file system's stat shows nothing (no ctime, timestamps coarser than
+    the margin): the files the tools reported are hashed again for the Result."""
+    (tmp_path / "a.py").write_text("a = 1\n")
+    (tmp_path / "b.py").write_text("b = 1\n")
+    tracker = ChangeTracker(tmp_path)
+    (tmp_path / "a.py").write_text("a = 2\n")
+    (tmp_path / "b.py").write_text("b = 2\n")
+    assert tracker.changes_in([tmp_path / "a.py"]) == {"a.py"}
+    # The stat, as such a file system would show it: as it was at the start of the run.
+    for name in ("a.py", "b.py"):
+        tracker.baseline.files[name] = Snapshot.of(tmp_path, [name]).files[name]
+    tracker.baseline.taken_ns += 10 * RACY_NS  # and long after its last change
+    assert tracker.files_modified() == ["a.py"], "b.py was not reported, and its stat says no"
+
+
+def test_a_walk_compares_what_the_file_tools_wrote_by_content(tmp_path: Path) -> None:
+    """A round with a command and a write walks the workspace; the written file is read
+    even where its stat shows nothing (as above), and counted once."""
+    (tmp_path / "a.py").write_text("a = 1\n")
+    tracker = ChangeTracker(tmp_path)
+    tracker._last.taken_ns += 10 * RACY_NS  # the last walk long after a.py's last change
+    (tmp_path / "a.py").write_text("a = 2\n")
+    tracker._last.files["a.py"] = Snapshot.of(tmp_path, ["a.py"]).files["a.py"]
+    assert tracker.new_changes() == set(), "by its stat alone, nothing changed"
+    tracker._last.taken_ns += 10 * RACY_NS
+    assert tracker.new_changes([tmp_path / "a.py"]) == {"a.py"}
+    assert tracker.new_changes([tmp_path / "a.py"]) == set(), "counted once"

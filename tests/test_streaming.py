@@ -222,7 +222,8 @@ def test_a_server_that_never_answers_times_out(workspace: Path) -> None:
         tokens_in=0,
         tokens_out=0,
         error=f"Ollama at {run.url} did not answer for 'qwen3:8b' within 0.5 s (the first "
-        "request loads the model; raise first_request_timeout, or use a smaller model).",
+        "request's time limit, since it loads the model: raise first_request_timeout, "
+        "3 × request_timeout from the settings, or use a smaller model).",
         follow_up_task=run.follow_up(),
     )
     assert run.seconds < 5
@@ -261,7 +262,7 @@ def test_the_wall_clock_cuts_a_slow_stream(workspace: Path) -> None:
     )
     (guardrail,) = run.log.of_type("guardrail")
     assert guardrail.to_dict()["guardrail"] == "wall_clock"
-    assert "still answering when the task's time ran out" in guardrail.to_dict()["reason"]
+    assert "still answering when the task's wall clock ran out" in guardrail.to_dict()["reason"]
     assert run.seconds < 3
 
 
@@ -295,7 +296,8 @@ def test_the_openai_compatible_backend_retries_and_times_out_as_ollama_does(
     run = Run([Fault.hang(60)], workspace, backend=OpenAICompatModel, first_request_timeout=0.5)
     assert run.result.error == (
         f"The server at {run.url}/v1 did not answer for 'qwen3:8b' within 0.5 s (the first "
-        "request may load the model; raise first_request_timeout, or use a smaller model)."
+        "request's time limit, since it may load the model: raise first_request_timeout, "
+        "3 × request_timeout from the settings, or use a smaller model)."
     )
     assert run.seconds < 5
 
@@ -373,6 +375,7 @@ def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+@pytest.mark.usefixtures("sigint_reaches_children")  # even when pytest runs in the background
 def test_ctrl_c_mid_stream_ends_cleanly_as_cancelled(workspace: Path) -> None:
     item = {"content": "first second third", "chunk_delay": 30}
     with FakeOllama([item]) as server:

@@ -28,6 +28,7 @@ from localhand.errors import (
 from localhand.events import (
     Event,
     EventBus,
+    ModelProgress,
     ModelReply,
     ModelRequest,
     Nudge,
@@ -41,6 +42,7 @@ from localhand.events import Warning as WarningEvent
 from localhand.guardrails import Limits, RunState
 from localhand.ledger import Ledger
 from localhand.models.base import ChatModel, ChatOptions
+from localhand.models.watch import Loop, Progress, watch_reply
 from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
 from localhand.prompt import (
@@ -70,6 +72,20 @@ REPEAT_NOTE = (
     "act on the result above, or do something different.]"
 )
 
+CUT_OFF = (
+    "Your last reply was cut off after {tokens} tokens, the most one reply may have, so "
+    "nothing in it was run. Reply shorter: make one tool call, with no long explanation "
+    "before it{think}. For a large file, write a first part with write_file and add the rest "
+    "with edit_file, or change only what needs changing with edit_file."
+)
+
+LOOPED = (
+    "Your last reply kept repeating the same text, {span}, over and over, so it was stopped "
+    "after {tokens} tokens and nothing in it was run. Do not repeat yourself: make one tool "
+    "call, with no long explanation before it{think}, or give your final answer if the task "
+    "is done."
+)
+
 
 class Agent:
     """Runs one task in one workspace with one model.
@@ -93,6 +109,7 @@ class Agent:
         routing: Route | None = None,
         ledger: Ledger | None = None,
         context_files: Sequence[str] = (),
+        watch_replies: bool | None = None,
     ) -> None:
         self.model = model
         self.workspace = Path(workspace).resolve()
@@ -110,6 +127,11 @@ class Agent:
         self.ledger = ledger
         """Books every call in the store and checks the budget shared by all tasks per day."""
         self.context_files = tuple(context_files)
+        if watch_replies is None:  # as the backend was set up (``--watch-replies``)
+            watch_replies = bool(getattr(model, "watch_replies", False))
+        self.watch_replies = watch_replies
+        """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
+        off, each request is ``stream: false``. Only for backends with ``stream_reply``."""
         self._definitions = self.tools.definitions()
         reporting = [tool for tool in self.tools if reports_writes(tool.function)]
         self._reporting = {tool.name for tool in reporting}
@@ -128,6 +150,8 @@ class Agent:
         self._asked_to_act = False
         self._warned_full = False
         self._last_content = ""
+        self._reply_tokens = 0
+        self._loop: Loop | None = None
 
     def run(self, task: str) -> Result:
         self._reset()
@@ -176,6 +200,7 @@ class Agent:
             changed = self.files_changed(parsed.calls)
         elif (
             parsed.type == "final_answer"
+            and not parsed.truncated  # an answer cut off mid-way is not the answer: nudged
             and not parsed.needs_constrained_retry
             and not self.must_act_first()
         ):
@@ -194,7 +219,7 @@ class Agent:
         written = self.take_written()
         if all(call.name in READ_ONLY_TOOLS or call.name in self._reporting for call in calls):
             return bool(written) and bool(self.tracker.changes_in(written))
-        return bool(self.tracker.new_changes())
+        return bool(self.tracker.new_changes(written))  # what they wrote: by content
 
     def take_written(self) -> set[Path]:
         """The files the file tools wrote since the last call."""
@@ -244,7 +269,7 @@ class Agent:
         options = ChatOptions(format=fmt, timeout=self.limits.remaining_s(self.state))
         started = time.perf_counter()
         try:
-            reply = self.model.chat(self.messages, None if fmt else self._definitions, options)
+            reply = self.ask(fmt, options)
         except ModelTimeout as exc:
             remaining = self.limits.remaining_s(self.state)
             if remaining is not None and remaining <= 1:
@@ -252,6 +277,7 @@ class Agent:
             raise
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
+        self._reply_tokens = reply.usage.completion_tokens
         self.state.tokens_in += reply.usage.prompt_tokens
         self.state.tokens_out += reply.usage.completion_tokens
         if self.ledger is not None:
@@ -263,6 +289,36 @@ class Agent:
             )
         )
         return reply
+
+    def ask(self, fmt: dict | None, options: ChatOptions) -> Reply:
+        """One request: the reply read whole, or, with ``watch_replies``, read as a stream
+        with progress events and stopped (with a warning) as soon as it loops."""
+        tools = None if fmt else self._definitions
+        self._loop = None
+        stream_reply = getattr(self.model, "stream_reply", None)
+        if not self.watch_replies or stream_reply is None:
+            return self.model.chat(self.messages, tools, options)
+        iteration = self.state.iteration + 1
+
+        def progress(now: Progress) -> None:
+            rate = None if now.tokens_per_s is None else round(now.tokens_per_s, 1)
+            event = ModelProgress(
+                task_id=self.task_id,
+                iteration=iteration,
+                elapsed_s=round(now.elapsed_s, 1),
+                tokens=now.tokens,
+                tokens_per_s=rate,
+            )
+            self.emit(event)
+
+        name = self.model.name
+        watched = watch_reply(
+            stream_reply, self.messages, tools, options, model_name=name, on_progress=progress
+        )
+        if watched.loop is not None:
+            self._loop = watched.loop
+            self.warn(watched.stopped())
+        return watched.reply
 
     def parse(self, reply: Reply) -> ParsedReply:
         message = {**reply.to_message(), "done_reason": reply.done_reason}
@@ -340,7 +396,7 @@ class Agent:
 
     def nudge_text(self, parsed: ParsedReply) -> str:
         if parsed.truncated:
-            return NUDGE_TRUNCATED
+            return self.cut_off_text(parsed)
         if parsed.only_thinking_calls:
             return NUDGE_THINKING_ONLY
         if parsed.rejected_calls:
@@ -351,6 +407,20 @@ class Agent:
         if parsed.type == "final_answer":
             return NUDGE_NO_ACTION
         return NUDGE_EMPTY
+
+    def cut_off_text(self, parsed: ParsedReply) -> str:
+        """The nudge for a reply cut off at the length limit: at how many tokens, and what to
+        do instead, in words a small model can act on. Falls back to the general words when
+        neither the server nor the backend says how many tokens a reply may have."""
+        tokens = self._reply_tokens or reply_ceiling(self.model)
+        if self._loop is not None:  # stopped by the watcher: say what it kept writing
+            span = summarize(json.dumps(self._loop.span, ensure_ascii=False), 80)
+            think = ", and keep your thinking short" if parsed.thinking else ""
+            return LOOPED.format(span=span, tokens=tokens, think=think)
+        if not tokens:
+            return NUDGE_TRUNCATED
+        think = ", and think briefly: your thinking counts toward the limit"
+        return CUT_OFF.format(tokens=tokens, think=think if parsed.thinking else "")
 
     def history_message(self, reply: Reply) -> Message:
         """The assistant turn as it goes into the history: exactly what the model said, minus
@@ -446,6 +516,16 @@ class Agent:
     def warn(self, message: str) -> None:
         """Hook for backends' warnings (truncated prompts, retries) to reach the event stream."""
         self.emit(WarningEvent(task_id=self.task_id, message=message))
+
+
+def reply_ceiling(model: ChatModel) -> int | None:
+    """The most tokens ``model`` lets one reply have, when it says (``max_reply_tokens`` on
+    the Ollama backend, ``max_tokens`` on the others)."""
+    for name in ("max_reply_tokens", "max_tokens"):
+        value = getattr(model, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:

@@ -17,6 +17,7 @@ from localhand.cli_args import (
     add_json_option,
     add_model_options,
     add_sandbox_option,
+    add_watch_option,
     exit_code,
     fail,
     number,
@@ -116,6 +117,8 @@ def run(
     model: str | None,
     backend: str | None,
     host: str | None,
+    max_reply_tokens: int | None,
+    watch_replies: bool | None,
     tier: str | None,
     max_iterations: int | None,
     timeout: float | None,
@@ -152,7 +155,12 @@ def run(
         if verify:
             spec = spec.with_changes(checks=(*spec.checks, *(CommandCheck(v) for v in verify)))
         settings = load_settings().with_overrides(
-            host=host, approve=approve, isolate_network=no_network, sandbox=sandbox
+            host=host,
+            max_reply_tokens=max_reply_tokens,
+            watch_replies=watch_replies,
+            approve=approve,
+            isolate_network=no_network,
+            sandbox=sandbox,
         )
         forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
@@ -178,6 +186,7 @@ def run_arguments(parser: ArgumentParser) -> None:
         "-w", "--workspace", type=Path, metavar="DIR", help="Directory the agent works in."
     )
     add_model_options(parser)
+    add_watch_option(parser)
     parser.add_argument("--tier", choices=TIERS, help="Complexity: sets the iteration limit.")
     parser.add_argument(
         "--max-iterations",

@@ -68,12 +68,37 @@ def number(
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--model``, ``--backend`` and ``--host``, as every command that drafts or runs a task
-    with one model takes them."""
+    """``--model``, ``--backend``, ``--host`` and ``--max-reply-tokens``, as every command that
+    drafts or runs a task with one model takes them."""
     parser.add_argument("--model", metavar="NAME", help="Model name, e.g. qwen3:8b.")
     parser.add_argument("--backend", choices=BACKENDS, help="Where the model runs.")
     parser.add_argument(
         "--host", metavar="URL", help="Server URL (default: OLLAMA_HOST or localhost:11434)."
+    )
+    add_reply_ceiling_option(parser)
+
+
+def add_reply_ceiling_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-reply-tokens``, for every command whose model writes replies."""
+    parser.add_argument(
+        "--max-reply-tokens",
+        type=number(int, 1),
+        metavar="N",
+        help="Most tokens one reply may have, thinking included; a reply cut there runs "
+        "nothing and the model is told to answer shorter (default: 4096, or "
+        "max_reply_tokens in localhand.toml, LOCALHAND_MAX_REPLY_TOKENS).",
+    )
+
+
+def add_watch_option(parser: argparse.ArgumentParser) -> None:
+    """``--watch-replies``, for every command that runs the tool loop."""
+    parser.add_argument(
+        "--watch-replies",
+        action="store_true",
+        default=None,
+        help="Read each reply as it streams, show its progress, and stop one that repeats "
+        "itself within seconds (default: off, or watch_replies in localhand.toml, "
+        "LOCALHAND_WATCH_REPLIES).",
     )
 
 

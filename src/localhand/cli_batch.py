@@ -17,7 +17,9 @@ from localhand.cli_args import (
     Command,
     add_db_option,
     add_json_option,
+    add_reply_ceiling_option,
     add_sandbox_option,
+    add_watch_option,
     number,
     stderr,
 )
@@ -36,6 +38,8 @@ def batch(
     slots: int | None,
     model: str | None,
     backend: str | None,
+    max_reply_tokens: int | None,
+    watch_replies: bool | None,
     sandbox: str | None,
     state: Path | None,
     fresh: bool,
@@ -74,7 +78,13 @@ def batch(
         ray_max_retries=ray_max_retries,
     )
     try:
-        settings = load_settings().with_overrides(model=model, backend=backend, sandbox=sandbox)
+        settings = load_settings().with_overrides(
+            model=model,
+            backend=backend,
+            max_reply_tokens=max_reply_tokens,
+            watch_replies=watch_replies,
+            sandbox=sandbox,
+        )
         forget_secrets()  # settings read: no secret stays where a command could read it
         report = run_batch(tasks, settings, options, console=err, on_result=_printer(json_output))
     except ConfigError as exc:
@@ -120,12 +130,15 @@ def batch_arguments(parser: ArgumentParser) -> None:
         "--slots",
         type=number(int, 1),
         metavar="N",
-        help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL; default 1).",
+        help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL, llama-server's --parallel; "
+        "default: what the server publishes, else 1).",
     )
     parser.add_argument(
         "--model", metavar="NAME", help="Model for tasks that name none, e.g. qwen3:8b."
     )
     parser.add_argument("--backend", choices=POOL_BACKENDS, help="Server kind of --host endpoints.")
+    add_reply_ceiling_option(parser)
+    add_watch_option(parser)
     add_sandbox_option(parser)
     parser.add_argument(
         "--state",

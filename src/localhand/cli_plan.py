@@ -56,6 +56,7 @@ def plan(
     model: str | None,
     backend: str | None,
     host: str | None,
+    max_reply_tokens: int | None,
     approve: str,
     sandbox: str | None,
     yes: bool,
@@ -94,7 +95,12 @@ def plan(
         if not root.is_dir():
             raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
         settings = load_settings().with_overrides(
-            model=model, backend=backend, host=host, sandbox=sandbox, plan_mode=mode
+            model=model,
+            backend=backend,
+            host=host,
+            max_reply_tokens=max_reply_tokens,
+            sandbox=sandbox,
+            plan_mode=mode,
         )
         chosen = settings.plan_mode
         forget_secrets()  # settings read: no secret stays where a command could read it

@@ -21,7 +21,7 @@ from localhand.errors import ConfigError
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from rich.console import Console
 
-    from localhand.store import RunInfo, Store, StoredEvent
+    from localhand.store import Store, StoredEvent
 
 STATUS_COLOURS = {
     "pass": "green",
@@ -83,11 +83,20 @@ def runs_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def show(*, run: str, db: Path | None, json_output: bool) -> int:
-    """Print a run's timeline: tool calls, nudges, stops, verification and the Result."""
+    """Print a run's timeline: tool calls, nudges, stops, verification and the Result.
+
+    RUN is a run id (or a unique prefix), ``last``, or the Result's ``task_id``: a task run
+    several times shows its latest run, and a note on stderr says so."""
     from localhand.safety.scrub import scrub_data
 
     store = _open(db)
-    info = _resolve(store, run)
+    try:
+        match = store.find_run(run)
+    except ConfigError as exc:
+        fail(str(exc))
+    info = match.run
+    if match.note:  # on stderr: with --json, stdout stays one JSON document
+        _console(stderr=True, soft_wrap=True).print(f"[yellow]note:[/] {_shown(match.note)}")
     events = store.events(info.id)
     # Scrubbed again: a store written before the scrubber knew a secret's shape still has it.
     if json_output:
@@ -117,7 +126,11 @@ def show(*, run: str, db: Path | None, json_output: bool) -> int:
 
 
 def show_arguments(parser: argparse.ArgumentParser) -> None:
-    _run_argument(parser)
+    parser.add_argument(
+        "run",
+        metavar="RUN",
+        help="Run id, a unique prefix of it, 'last', or a task id (its latest run).",
+    )
     add_db_option(parser)
     add_json_option(parser, "Print JSON instead of text.")
 
@@ -304,13 +317,6 @@ def _open(db: Path | None) -> Store:
 
     try:
         return open_store(db)
-    except ConfigError as exc:
-        fail(str(exc))
-
-
-def _resolve(store: Store, ref: str) -> RunInfo:
-    try:
-        return store.run(ref)
     except ConfigError as exc:
         fail(str(exc))
 

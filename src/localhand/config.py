@@ -2,7 +2,8 @@
 
 Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALHAND_MODEL``,
 ``LOCALHAND_BACKEND``, ``LOCALHAND_NUM_CTX_MAX``, ``LOCALHAND_KEEP_ALIVE``, ``LOCALHAND_THINK``,
-``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_PLAN_MODE`` and the others in ``_ENV``.
+``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_MAX_REPLY_TOKENS``, ``LOCALHAND_PLAN_MODE`` and the
+others in ``_ENV``.
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``),
 from its ``[localhand]`` table or its top level, plus the ``[sandbox]`` and ``[plan]`` tables.
 """
@@ -42,6 +43,12 @@ class Settings:
     """Ask thinking models to think: ``true``, ``false``, ``low``, ``medium``, ``high``."""
     request_timeout: float = 300.0
     """Seconds one model request may take; the first, while the model loads, gets 3x."""
+    max_reply_tokens: int = 4096  # localhand.models.base.DEFAULT_MAX_REPLY_TOKENS
+    """The ceiling on one reply, thinking included (Ollama ``num_predict``, ``max_tokens``
+    elsewhere): a model looping inside a reply is stopped there, not at the context window."""
+    watch_replies: bool = False
+    """The tool loop reads each reply as a stream and stops one that repeats itself within
+    seconds (``localhand.models.watch``); off, every request is ``stream: false``."""
     gguf: str | None = None
     """GGUF file for the embedded backend (default: the tiny model package, when installed)."""
     tool_mode: str = "auto"
@@ -124,6 +131,8 @@ _ENV = {
     "keep_alive": "LOCALHAND_KEEP_ALIVE",
     "think": "LOCALHAND_THINK",
     "request_timeout": "LOCALHAND_REQUEST_TIMEOUT",
+    "max_reply_tokens": "LOCALHAND_MAX_REPLY_TOKENS",
+    "watch_replies": "LOCALHAND_WATCH_REPLIES",
     "gguf": "LOCALHAND_GGUF",
     "tool_mode": "LOCALHAND_TOOL_MODE",
     "approve": "LOCALHAND_APPROVE",
@@ -232,6 +241,8 @@ def _convert(name: str, value: Any, source: str) -> Any:
             if number < 512:
                 raise ValueError("must be at least 512")
             return number
+        if name == "max_reply_tokens":
+            return _positive_whole(value, "the most tokens one reply may have, e.g. 4096")
         if name == "daily_token_budget":
             number = int(value)
             if number < 1:
@@ -253,7 +264,7 @@ def _convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(BACKENDS)}")
         if name == "approve" and value not in APPROVE_POLICIES:
             raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
-        if name in ("isolate_network", "archive_secrets"):
+        if name in ("isolate_network", "archive_secrets", "watch_replies"):
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
@@ -266,6 +277,21 @@ def _convert(name: str, value: Any, source: str) -> Any:
         return str(value) if value is not None else None
     except ValueError as exc:
         raise ConfigError(f"setting {name}={value!r} in {source}: {exc}") from exc
+
+
+def _positive_whole(value: Any, what: str) -> int:
+    """``value`` as a whole number of at least 1: from a variable's text or a toml integer;
+    not a toml ``true`` (which ``int`` would take as 1) nor a fraction (which it would cut)."""
+    wrong = f"must be a positive whole number ({what})"
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(wrong)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(wrong) from None
+    if number < 1:
+        raise ValueError(wrong)
+    return number
 
 
 def parse_think(value: str) -> bool | str:

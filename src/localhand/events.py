@@ -94,6 +94,21 @@ class Guardrail(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ModelProgress(Event):
+    """A reply the tool loop reads as a stream (``--watch-replies``), on its way: at most one
+    a second, so that a long reply is never a silent minute."""
+
+    type: ClassVar[str] = "model_progress"
+    iteration: int
+    elapsed_s: float
+    """Seconds since the request was sent."""
+    tokens: int
+    """Tokens received so far (servers stream about one a chunk)."""
+    tokens_per_s: float | None = None
+    """Generation speed since the first token; None until there are two."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Nudge(Event):
     type: ClassVar[str] = "nudge"
     iteration: int

@@ -4,6 +4,12 @@ What lands there is sensitive: a run's events hold tool output and file contents
 store keeps a copy of small workspaces for replay. So the data directory is made 0700 and the
 files in it 0600, whatever the umask, and an existing directory or file that is looser is
 tightened when localhand opens it.
+
+Those files can sit inside a workspace (``--workspace ~`` holds ``~/.local/share/localhand``;
+``LOCALHAND_HOME`` or ``--db`` can point into a project). They are never the workspace's own
+changes: ``own_paths_in`` names them, relative to a workspace, so that the change tracker and
+the replay archive leave them out. A store opened at a path of its own (``--db``) claims it
+(``claim``), since nothing else would tell them where it is.
 """
 
 from __future__ import annotations
@@ -11,11 +17,19 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 _GROUP_AND_OTHER = 0o077
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
+DATA_SUBDIRS = ("checkpoints", "tasks")
+"""What localhand makes in its data directory besides the run store: checkpoints
+(``localhand.safety.checkpoint``) and follow-up task files (``localhand.runner``)."""
 
 
 def data_dir(env: dict[str, str] | None = None) -> Path:
@@ -28,6 +42,76 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     if sys.platform == "win32" and env.get("LOCALAPPDATA"):
         return Path(env["LOCALAPPDATA"]) / "localhand"
     return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / "localhand"
+
+
+def db_path(env: dict[str, str] | None = None) -> Path:
+    """``LOCALHAND_DB`` if set, else ``runs.db`` in localhand's data directory."""
+    env = dict(os.environ) if env is None else env
+    if env.get("LOCALHAND_DB"):
+        return Path(env["LOCALHAND_DB"]).expanduser()
+    return data_dir(env) / "runs.db"
+
+
+_claimed: set[str] = set()
+_claimed_lock = threading.Lock()
+
+
+def claim(path: str | os.PathLike[str]) -> None:
+    """Remember, for the rest of the process, a database localhand writes outside its data
+    directory (a store opened with ``--db``): ``own_paths_in`` then names it and its SQLite
+    side files too."""
+    real = os.path.realpath(os.path.expanduser(path))
+    with _claimed_lock:
+        _claimed.add(real)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnPaths:
+    """localhand's own directories and files inside one root, relative to it and separated
+    by ``os.sep`` (as ``localhand.snapshot`` names paths)."""
+
+    dirs: frozenset[str] = frozenset()
+    files: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.dirs or self.files)
+
+    def holds(self, relpath: str) -> bool:
+        """Whether ``relpath`` is one of these files, or lies in one of these directories."""
+        if relpath in self.files:
+            return True
+        return any(relpath == d or relpath.startswith(d + os.sep) for d in self.dirs)
+
+
+def own_paths_in(root: str | os.PathLike[str], env: dict[str, str] | None = None) -> OwnPaths:
+    """What of localhand's own lies inside ``root``: the data directory (or, when ``root`` is
+    the data directory itself, what localhand makes there), the run store at ``db_path`` and
+    every claimed one, each with its SQLite side files. Usually nothing: ``OwnPaths()``.
+
+    Both sides are compared as real paths, so a workspace or data directory given through a
+    symlink is still found; a directory inside the workspace that links elsewhere is not
+    entered by the walks these paths are for, so what it holds needs no name here."""
+    real_root = os.path.realpath(root)
+    data = os.path.realpath(data_dir(env))
+    with _claimed_lock:
+        databases = {os.path.realpath(db_path(env)), *_claimed}
+    dirs: set[str] = set()
+    files: set[str] = set()
+    if data == real_root:
+        dirs.update(DATA_SUBDIRS)
+    else:
+        dirs.update(_within(real_root, [data]))
+    files.update(
+        _within(real_root, [db + side for db in databases for side in ("", *SQLITE_SIDE_FILES)])
+    )
+    return OwnPaths(frozenset(dirs), frozenset(files))
+
+
+def _within(root: str, paths: Iterable[str]) -> list[str]:
+    """``paths`` that lie strictly inside ``root``, relative to it (all real paths, so a
+    prefix test is exact, and cheap however many stores were claimed)."""
+    prefix = root.rstrip(os.sep) + os.sep
+    return [path[len(prefix) :] for path in paths if path.startswith(prefix)]
 
 
 def private_dir(path: Path) -> Path:

@@ -15,28 +15,49 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+import time
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from localhand.events import Event
 from localhand.safety.approval import escape as shown
+
+if TYPE_CHECKING:
+    from rich.status import Status
+
+WHILE_WAITING = frozenset({"model_request", "model_progress", "warning", "model_status"})
+"""Events that come while a reply is awaited; any other one ends the waiting line."""
+NOTE_EVERY_S = 30.0
+"""Without a terminal to redraw, how often a watched reply's progress gets a line."""
 
 
 class TerminalView:
     """Prints each step as it happens: tool calls with their short results, nudges, stops.
 
     ``answer`` receives the streamed answer (default: ``sys.stdout`` at the time of writing).
+    While a reply is awaited, a line redrawn in place says so and for how long (with
+    ``--watch-replies``, also tokens so far and tokens a second); ``live`` (default: whether the
+    console is a terminal) says whether it may be redrawn, else progress gets a line now and
+    then.
     """
 
-    def __init__(self, console: Console | None = None, answer: TextIO | None = None) -> None:
+    def __init__(
+        self, console: Console | None = None, answer: TextIO | None = None, live: bool | None = None
+    ) -> None:
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
         self.answer = answer
+        self.live = self.console.is_terminal if live is None else live
         self._open: str | None = None
         """``answer`` or ``thinking`` while a streamed line has no newline yet."""
+        self._waiting: Waiting | None = None
+        self._status: Status | None = None
 
     def __call__(self, event: Event) -> None:
+        if self._waiting is not None and event.type not in WHILE_WAITING:
+            self._stop_waiting()
         if self._open is not None and event.type != "answer_delta":
             self._end_line()  # the next line (a warning, the summary) starts on its own
         handler = getattr(self, f"on_{event.type}", None)
@@ -86,6 +107,26 @@ class TerminalView:
             self.console.print(
                 "  [yellow]↻ reply was not a valid call; asking again, constrained[/]"
             )
+        self._stop_waiting()
+        self._waiting = Waiting(time.monotonic())
+        if self.live:
+            self._status = self.console.status(self._waiting, refresh_per_second=4)
+            self._status.start()
+
+    def on_model_progress(self, event: Event) -> None:
+        e = event.to_dict()
+        waiting = self._waiting
+        if waiting is None:
+            return
+        waiting.tokens, waiting.tokens_per_s = e["tokens"], e["tokens_per_s"]
+        if not self.live and e["elapsed_s"] >= waiting.noted + NOTE_EVERY_S:
+            waiting.noted = e["elapsed_s"]
+            self.console.print(f"  [dim]· {waiting.describe(e['elapsed_s'])}[/]")
+
+    def _stop_waiting(self) -> None:
+        status, self._status, self._waiting = self._status, None, None
+        if status is not None:
+            status.stop()
 
     def on_model_reply(self, event: Event) -> None:
         e = event.to_dict()
@@ -144,7 +185,17 @@ class TerminalView:
 
 class TimelineView(TerminalView):
     """The live terminal view, replayed from the store (``localhand show``); events it has no
-    line for (plan events, say) get a generic one instead of none."""
+    line for (plan events, say) get a generic one instead of none. Nothing is awaited in a
+    replay: no waiting line, and progress events are left out."""
+
+    def __init__(self, console: Console | None = None, answer: TextIO | None = None) -> None:
+        super().__init__(console, answer, live=False)
+
+    def on_model_request(self, event: Any) -> None:
+        """Nothing: a replay awaits no reply."""
+
+    def on_model_progress(self, event: Any) -> None:
+        """Nothing: one a second while a reply streamed; the reply itself follows."""
 
     def on_answer_delta(self, event: Any) -> None:
         """Nothing: ``show`` prints the whole answer once, from the Result, at the end."""
@@ -190,6 +241,28 @@ class Printable:
 
     def to_dict(self) -> dict[str, Any]:
         return self._data
+
+
+class Waiting:
+    """The waiting line: rendered anew at each refresh, so its clock runs by itself."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.tokens: int | None = None
+        self.tokens_per_s: float | None = None
+        self.noted = 0.0
+        """The elapsed seconds at the last progress line (without a live terminal)."""
+
+    def describe(self, elapsed: float) -> str:
+        text = f"waiting for the model's reply: {elapsed:.0f} s"
+        if self.tokens is not None:
+            text += f", {self.tokens} tokens"
+            if self.tokens_per_s is not None:
+                text += f", {self.tokens_per_s:.1f} tokens/s"
+        return text
+
+    def __rich__(self) -> Text:
+        return Text(self.describe(time.monotonic() - self.started), style="dim")
 
 
 def _clip(text: str, limit: int) -> str:

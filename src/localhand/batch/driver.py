@@ -24,6 +24,7 @@ from localhand.batch.pool import EndpointPool
 from localhand.batch.progress import BatchProgress, Row
 from localhand.batch.run_one import TaskOutcome
 from localhand.batch.runbook import RunBook
+from localhand.batch.slots import slot_warning
 from localhand.batch.state import BatchState, default_state_path
 from localhand.batch.tasks import BatchTask, load_batch
 from localhand.batch.workspace import default_root
@@ -42,7 +43,8 @@ class BatchOptions:
     """How to run a batch; ``None`` means the default."""
 
     concurrency: int | None = None
-    """Tasks at once (local: threads; default the pool's slots). Ray: tasks submitted at once."""
+    """Tasks at once (local: threads; default the pool's slots, and more than the slots wait
+    for one, with a warning). Ray: tasks submitted at once."""
     executor: str = "local"
     hosts: list[str] | None = None
     """Endpoints (``--host``), replacing ``[pool]`` from localhand.toml."""
@@ -132,7 +134,8 @@ def _execute(
     root = options.workdir or default_root(path)
     pool = None
     if options.executor == "local":
-        pool = _ready_pool(settings, options, {item.task.model or settings.model for item in todo})
+        models = {item.task.model or settings.model for item in todo}
+        pool = _ready_pool(settings, options, models, console)
     bus = EventBus()
     store = _open_store(options.db, console)
     book = RunBook(store, bus, {item.id: item.task for item in todo})
@@ -154,7 +157,7 @@ def _execute(
 
         outcomes = run_local(
             todo, pool=pool, settings=settings, bus=bus, root=root,
-            concurrency=options.concurrency or sum(e.slots for e in pool.endpoints),
+            concurrency=options.concurrency or pool.total_slots(),
             keep=options.keep_workspaces, store=store,
             on_endpoint=lambda task_id, endpoint: progress.where(task_id, endpoint.url),
         )
@@ -171,7 +174,11 @@ def _execute(
         _remove_if_empty(root)
 
 
-def _ready_pool(settings: Settings, options: BatchOptions, models: set[str]) -> EndpointPool:
+def _ready_pool(
+    settings: Settings, options: BatchOptions, models: set[str], console: Console
+) -> EndpointPool:
+    """The pool, its endpoints asked what they serve (and their slots); says so when the
+    batch asked for more tasks at once than they have slots."""
     pool = EndpointPool(pool_endpoints(settings, options.hosts, options.slots))
     pool.discover()
     status = pool.status()
@@ -182,6 +189,9 @@ def _ready_pool(settings: Settings, options: BatchOptions, models: set[str]) -> 
             "point localhand at them with --host URL or [pool] in localhand.toml."
         )
     pool.check_serves(models)
+    warning = slot_warning(options.concurrency, status)
+    if warning is not None:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     return pool
 
 

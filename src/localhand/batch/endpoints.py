@@ -8,10 +8,12 @@
     [[pool.endpoints]]
     url = "http://gpu2:8000/v1"
     backend = "openai"                 # vLLM, llama-server: OpenAI-compatible
-    slots = 16
+    slots = 16                         # optional for llama-server: it publishes its --parallel
 
 ``--host URL`` (repeatable) replaces the configured pool; ``--slots N`` gives those hosts N
-slots each. Without either, the pool is the one server of ``--host``/``OLLAMA_HOST``.
+slots each. Without either, the pool is the one server of ``--host``/``OLLAMA_HOST``. An
+endpoint whose slots are not given has what its server publishes, else 1
+(``localhand.batch.slots``).
 """
 
 from __future__ import annotations
@@ -34,16 +36,17 @@ class Endpoint:
     """One model server and how many requests it generates at once."""
 
     url: str
-    slots: int = 1
-    """Tasks it serves at once: Ollama's ``OLLAMA_NUM_PARALLEL`` (default 1), vLLM's
-    ``--max-num-seqs``, llama-server's ``--parallel``."""
+    slots: int | None = None
+    """Tasks it serves at once: Ollama's ``OLLAMA_NUM_PARALLEL``, vLLM's ``--max-num-seqs``,
+    llama-server's ``--parallel``. ``None``: not given; the pool takes what the server
+    publishes (llama-server's ``/props``), else 1."""
     backend: str = "ollama"
     """``ollama`` (native API) or ``openai`` (OpenAI-compatible: vLLM, llama-server)."""
     models: tuple[str, ...] | None = None
     """The models it serves; ``None``: ask the server when the batch starts."""
 
     def __post_init__(self) -> None:
-        if self.slots < 1:
+        if self.slots is not None and self.slots < 1:
             raise ConfigError(f"endpoint {self.url}: slots must be at least 1, not {self.slots}")
         if self.backend not in POOL_BACKENDS:
             raise ConfigError(
@@ -63,7 +66,7 @@ def pool_endpoints(
     settings' one server."""
     backend = "openai" if settings.backend == "openai" else "ollama"
     if hosts:
-        return _unique([Endpoint(_url(h, backend), slots or 1, backend) for h in hosts])
+        return _unique([Endpoint(_url(h, backend), slots, backend) for h in hosts])
     configured = read_pool(env, cwd)
     if configured:
         if slots is not None:
@@ -73,7 +76,7 @@ def pool_endpoints(
     host = settings.host or (env.get("OLLAMA_HOST") if backend == "ollama" else None)
     if backend == "openai" and not host:
         raise ConfigError("--backend openai needs the server's URL: pass --host URL")
-    return [Endpoint(_url(host or DEFAULT_OLLAMA, backend), slots or 1, backend)]
+    return [Endpoint(_url(host or DEFAULT_OLLAMA, backend), slots, backend)]
 
 
 def read_pool(env: dict[str, str] | None = None, cwd: Path | None = None) -> list[Endpoint]:
@@ -111,8 +114,8 @@ def _endpoint(item: Any, where: str) -> Endpoint:
             f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
             "allowed: url, slots, backend, models"
         )
-    slots, backend, models = item.get("slots", 1), item.get("backend", "ollama"), item.get("models")
-    if not isinstance(slots, int) or isinstance(slots, bool):
+    slots, backend, models = item.get("slots"), item.get("backend", "ollama"), item.get("models")
+    if slots is not None and (not isinstance(slots, int) or isinstance(slots, bool)):
         raise ConfigError(f"{where}: slots must be a whole number (OLLAMA_NUM_PARALLEL)")
     if models is not None and (
         not isinstance(models, list) or not all(isinstance(m, str) and m for m in models)

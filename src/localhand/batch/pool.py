@@ -1,7 +1,9 @@
 """The endpoint pool: which server runs the next task.
 
-- Each endpoint runs at most ``slots`` tasks at once. A task holds its slot for its whole run,
-  so it stays on one server and that server's prompt cache for it stays warm.
+- Each endpoint runs at most its slots' worth of tasks at once: the slots it was given, else
+  what its server publishes (read by ``discover``), else 1 (``localhand.batch.slots``). A task
+  holds its slot for its whole run, so it stays on one server and that server's prompt cache
+  for it stays warm.
 - The next task goes to the least busy endpoint (running tasks / slots) that has its model.
 - An endpoint that stops answering is marked dead; tasks on it fail over (see
   :class:`~localhand.batch.pooled.PooledModel`). A dead endpoint is asked again after
@@ -16,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from localhand.batch.endpoints import Endpoint
+from localhand.batch.slots import SlotReader, SlotsFrom, published_slots
 from localhand.errors import ConfigError, LocalhandError, ModelTimeout, ServerUnavailable
 from localhand.models._ollama_wire import canonical
 
@@ -46,6 +49,8 @@ class EndpointStatus:
     alive: bool
     why: str = ""
     """Why it is taken as dead."""
+    slots_from: SlotsFrom = "given"
+    """Where ``slots`` came from: the configuration, the server, or the default of 1."""
 
 
 class EndpointPool:
@@ -56,6 +61,7 @@ class EndpointPool:
         endpoints: Iterable[Endpoint],
         *,
         lister: Lister = list_models,
+        slot_reader: SlotReader = published_slots,
         revive_after: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -63,7 +69,12 @@ class EndpointPool:
         if not self.endpoints:
             raise ConfigError("the endpoint pool is empty: pass --host URL or configure [pool]")
         self._lister, self.revive_after, self._clock = lister, revive_after, clock
+        self._slot_reader = slot_reader
         self._busy = {e.url: 0 for e in self.endpoints}
+        self._slots = {e.url: e.slots or 1 for e in self.endpoints}
+        self._slots_from: dict[str, SlotsFrom] = {
+            e.url: "given" if e.slots is not None else "default" for e in self.endpoints
+        }
         self._models: dict[str, set[str] | None] = {
             e.url: None if e.models is None else {canonical(m) for m in e.models}
             for e in self.endpoints
@@ -73,8 +84,9 @@ class EndpointPool:
 
     # -- set-up ---------------------------------------------------------------------------
     def discover(self) -> None:
-        """Ask every endpoint what it serves, all at once; one that does not answer starts
-        out dead (and is asked again later)."""
+        """Ask every endpoint what it serves, and those whose slots were not given how many
+        requests they serve at once, all at once; one that does not answer starts out dead
+        (and is asked again later)."""
         threads = [threading.Thread(target=self._probe, args=(e,)) for e in self.endpoints]
         for thread in threads:
             thread.start()
@@ -115,9 +127,9 @@ class EndpointPool:
                 if not serving:
                     raise ServerUnavailable(f"no endpoint in the pool serves {model}")
                 alive = [e for e in serving if e.url not in self._dead]
-                free = [e for e in alive if self._busy[e.url] < e.slots]
+                free = [e for e in alive if self._busy[e.url] < self._slots[e.url]]
                 if free:
-                    best = min(free, key=lambda e: self._busy[e.url] / e.slots)
+                    best = min(free, key=lambda e: self._busy[e.url] / self._slots[e.url])
                     self._busy[best.url] += 1
                     return best
                 due = [e for e in serving if e.url in self._dead and self._due(e.url)]
@@ -155,12 +167,19 @@ class EndpointPool:
                 EndpointStatus(
                     e.url,
                     self._busy[e.url],
-                    e.slots,
+                    self._slots[e.url],
                     e.url not in self._dead,
                     self._dead.get(e.url, (0.0, ""))[1],
+                    self._slots_from[e.url],
                 )
                 for e in self.endpoints
             ]
+
+    def total_slots(self) -> int:
+        """The tasks every endpoint together serves at once: the batch's default
+        concurrency."""
+        with self._cond:
+            return sum(self._slots.values())
 
     # -- internals ------------------------------------------------------------------------
     def _serving(self, wanted: str, backend: str | None) -> list[Endpoint]:
@@ -193,9 +212,14 @@ class EndpointPool:
                 since = self._dead.get(endpoint.url, (self._clock(), ""))[0]
                 self._dead[endpoint.url] = (since, str(exc).split(". ")[0])
             return False
+        published = None
+        if self._slots_from[endpoint.url] == "default":  # not given, not read yet
+            published = self._slot_reader(endpoint)
         with self._cond:
             if endpoint.models is None:
                 self._models[endpoint.url] = {canonical(n) for n in names}
+            if published is not None:
+                self._slots[endpoint.url], self._slots_from[endpoint.url] = published, "published"
             self._dead.pop(endpoint.url, None)
             self._cond.notify_all()
         return True

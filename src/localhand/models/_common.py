@@ -11,7 +11,22 @@ from localhand.models.base import ChatOptions
 
 T = TypeVar("T")
 
-OUT_OF_TIME_HINT = "that was all the time left of the task; give the task a longer --timeout"
+OUT_OF_TIME_HINT = (
+    "the task's wall clock: that was all the time left of the task; give the task a longer "
+    "--timeout"
+)
+"""Each time limit's hint names the limit, so that an error says which one was hit."""
+
+
+def time_limit_hint(loaded: bool, loads: str = "loads") -> str:
+    """What a request that timed out hit: the per-request limit, or the longer one for the
+    first request (``loads``: how the backend words what the first request does)."""
+    if loaded:
+        return "the per-request time limit: raise request_timeout"
+    return (
+        f"the first request's time limit, since it {loads} the model: raise "
+        "first_request_timeout, 3 × request_timeout from the settings"
+    )
 
 
 class Retry(Exception):

@@ -136,13 +136,25 @@ class Response:
         ``DRAIN_S``. A stream's reader stops at the answer's logical end (Ollama's ``done``
         line, SSE's ``[DONE]``), before the chunked body's last marker: reading that marker
         keeps the connection for the next request instead of a new connect. A body that goes
-        on (the caller gave up early) is not waited for."""
+        on (the caller gave up early) is not waited for: ``DRAIN_S`` bounds the whole drain,
+        not each read, so a reply still trickling in (a stopped loop) is not read on for a
+        second or more."""
+        deadline = time.monotonic() + DRAIN_S
+        read = 0
         try:
             self._sock.settimeout(DRAIN_S)
-            rest = self._raw.read(DRAIN_BYTES + 1)
+            while read <= DRAIN_BYTES and not self._raw.isclosed() and self._raw.length != 0:
+                if time.monotonic() > deadline:
+                    return False
+                piece = self._raw.read1(DRAIN_BYTES + 1 - read)
+                if not piece:
+                    break
+                read += len(piece)
+            if self._raw.length == 0:
+                self._raw.read()  # a Content-Length body read to its end: that closes it
         except (OSError, http.client.HTTPException):
             return False
-        return len(rest) <= DRAIN_BYTES and self._raw.isclosed() and not self._raw.length
+        return read <= DRAIN_BYTES and self._raw.isclosed() and not self._raw.length
 
     def abort(self) -> None:
         """Cut the connection, from any thread: a read blocked on it returns at once (and

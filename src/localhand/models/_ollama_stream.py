@@ -51,6 +51,19 @@ def stream_chat(
     estimate = estimate_prompt_tokens(wire, [])
     num_ctx = model._size_context(estimate)
     body = model._request_body(wire, num_ctx, stream=True)
+    yield from stream_body(model, body, deadline, estimate, num_ctx)
+
+
+def stream_body(
+    model: OllamaModel,
+    body: dict[str, Any],
+    deadline: float | None,
+    estimate: int,
+    num_ctx: int,
+    calls: list[Any] | None = None,
+) -> Iterator[StreamChunk]:
+    """Stream the answer to a ``/api/chat`` ``body``; the tool calls Ollama sends (whole, in
+    a chunk of their own) are appended to ``calls`` when it is given."""
     base, hint = model._timeout_and_hint()
     http = model._transport()
 
@@ -72,7 +85,7 @@ def stream_chat(
         return response, response
 
     def parse(response: Any, watchdog: Watchdog) -> Iterator[StreamChunk]:
-        return _chunks(ndjson_lines(response.iter_bytes()), watchdog, model)
+        return _chunks(ndjson_lines(response.iter_bytes()), watchdog, model, calls)
 
     chunks = backend_stream(
         model, connect, parse, _error, base_timeout=base, hint=hint, deadline=deadline
@@ -100,8 +113,11 @@ def ndjson_lines(chunks: Iterable[bytes]) -> Iterator[str]:
         yield buffer.decode("utf-8", "replace")
 
 
-def _chunks(lines: Iterator[str], watchdog: Watchdog, model: OllamaModel) -> Iterator[StreamChunk]:
-    """The stream's lines as chunks: deltas with text, then the final one."""
+def _chunks(
+    lines: Iterator[str], watchdog: Watchdog, model: OllamaModel, calls: list[Any] | None = None
+) -> Iterator[StreamChunk]:
+    """The stream's lines as chunks: deltas with text, then the final one; tool calls go to
+    ``calls``."""
     for line in lines:
         if not line.strip():
             continue
@@ -118,6 +134,8 @@ def _chunks(lines: Iterator[str], watchdog: Watchdog, model: OllamaModel) -> Ite
             )
         message = data.get("message") or {}
         content, thinking = str(message.get("content") or ""), str(message.get("thinking") or "")
+        if calls is not None and isinstance(message.get("tool_calls"), list):
+            calls.extend(message["tool_calls"])
         if data.get("done"):
             if content or thinking:  # not what Ollama does, but a server may fold them in
                 yield StreamChunk(content=content, thinking=thinking)

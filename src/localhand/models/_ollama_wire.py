@@ -9,7 +9,14 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from localhand.errors import ConfigError
+from localhand.errors import (
+    BadResponse,
+    ConfigError,
+    ModelNotFound,
+    ServerUnavailable,
+    ToolsUnsupported,
+)
+from localhand.models._common import Retry
 from localhand.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
 from localhand.types import Message, Reply, ToolCall, Usage
 
@@ -17,6 +24,8 @@ if TYPE_CHECKING:
     from localhand.models._http import Response
 
 DEFAULT_PORT = 11434
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+TOOL_MODELS = "qwen3, llama3.1, mistral-nemo or qwen2.5-coder"
 
 
 def parse_host(host: str | None) -> str:
@@ -70,6 +79,47 @@ def error_text(response: Response) -> str:
     return response.text.strip()[:500]
 
 
+def status_error(host: str, model: str, status: int, text: str) -> Exception:
+    """An error answer as the ``ModelError`` to raise, in ``Retry`` when worth another try."""
+    if status == 404:
+        return ModelNotFound(
+            f"Ollama at {host} does not have the model '{model}' ({text}). "
+            f"Download it with `ollama pull {model}`, or pick one from `ollama list`."
+        )
+    if status == 400 and "does not support tools" in text:
+        return ToolsUnsupported(
+            f"The model '{model}' cannot take tools (Ollama said: {text}). Pick a "
+            f"tool-capable model, e.g. {TOOL_MODELS} (`ollama pull qwen3:8b`)."
+        )
+    error = BadResponse(
+        f"Ollama at {host} answered HTTP {status}: {text}",
+        retryable=status in RETRY_STATUSES,
+        status=status,
+    )
+    return Retry(error) if error.retryable else error
+
+
+def unavailable(host: str, host_given: bool) -> ServerUnavailable:
+    """No Ollama at ``host``: where that address came from, and what to do."""
+    where = "given as host" if host_given else "from OLLAMA_HOST"
+    if not host_given and not os.getenv("OLLAMA_HOST"):
+        where = "the default; OLLAMA_HOST is not set"
+    return ServerUnavailable(
+        f"Cannot reach Ollama at {host} ({where}). Start it with `ollama serve`, or "
+        "point localhand at the right server with --host or the OLLAMA_HOST variable."
+    )
+
+
+def truncation(estimate: int, num_ctx: int, evaluated: int) -> str | None:
+    """Why the prompt was probably cut to the window, or None. A count of evaluated tokens
+    below the estimate is usually a prompt-cache hit, not truncation."""
+    if estimate > num_ctx:
+        return f"the conversation is about {estimate} tokens"
+    if evaluated >= num_ctx * 0.99:
+        return f"Ollama evaluated {evaluated} prompt tokens, the whole window"
+    return None
+
+
 def canonical(name: str) -> str:
     name = name.strip().lower()
     return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
@@ -113,6 +163,35 @@ def wire_message(message: Message) -> dict[str, Any]:
     if calls:
         out["tool_calls"] = calls
     return out
+
+
+def chat_body(
+    model: str,
+    wire: list[dict[str, Any]],
+    *,
+    num_ctx: int,
+    stream: bool,
+    options: Mapping[str, Any],
+    num_predict: int | None,
+    think: bool | str | None,
+    keep_alive: float | str | None,
+) -> dict[str, Any]:
+    """The ``/api/chat`` body. ``options.num_predict`` is the reply ceiling: Ollama counts the
+    thinking and the answer against it together (it has no separate budget for thinking, so a
+    model that thinks to the ceiling answers nothing) and stops there with ``done_reason:
+    length``. A ``num_predict`` in the user's ``options`` wins; ``num_ctx`` is always ours."""
+    ceiling = {} if num_predict is None else {"num_predict": num_predict}
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": wire,
+        "stream": stream,
+        "options": {**ceiling, **options, "num_ctx": num_ctx},
+    }
+    if think is not None:
+        body["think"] = think
+    if keep_alive is not None:
+        body["keep_alive"] = keep_alive
+    return body
 
 
 def to_reply(data: Mapping[str, Any], model: str) -> Reply:

@@ -45,8 +45,19 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 def stream_chat(
     model: OpenAICompatModel, messages: Sequence[Message], options: ChatOptions | None
 ) -> Iterator[StreamChunk]:
-    deadline = deadline_of(options)
     body = model._request(messages, None, None, False, stream=True)
+    yield from stream_body(model, body, deadline_of(options))
+
+
+def stream_body(
+    model: OpenAICompatModel,
+    body: dict[str, Any],
+    deadline: float | None,
+    calls: dict[int, dict[str, Any]] | None = None,
+) -> Iterator[StreamChunk]:
+    """Stream the answer to a ``/chat/completions`` ``body``; tool-call deltas are put
+    together in ``calls`` (by index) when it is given, and their argument pieces handed out as
+    ``arguments``."""
     base, hint = model._timeout_and_hint()
     http = model._transport()
 
@@ -68,7 +79,7 @@ def stream_chat(
         return response, response
 
     def parse(response: Any, watchdog: Watchdog) -> Iterator[StreamChunk]:
-        return _chunks(sse_events(response.iter_bytes()), watchdog, model)
+        return _chunks(sse_events(response.iter_bytes()), watchdog, model, calls)
 
     chunks = backend_stream(
         model, connect, parse, _error, base_timeout=base, hint=hint, deadline=deadline
@@ -132,7 +143,10 @@ def sse_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
 
 
 def _chunks(
-    events: Iterator[tuple[str, str]], watchdog: Watchdog, model: OpenAICompatModel
+    events: Iterator[tuple[str, str]],
+    watchdog: Watchdog,
+    model: OpenAICompatModel,
+    calls: dict[int, dict[str, Any]] | None = None,
 ) -> Iterator[StreamChunk]:
     reason: str | None = None
     usage: Usage | None = None
@@ -164,6 +178,9 @@ def _chunks(
             thinking = next((_text(delta[k]) for k in _THINK_FIELDS if delta.get(k)), "")
             if content or thinking:
                 yield StreamChunk(content=content, thinking=thinking)
+            pieces = _add_calls(calls, delta.get("tool_calls")) if calls is not None else ""
+            if pieces:
+                yield StreamChunk(arguments=pieces)
             reason = choice.get("finish_reason") or reason
     if reason is None:
         raise BadResponse(
@@ -171,6 +188,28 @@ def _chunks(
             "answer may be incomplete (a proxy cutting long responses?)."
         )
     yield StreamChunk(done=True, usage=usage, done_reason=reason, model=name)
+
+
+def _add_calls(calls: dict[int, dict[str, Any]], deltas: Any) -> str:
+    """Fold tool-call deltas into ``calls``: the first of a call (by ``index``) brings its id
+    and name, the next ones more of its arguments' text. Returns the arguments' new text."""
+    new = []
+    for number, delta in enumerate(deltas if isinstance(deltas, list) else []):
+        if not isinstance(delta, Mapping):
+            continue
+        index = delta.get("index", number)
+        call = calls.setdefault(index, {"id": None, "type": "function", "function": {}})
+        call["id"] = delta.get("id") or call["id"]
+        function, into = delta.get("function") or {}, call["function"]
+        if function.get("name"):
+            into["name"] = into.get("name", "") + str(function["name"])
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            into["arguments"] = into.get("arguments", "") + arguments
+            new.append(arguments)
+        elif arguments is not None:  # an object: some servers send the call whole
+            into["arguments"] = arguments
+    return "".join(new)
 
 
 def _json_or_text(text: str) -> Any:

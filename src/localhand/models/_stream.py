@@ -108,7 +108,7 @@ def timeout_text(watchdog: Watchdog, server: str, chars: int, hint: str) -> str:
     chunk's allowance."""
     if watchdog.fired == "deadline":
         return (
-            f"{server} was still answering when the task's time ran out ({chars} characters "
+            f"{server} was still answering when the task's wall clock ran out ({chars} characters "
             "so far); give the task a longer --timeout."
         )
     if watchdog.fired == "first":
@@ -163,7 +163,7 @@ def reliable_stream(
     chars = 0
     with stack:
         while not chunk.done:
-            chars += len(chunk.content) + len(chunk.thinking)
+            chars += len(chunk.content) + len(chunk.thinking) + len(chunk.arguments)
             yield chunk
             try:
                 chunk = next(chunks)

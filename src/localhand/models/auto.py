@@ -1,5 +1,8 @@
 """Choosing the backend: ``--backend auto|ollama|openai|embedded``.
 
+Every backend gets the reply ceiling ``settings.max_reply_tokens`` (``num_predict`` or
+``max_tokens`` on the wire) and ``settings.watch_replies`` (see ``localhand.models.watch``).
+
 ``auto`` (the default) takes the first of these that can serve the run:
 
 1. Ollama at ``--host``/``OLLAMA_HOST``, when it answers and has the model. When it answers
@@ -20,14 +23,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.config import DEFAULT_MODEL, Settings
 from localhand.errors import ConfigError, ModelError
 from localhand.models._ollama_wire import canonical
-from localhand.models.base import ChatModel
+from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatModel
 from localhand.models.embedded import INSTALL_HINT, EmbeddedModel, embedded_available
 from localhand.models.ollama import OllamaModel
+
+if TYPE_CHECKING:
+    from localhand.models.openai_compat import OpenAICompatModel
 
 __all__ = ["default_gguf", "select_backend"]
 
@@ -61,8 +67,18 @@ def select_backend(
     receives the embedded model's load and first-token times (defaults to ``on_warning``, so
     that a person sees them).
     """
+    model = _select(settings, on_warning, on_status or on_warning, probe_timeout)
+    model.watch_replies = bool(getattr(settings, "watch_replies", False))
+    return model
+
+
+def _select(
+    settings: Settings,
+    on_warning: Callable[[str], None] | None,
+    on_status: Callable[[str], None] | None,
+    probe_timeout: float,
+) -> OllamaModel | OpenAICompatModel | EmbeddedModel:
     backend = settings.backend
-    on_status = on_status or on_warning
     if backend == "ollama":
         return _ollama(settings, on_warning)
     if backend == "openai":
@@ -75,6 +91,7 @@ def select_backend(
             reasoning_effort=_effort(settings.think),
             request_timeout=settings.request_timeout,
             first_request_timeout=settings.request_timeout * 3,
+            max_tokens=_ceiling(settings),
             on_warning=on_warning,
         )
     if backend == "embedded":
@@ -114,8 +131,14 @@ def _ollama(settings: Any, on_warning: Callable[[str], None] | None) -> OllamaMo
         think=settings.think,
         request_timeout=settings.request_timeout,
         first_request_timeout=settings.request_timeout * 3,
+        max_reply_tokens=_ceiling(settings),
         on_warning=on_warning,
     )
+
+
+def _ceiling(settings: Any) -> int:
+    """The reply ceiling: ``settings.max_reply_tokens``, for settings objects that have it."""
+    return int(getattr(settings, "max_reply_tokens", None) or DEFAULT_MAX_REPLY_TOKENS)
 
 
 def _ollama_problem(settings: Any, timeout: float) -> str | None:
@@ -160,6 +183,7 @@ def _embedded(
     return EmbeddedModel(
         gguf,
         n_ctx=min(EMBEDDED_N_CTX, settings.num_ctx_max),
+        max_tokens=_ceiling(settings),
         on_warning=on_warning,
         on_status=on_status,
     )

@@ -17,8 +17,9 @@ What it takes care of, and why:
   context is not thread-safe). Loading happens on the first request, or on ``load()``.
 - **Timing shown to the user.** The load time and, for the first request, the time to the
   first token go to ``on_status``; every request's timing is kept in ``last_timing``.
-- **Streaming** (``stream``, for the simple path): the same decoding, each piece handed out
-  as it is sampled; the task's deadline is checked at every token. In-process there is no
+- **Streaming** (``stream`` for the simple path, ``stream_reply`` for a watched tool loop):
+  the same decoding, each piece handed out as it is sampled (``chat`` is ``stream_reply`` read
+  to its end); the task's deadline is checked at every token. In-process there is no
   connection to drop and no server to go quiet, so there is no idle timeout.
 - **Prompt cache.** llama-cpp-python keeps the KV cache of the longest common token prefix,
   so each turn only evaluates what the previous turn added.
@@ -41,7 +42,7 @@ from typing import Any
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
 from localhand.types import Message, Reply, Usage
 
 __all__ = ["EmbeddedModel", "Timing", "chat_template", "embedded_available"]
@@ -135,7 +136,8 @@ class EmbeddedModel:
         n_threads: CPU threads; ``None`` is llama-cpp-python's default, half the cores. More
             is rarely faster: llama.cpp's threads wait for each other by spinning, so one
             busy core (a test runner, a compiler) slows every token down many times over.
-        max_tokens: the longest reply, in tokens.
+        max_tokens: the reply ceiling, in tokens (4096 by default, and never more than the
+            window has left); a reply stopped there has ``done_reason`` ``length``.
         temperature: sampling temperature (the grammar keeps any choice valid).
         repeat_penalty: discourages repeating recent tokens; small models otherwise fill
             a number with zeros or a string with one word.
@@ -146,6 +148,8 @@ class EmbeddedModel:
             the first token. Defaults to the ``localhand`` logger.
     """
 
+    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
+
     def __init__(
         self,
         gguf: str | os.PathLike[str],
@@ -154,7 +158,7 @@ class EmbeddedModel:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         n_batch: int = 512,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_REPLY_TOKENS,
         temperature: float = 0.2,
         repeat_penalty: float = 1.1,
         seed: int = 0,
@@ -203,46 +207,50 @@ class EmbeddedModel:
         tools: Sequence[dict[str, Any]] | None = None,
         options: ChatOptions | None = None,
     ) -> Reply:
+        *_, last = self.stream_reply(messages, tools, options)
+        assert last.reply is not None  # stream_reply's last chunk carries it
+        return last.reply
+
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply as it is sampled (see ``ReplyStreamingModel``): with tools, the
+        JSON of the call or final answer the grammar allows. Closing the iterator stops the
+        decoding."""
         loaded = self._loaded()
         fmt = options.format if options is not None else None
         schema = fmt if fmt is not None else (reply_schema(tools) if tools else None)
         prompt = self._render(loaded, plain_messages(messages, tools if fmt is None else None))
-        deadline = deadline_of(options)
-        with loaded.lock:
-            tokens = self._tokens(loaded, prompt)
-            text, reason, first, total = self._generate(
-                loaded, tokens, min(self.max_tokens, self.n_ctx - len(tokens)), schema, deadline
-            )
-            used = len(loaded.llm.tokenize(text.encode(), add_bos=False, special=True))
-        self._timed(first, total, len(tokens), used)
-        reply = Reply(text, usage=Usage(len(tokens), used), done_reason=reason, model=self._name)
-        if tools and fmt is None:
-            content, calls = decode(text)
-            reply = replace(reply, content=content, tool_calls=calls)
-        return reply
-
-    def stream(
-        self, messages: Sequence[Message], options: ChatOptions | None = None
-    ) -> Iterator[StreamChunk]:
-        """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
-        loaded = self._loaded()
-        prompt = self._render(loaded, plain_messages(messages, None))
         deadline = deadline_of(options)
         with loaded.lock:  # held while the caller reads: the context serves one stream
             tokens = self._tokens(loaded, prompt)
             started, first, reason = time.perf_counter(), 0.0, "stop"
             pieces: list[str] = []
             max_tokens = min(self.max_tokens, self.n_ctx - len(tokens))
-            for text, finish in self._pieces(loaded, tokens, max_tokens, None, deadline):
+            for text, finish in self._pieces(loaded, tokens, max_tokens, schema, deadline):
                 first, reason = first or time.perf_counter() - started, finish
                 pieces.append(text)
                 if text:
                     yield StreamChunk(content=text)
-            answer = "".join(pieces)
-            used = len(loaded.llm.tokenize(answer.encode(), add_bos=False, special=True))
+            text = "".join(pieces)
+            used = len(loaded.llm.tokenize(text.encode(), add_bos=False, special=True))
         self._timed(first, time.perf_counter() - started, len(tokens), used)
         usage = Usage(len(tokens), used)
-        yield StreamChunk(done=True, usage=usage, done_reason=reason, model=self._name)
+        reply = Reply(text, usage=usage, done_reason=reason, model=self._name)
+        if tools and fmt is None:
+            content, calls = decode(text)
+            reply = replace(reply, content=content, tool_calls=calls)
+        yield StreamChunk(done=True, usage=usage, done_reason=reason, model=self._name, reply=reply)
+
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
+        for chunk in self.stream_reply(messages, None, options):
+            yield replace(chunk, reply=None) if chunk.done else chunk
 
     # -- internals -------------------------------------------------------------------------------
     def _tokens(self, loaded: _Loaded, prompt: str) -> list[int]:
@@ -262,23 +270,6 @@ class EmbeddedModel:
                 f"{self._name}: first token after {first:.2f} s ({prompt} prompt tokens); "
                 f"{used} tokens in {total:.2f} s."
             )
-
-    def _generate(
-        self,
-        loaded: _Loaded,
-        tokens: list[int],
-        max_tokens: int,
-        schema: dict[str, Any] | None,
-        deadline: float | None,
-    ) -> tuple[str, str, float, float]:
-        started = time.perf_counter()
-        first = 0.0
-        pieces: list[str] = []
-        reason = "stop"
-        for text, finish in self._pieces(loaded, tokens, max_tokens, schema, deadline):
-            first, reason = first or time.perf_counter() - started, finish
-            pieces.append(text)
-        return "".join(pieces), reason, first, time.perf_counter() - started
 
     def _pieces(
         self,

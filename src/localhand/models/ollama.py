@@ -10,12 +10,17 @@ What it takes care of, and why:
   ``/api/show``. It only ever grows: a different ``num_ctx`` makes Ollama reload the model. For
   the same reason it starts from the window the model is already loaded with (``/api/ps``)
   when that is within bounds, so consecutive runs do not reload it.
+- **Reply ceiling.** ``options.num_predict`` on every request (``max_reply_tokens``, 4096 by
+  default): Ollama's own default is unlimited, so a model looping inside one reply would write
+  until the window is full. It covers thinking and answer together; a reply that reaches it
+  ends with ``done_reason: length`` and the loop never runs its call.
 - **Truncation warning.** ``prompt_eval_count`` is the only signal. It can be *lower* than the
   prompt for harmless reasons (a prompt-cache hit: some builds count only newly evaluated
   tokens, old ones omitted the field), so a low count alone never warns. We warn when our own
   estimate exceeds ``num_ctx`` or the count fills the window.
 - **Timeouts.** ``first_request_timeout`` (default 900 s) while the model loads, then
-  ``request_timeout`` (300 s); ``ChatOptions.timeout`` caps both. They are socket timeouts
+  ``request_timeout`` (300 s); ``ChatOptions.timeout`` (the task's wall clock) caps both, and
+  the error names the limit that was hit. They are socket timeouts
   (``_http``), so a hung server really ends the request. Timeouts are not retried.
 - **Retries.** ``max_attempts`` (default 3 in all) with exponential backoff (``backoff``,
   doubling) on connection errors, HTTP 500/502/503/504, a connection cut mid-reply and a body
@@ -52,31 +57,31 @@ from localhand.errors import (
     BadResponse,
     ConfigError,
     ModelError,
-    ModelNotFound,
     ModelTimeout,
     ServerUnavailable,
-    ToolsUnsupported,
 )
 from localhand.models._common import Retry as _Retry
-from localhand.models._common import with_retries
+from localhand.models._common import deadline_of, time_limit_hint, with_retries
 from localhand.models._http import Client, ConnectFailed, ConnectionCut, HTTPError, Timeout
 from localhand.models._ollama_wire import (
     canonical,
+    chat_body,
     error_text,
     estimate_prompt_tokens,
     parse_host,
     request_headers,
+    status_error,
     to_reply,
+    truncation,
+    unavailable,
     wire_message,
 )
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
 from localhand.types import Message, Reply
 
 __all__ = ["OllamaModel", "estimate_prompt_tokens"]
 
 _log = logging.getLogger("localhand")
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-TOOL_MODELS = "qwen3, llama3.1, mistral-nemo or qwen2.5-coder"
 _HUNG = "the server seems hung; restart `ollama serve`"
 
 
@@ -92,12 +97,16 @@ class OllamaModel:
         keep_alive: how long the server keeps the model loaded (``"30m"``, ``-1``); ``None``
             leaves the server's default.
         options: extra Ollama options (``temperature``...); ``num_ctx`` is always ours.
+        max_reply_tokens: the reply ceiling, sent as ``options.num_predict`` (thinking and
+            answer together); ``None`` sends none, and Ollama's default is unlimited.
         on_warning: receives retry and truncation warnings; defaults to the ``localhand``
             logger.
         sleep: the backoff's sleep function, replaceable in tests.
         stream_idle_timeout: seconds of silence after the first chunk of a streamed answer
             before the server is taken as stuck.
     """
+
+    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
 
     def __init__(
         self,
@@ -107,6 +116,7 @@ class OllamaModel:
         think: bool | str | None = None,
         keep_alive: float | str | None = None,
         options: Mapping[str, Any] | None = None,
+        max_reply_tokens: int | None = DEFAULT_MAX_REPLY_TOKENS,
         num_ctx_min: int = 8192,
         num_ctx_max: int = 32768,
         reply_reserve: int = 4096,
@@ -127,6 +137,7 @@ class OllamaModel:
         self._host_given = host is not None
         self.think, self.keep_alive = think, keep_alive
         self.options = dict(options or {})
+        self.max_reply_tokens = max_reply_tokens
         self.num_ctx_min, self.num_ctx_max = num_ctx_min, num_ctx_max
         self.reply_reserve = reply_reserve
         self.request_timeout, self.first_request_timeout = request_timeout, first_request_timeout
@@ -158,21 +169,9 @@ class OllamaModel:
         tools: Sequence[dict[str, Any]] | None = None,
         options: ChatOptions | None = None,
     ) -> Reply:
-        deadline = None
-        if options is not None and options.timeout is not None:
-            deadline = time.monotonic() + options.timeout
-        schema = options.format if options is not None else None
-        sent_tools = [] if schema is not None else list(tools or [])  # format replaces tools
-        wire = [wire_message(m) for m in messages]
-        estimate = estimate_prompt_tokens(wire, sent_tools)
-        num_ctx = self._size_context(estimate)
-        body = self._request_body(wire, num_ctx, stream=False)
-        if sent_tools:
-            body["tools"] = sent_tools
-        if schema is not None:
-            body["format"] = schema
+        body, estimate, num_ctx = self._chat_request(messages, tools, options, stream=False)
         base, hint = self._timeout_and_hint()
-        data = self._with_retries("POST", "/api/chat", body, base, deadline, hint)
+        data = self._with_retries("POST", "/api/chat", body, base, deadline_of(options), hint)
         self._loaded = True
         reply = to_reply(data, self._model)
         self._check_truncation(estimate, num_ctx, reply.usage.prompt_tokens)
@@ -186,28 +185,57 @@ class OllamaModel:
 
         return stream_chat(self, messages, options)
 
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
+        from localhand.models._reply_stream import ollama_reply
+
+        return ollama_reply(self, messages, tools, options)
+
+    def _chat_request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        options: ChatOptions | None,
+        *,
+        stream: bool,
+    ) -> tuple[dict[str, Any], int, int]:
+        """The body for a reply with tools (or a ``format``), the prompt's estimated tokens
+        and the window it gets (both for the truncation check)."""
+        schema = options.format if options is not None else None
+        sent_tools = [] if schema is not None else list(tools or [])  # format replaces tools
+        wire = [wire_message(m) for m in messages]
+        estimate = estimate_prompt_tokens(wire, sent_tools)
+        num_ctx = self._size_context(estimate)
+        body = self._request_body(wire, num_ctx, stream=stream)
+        if sent_tools:
+            body["tools"] = sent_tools
+        if schema is not None:
+            body["format"] = schema
+        return body, estimate, num_ctx
+
     def _request_body(
         self, wire: list[dict[str, Any]], num_ctx: int, *, stream: bool
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self._model,
-            "messages": wire,
-            "stream": stream,
-            "options": {**self.options, "num_ctx": num_ctx},
-        }
-        if self.think is not None:
-            body["think"] = self.think
-        if self.keep_alive is not None:
-            body["keep_alive"] = self.keep_alive
-        return body
+        return chat_body(
+            self._model,
+            wire,
+            num_ctx=num_ctx,
+            stream=stream,
+            options=self.options,
+            num_predict=self.max_reply_tokens,
+            think=self.think,
+            keep_alive=self.keep_alive,
+        )
 
     def _timeout_and_hint(self) -> tuple[float, str]:
         """How long until the reply (or a stream's first chunk) may take, and what to raise."""
-        if self._loaded:
-            return self.request_timeout, "raise request_timeout"
-        return self.first_request_timeout, "the first request loads the model; raise " + (
-            "first_request_timeout"
-        )
+        timeout = self.request_timeout if self._loaded else self.first_request_timeout
+        return timeout, time_limit_hint(self._loaded)
 
     # -- discovery, for backend auto-selection ----------------------------------------------------
     def list_models(self) -> list[str]:
@@ -283,13 +311,8 @@ class OllamaModel:
                     self._num_ctx = max(self._num_ctx, window)
 
     def _check_truncation(self, estimate: int, num_ctx: int, evaluated: int) -> None:
-        if estimate > num_ctx:
-            why = f"the conversation is about {estimate} tokens"
-        elif evaluated >= num_ctx * 0.99:
-            why = f"Ollama evaluated {evaluated} prompt tokens, the whole window"
-        else:  # a count below the estimate is usually a prompt-cache hit, not truncation
-            return
-        if num_ctx in self._warned_ctx:
+        why = truncation(estimate, num_ctx, evaluated)
+        if why is None or num_ctx in self._warned_ctx:
             return
         self._warned_ctx.add(num_ctx)
         trained = self.context_length()
@@ -380,31 +403,10 @@ class OllamaModel:
         return data
 
     def _status_error(self, status: int, text: str) -> Exception:
-        if status == 404:
-            return ModelNotFound(
-                f"Ollama at {self.host} does not have the model '{self._model}' ({text}). "
-                f"Download it with `ollama pull {self._model}`, or pick one from `ollama list`."
-            )
-        if status == 400 and "does not support tools" in text:
-            return ToolsUnsupported(
-                f"The model '{self._model}' cannot take tools (Ollama said: {text}). Pick a "
-                f"tool-capable model, e.g. {TOOL_MODELS} (`ollama pull qwen3:8b`)."
-            )
-        error = BadResponse(
-            f"Ollama at {self.host} answered HTTP {status}: {text}",
-            retryable=status in RETRY_STATUSES,
-            status=status,
-        )
-        return _Retry(error) if error.retryable else error
+        return status_error(self.host, self._model, status, text)
 
     def _unavailable(self) -> ServerUnavailable:
-        where = "given as host" if self._host_given else "from OLLAMA_HOST"
-        if not self._host_given and not os.getenv("OLLAMA_HOST"):
-            where = "the default; OLLAMA_HOST is not set"
-        return ServerUnavailable(
-            f"Cannot reach Ollama at {self.host} ({where}). Start it with `ollama serve`, or "
-            "point localhand at the right server with --host or the OLLAMA_HOST variable."
-        )
+        return unavailable(self.host, self._host_given)
 
     def _transport(self) -> Client:
         """The one client for every request and stream (closed by ``close``). Timeouts are

@@ -17,9 +17,14 @@ For llama.cpp's ``llama-server``, vLLM, LM Studio, ``python -m llama_cpp.server`
 - **Retries and errors** as the Ollama backend: ``max_attempts`` with doubling backoff on
   connection errors, 429/5xx, a connection cut mid-reply and a body that is not JSON; never on
   other 4xx. Errors name the host and say what to do.
+- **Reply ceiling.** ``max_tokens`` on every request (4096 by default): the one field that
+  llama-server, vLLM, LM Studio, ``llama_cpp.server`` and Ollama's ``/v1`` all take
+  (``max_completion_tokens`` is newer and not read by all of them), and their default is
+  unlimited. Each counts reasoning tokens against it; a reply that reaches it ends with
+  ``finish_reason: length``.
 - **Timeouts.** ``first_request_timeout`` until a reply arrives (the server may be loading the
-  model), then ``request_timeout``; ``ChatOptions.timeout`` caps both. They are set per
-  request on one ``_http.Client`` per model.
+  model), then ``request_timeout``; ``ChatOptions.timeout`` caps both, and the error names
+  the limit that was hit. They are set per request on one ``_http.Client`` per model.
 - **Streaming** (``stream``, for the simple path): server-sent events (``_openai_stream``),
   with ``stream_options.include_usage`` for the counts. The first chunk gets the timeouts
   above, then ``stream_idle_timeout`` of silence ends it; an ``error`` event mid-stream
@@ -51,12 +56,11 @@ from typing import Any, Literal
 from localhand.errors import (
     BadResponse,
     ConfigError,
-    ModelNotFound,
     ModelTimeout,
     ServerUnavailable,
     ToolsUnsupported,
 )
-from localhand.models._common import Retry, deadline_of, with_retries
+from localhand.models._common import Retry, deadline_of, time_limit_hint, with_retries
 from localhand.models._http import (
     Client,
     ConnectFailed,
@@ -66,15 +70,15 @@ from localhand.models._http import (
     Timeout,
 )
 from localhand.models._json_calls import decode, plain_messages, reply_schema
+from localhand.models._openai_errors import FormatRefused, status_error, too_long
 from localhand.models._openai_wire import (
     base_url,
-    context_full,
     error_text,
     request_headers,
     to_openai_messages,
     to_reply,
 )
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
 from localhand.types import Message, Reply
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAICompatModel", "ToolMode"]
@@ -82,9 +86,7 @@ __all__ = ["DEFAULT_BASE_URL", "OpenAICompatModel", "ToolMode"]
 _log = logging.getLogger("localhand")
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 """llama-server's default address."""
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 ToolMode = Literal["auto", "native", "schema"]
-_TOOLS_REFUSED = ("does not support tools", "tool choice requires", "tools are not supported")
 
 
 class OpenAICompatModel:
@@ -98,7 +100,8 @@ class OpenAICompatModel:
             (local servers ignore it unless started with a key).
         tool_mode: ``auto``, ``native`` or ``schema`` (see the module docstring).
         reasoning_effort: sent as ``reasoning_effort`` when set (``low``... or ``none``).
-        max_tokens: the longest reply; ``None`` leaves the server's default.
+        max_tokens: the reply ceiling, thinking included (4096 by default); ``None`` leaves
+            the server's default, which is unlimited on llama-server, vLLM and LM Studio.
         temperature: ``None`` leaves the server's default.
         extra_body: more fields for every request (``{"top_k": 20}``).
         context_length: the server's context window in tokens, if known (llama-server ``-c``,
@@ -110,6 +113,8 @@ class OpenAICompatModel:
             before the server is taken as stuck.
     """
 
+    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
+
     def __init__(
         self,
         model: str,
@@ -118,7 +123,7 @@ class OpenAICompatModel:
         api_key: str | None = None,
         tool_mode: ToolMode = "auto",
         reasoning_effort: str | None = None,
-        max_tokens: int | None = None,
+        max_tokens: int | None = DEFAULT_MAX_REPLY_TOKENS,
         temperature: float | None = None,
         extra_body: Mapping[str, Any] | None = None,
         context_length: int | None = None,
@@ -177,27 +182,13 @@ class OpenAICompatModel:
             schema_mode = self.tool_mode == "schema"
             try:
                 data = self._send(self._request(messages, tools, fmt, schema_mode), deadline)
-            except _FormatRefused:
-                if self.format_style == "json_object":
-                    raise
-                self.format_style = "json_object"  # llama.cpp's older dialect; ask again
-                continue
-            except ToolsUnsupported as exc:
-                if self.tool_mode != "auto":
-                    raise
-                self.tool_mode = "schema"
-                self._warn(
-                    f"{str(exc).split(' Pick')[0].rstrip('.')}. Switching to schema mode: tool "
-                    "calls are now asked for as JSON constrained by response_format."
-                )
-                continue
+            except (FormatRefused, ToolsUnsupported) as exc:
+                if self._fall_back(exc):
+                    continue
+                raise
             break
         self._loaded = True
-        reply = to_reply(data, self._model)
-        if schema_mode and tools and fmt is None and not reply.tool_calls:
-            content, calls = decode(reply.content)
-            reply = replace(reply, content=content, tool_calls=calls)
-        return reply
+        return self._reply(data, schema_mode and bool(tools) and fmt is None)
 
     def stream(
         self, messages: Sequence[Message], options: ChatOptions | None = None
@@ -206,6 +197,42 @@ class OpenAICompatModel:
         from localhand.models._openai_stream import stream_chat
 
         return stream_chat(self, messages, options)
+
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
+        from localhand.models._reply_stream import openai_reply
+
+        return openai_reply(self, messages, tools, options)
+
+    def _fall_back(self, refusal: Exception) -> bool:
+        """Whether to ask again after ``refusal``: a ``response_format`` the server refused
+        (then in llama.cpp's older dialect), or tools it refused in ``auto`` mode (then in
+        schema mode, with a warning)."""
+        if isinstance(refusal, FormatRefused) and self.format_style != "json_object":
+            self.format_style = "json_object"
+            return True
+        if isinstance(refusal, ToolsUnsupported) and self.tool_mode == "auto":
+            self.tool_mode = "schema"
+            self._warn(
+                f"{str(refusal).split(' Pick')[0].rstrip('.')}. Switching to schema mode: tool "
+                "calls are now asked for as JSON constrained by response_format."
+            )
+            return True
+        return False
+
+    def _reply(self, data: Mapping[str, Any], schema_calls: bool) -> Reply:
+        """A completion as a Reply; with ``schema_calls`` its content is decoded as the JSON
+        call (or final answer) that schema mode asked for."""
+        reply = to_reply(data, self._model)
+        if schema_calls and not reply.tool_calls:
+            content, calls = decode(reply.content)
+            reply = replace(reply, content=content, tool_calls=calls)
+        return reply
 
     # -- discovery -------------------------------------------------------------------------------
     def list_models(self) -> list[str]:
@@ -273,11 +300,8 @@ class OpenAICompatModel:
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
 
     def _timeout_and_hint(self) -> tuple[float, str]:
-        if self._loaded:
-            return self.request_timeout, "raise request_timeout"
-        return self.first_request_timeout, "the first request may load the model; raise " + (
-            "first_request_timeout"
-        )
+        timeout = self.request_timeout if self._loaded else self.first_request_timeout
+        return timeout, time_limit_hint(self._loaded, "may load")
 
     def _send(self, body: dict[str, Any], deadline: float | None) -> dict[str, Any]:
         base, hint = self._timeout_and_hint()
@@ -358,50 +382,10 @@ class OpenAICompatModel:
             text = error_text(response.json(), response.text)
         except ValueError:
             text = error_text(None, response.text)
-        lowered = text.lower()
-        where = f"The server at {self.base_url}"
-        if status == 404 and "model" in lowered and path == "/chat/completions":
-            return ModelNotFound(
-                f"{where} does not have the model '{self._model}' ({text}). Pass a name it "
-                f"serves with --model ({self.base_url}/models lists them; for Ollama, "
-                f"`ollama pull {self._model}` first)."
-            )
-        if status == 404:
-            return BadResponse(
-                f"{where} has no {path} (HTTP 404: {text}). --host must be the "
-                "OpenAI-compatible base URL, such as http://127.0.0.1:8080/v1.",
-                status=status,
-            )
-        if status in (400, 422) and any(s in lowered for s in _TOOLS_REFUSED):
-            return ToolsUnsupported(
-                f"{where} refused tools for '{self._model}' ({text}). Pick a tool-capable "
-                "model or server setup (llama-server --jinja, vLLM --enable-auto-tool-choice)."
-            )
-        # llama_cpp.server reports its request validation errors as HTTP 500
-        if status in (400, 422, 500) and ("response_format" in lowered or "json_schema" in lowered):
-            return _FormatRefused(f"{where} refused the response_format ({text}).")
-        if status == 400 and context_full(text):
-            return self._too_long(text, status)
-        if status in (401, 403):
-            return BadResponse(
-                f"{where} refused the request (HTTP {status}: {text}); it wants an API key: "
-                "set OPENAI_API_KEY.",
-                status=status,
-            )
-        error = BadResponse(
-            f"{where} answered HTTP {status}: {text}",
-            retryable=status in RETRY_STATUSES,
-            status=status,
-        )
-        return Retry(error) if error.retryable else error
+        return status_error(self.base_url, self._model, status, text, path)
 
     def _too_long(self, text: str, status: int | None = None) -> BadResponse:
-        return BadResponse(
-            f"The conversation no longer fits the context window of '{self._model}' at "
-            f"{self.base_url} ({text}). Start the server with a larger context "
-            "(llama-server -c, vLLM --max-model-len), or keep the task smaller.",
-            status=status,
-        )
+        return too_long(self.base_url, self._model, text, status)
 
     def _unavailable(self) -> ServerUnavailable:
         return ServerUnavailable(
@@ -417,7 +401,3 @@ class OpenAICompatModel:
             if self._http is None:
                 self._http = Client(self.base_url, request_headers(self._api_key))
             return self._http
-
-
-class _FormatRefused(BadResponse):
-    """Internal: the server does not take this shape of ``response_format``."""

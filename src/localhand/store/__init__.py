@@ -3,22 +3,23 @@
     store = open_store()                      # LOCALHAND_DB, or the user's data directory
     bus.subscribe(store.recorder())           # events written as they happen
     store.runs()                              # newest first; killed runs show "interrupted"
+    store.find_run("last")                    # or a run id, a unique prefix, or a task id
     store.events(run_id, after=seq)           # a run's timeline, resumable by sequence number
     store.ledger_spent(day=date.today())      # tokens booked by every task today
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from localhand.paths import data_dir, tighten
-from localhand.store.db import RunInfo, Spent, Store, StoredEvent, StoreError
+from localhand.paths import data_dir, db_path, tighten
+from localhand.store.db import RunInfo, RunMatch, Spent, Store, StoredEvent, StoreError
 from localhand.store.recorder import Recorder
 
 __all__ = [
     "Recorder",
     "RunInfo",
+    "RunMatch",
     "Spent",
     "Store",
     "StoreError",
@@ -31,10 +32,7 @@ __all__ = [
 def default_db_path(env: dict[str, str] | None = None) -> Path:
     """``LOCALHAND_DB`` if set, else ``runs.db`` in localhand's data directory
     (``LOCALHAND_HOME``, or ``localhand/`` under ``$XDG_DATA_HOME`` or ``~/.local/share``)."""
-    env = dict(os.environ) if env is None else env
-    if env.get("LOCALHAND_DB"):
-        return Path(env["LOCALHAND_DB"]).expanduser()
-    return data_dir(env) / "runs.db"
+    return db_path(env)
 
 
 def open_store(path: str | Path | None = None) -> Store:

@@ -8,6 +8,9 @@ Secret-looking files (``.env``, private keys, ``*.pem``, credentials files, ``.s
 ``localhand.safety.risk_paths.is_secret_file`` says which) are left out unless the caller asks
 for them: the store outlives the run and is read by the dashboard, and a replay rarely needs
 them. The archive's note names what was left out.
+
+localhand's own files are never packed, should they lie in the workspace
+(``localhand.paths.own_paths_in``): a copy of the store inside the store helps no replay.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.paths import own_paths_in
 from localhand.safety.risk_paths import is_secret_file
 from localhand.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
 
@@ -47,18 +51,21 @@ def pack(
     paths: list[str] = []
     secrets: list[str] = []
     total = 0
+    own = own_paths_in(root)
     for dirpath, dirnames, filenames in os.walk(root):
         relative = os.path.relpath(dirpath, root)
         prefix = "" if relative == os.curdir else relative + os.sep
         kept_dirs = []
         for name in sorted(d for d in dirnames if d not in IGNORED_DIRS):
+            if prefix + name in own.dirs:
+                continue
             if not include_secrets and is_secret_file(prefix + name + "/"):
                 secrets.append(prefix + name + "/")
             else:
                 kept_dirs.append(name)
         dirnames[:] = kept_dirs
         for name in sorted(filenames):
-            if name.endswith(IGNORED_SUFFIXES):
+            if name.endswith(IGNORED_SUFFIXES) or prefix + name in own.files:
                 continue
             if not include_secrets and is_secret_file(prefix + name):
                 secrets.append(prefix + name)

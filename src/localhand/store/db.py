@@ -31,11 +31,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
-from localhand.paths import create_private_file, is_data_dir, private_dir, tighten
+from localhand.paths import (
+    SQLITE_SIDE_FILES,
+    claim,
+    create_private_file,
+    is_data_dir,
+    private_dir,
+    tighten,
+)
 from localhand.store.archive import Archive
 from localhand.store.liveness import Owner, is_alive
 from localhand.store.migrations import migrate
-from localhand.store.records import RunInfo, Spent, StoredEvent
+from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
 
 if TYPE_CHECKING:
     from localhand.store.recorder import Recorder
@@ -47,7 +54,6 @@ a run is closed; on the writing thread."""
 
 FINAL_STATUSES = ("pass", "partial_pass", "fail", "error")
 _RUN_REF = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 class StoreError(ConfigError):
@@ -73,6 +79,7 @@ class Store:
         try:
             if self.path not in (":memory:", ""):
                 _make_private(Path(self.path).expanduser())
+                claim(self.path)  # never a change of a workspace it happens to be in
             self._db = sqlite3.connect(
                 os.path.expanduser(self.path), check_same_thread=False, isolation_level=None
             )
@@ -251,17 +258,41 @@ class Store:
             return found[0]
         if not _RUN_REF.fullmatch(ref):
             raise StoreError(f"{ref!r} is not a run id; `localhand runs` lists them")
-        rows = self._query(
-            f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN tasks t ON t.id = r.task_id "
-            "WHERE substr(r.id, 1, ?) = ? LIMIT 2",
-            (len(ref), ref),
-        )
+        rows = self._runs_starting(ref)
         exact = [row for row in rows if row[0] == ref]
         if len(rows) == 1 or exact:
             return self._run_info((exact or rows)[0])
         if not rows:
             raise StoreError(f"no run {ref!r} in {self.path}; `localhand runs` lists them")
         raise StoreError(f"run id {ref!r} is ambiguous; give more of it")
+
+    def find_run(self, ref: str) -> RunMatch:
+        """A run by whatever the user has at hand: ``last``, a run id or a unique prefix of
+        one (as ``run``), or a task id, the Result's ``task_id``, which gives that task's
+        latest run. A whole run id wins over a task id, and a task id over a run-id prefix;
+        the match says how many runs the task has, so that a caller can say which it took."""
+        if ref in ("last", "latest") or self._query("SELECT 1 FROM runs WHERE id = ?", (ref,)):
+            return RunMatch(self.run(ref))
+        ((count,),) = self._query("SELECT COUNT(*) FROM runs WHERE task_id = ?", (ref,))
+        if count:
+            latest = self.runs(limit=1, task_id=ref)[0]
+            prefix = bool(_RUN_REF.fullmatch(ref)) and bool(self._runs_starting(ref))
+            return RunMatch(latest, task_runs=count, prefix_too=prefix)
+        if not _RUN_REF.fullmatch(ref) or not self._runs_starting(ref):
+            raise StoreError(
+                f"no run {ref!r} in {self.path}, and no task with that id; "
+                "`localhand runs` lists them"
+            )
+        return RunMatch(self.run(ref))
+
+    def _runs_starting(self, prefix: str) -> list[tuple[Any, ...]]:
+        """Up to two runs whose id starts with ``prefix`` (two are enough to call it
+        ambiguous)."""
+        return self._query(
+            f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN tasks t ON t.id = r.task_id "
+            "WHERE substr(r.id, 1, ?) = ? LIMIT 2",
+            (len(prefix), prefix),
+        )
 
     def _run_info(self, row: tuple[Any, ...]) -> RunInfo:
         *fields, pid, token, hostname = row
@@ -385,5 +416,5 @@ def _make_private(db: Path) -> None:
     elif is_data_dir(parent):
         tighten(parent)
     create_private_file(db)
-    for suffix in _SQLITE_SIDE_FILES:
+    for suffix in SQLITE_SIDE_FILES:
         tighten(db.with_name(db.name + suffix))

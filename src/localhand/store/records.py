@@ -42,6 +42,35 @@ class RunInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RunMatch:
+    """The run ``Store.find_run`` found for what a user typed, and how it was found: a task id
+    can have several runs, and the user should know which one they are looking at."""
+
+    run: RunInfo
+    task_runs: int = 0
+    """Found by task id: how many runs that task has (``run`` is the newest). 0: found by
+    run id or ``last``."""
+    prefix_too: bool = False
+    """Found by task id, though some run ids also start with what was typed."""
+
+    @property
+    def note(self) -> str | None:
+        """What to tell the user about the choice, or None when there was none to make."""
+        notes = []
+        if self.task_runs > 1:
+            notes.append(
+                f"task {self.run.task_id!r} has {self.task_runs} runs: this is the latest, "
+                f"run {self.run.id} (`localhand runs` lists the others)"
+            )
+        if self.prefix_too:
+            notes.append(
+                f"{self.run.task_id!r} is a task id and also the start of a run id; "
+                "give the whole run id to see that run"
+            )
+        return "; ".join(notes) or None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
     """An event as recorded: its public JSON (``data``) plus where it sits in the store."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -53,7 +52,25 @@ class OpenAIEndpoints:
         }
         if path.startswith("/v1/models/"):
             routes[path] = {"GET": self._v1_model}
+        if self.server.fake.props:
+            routes["/props"] = {"GET": self._props}
         return routes
+
+    def _props(self, body: Any) -> None:
+        """llama-server's ``GET /props`` (at the root, not under ``/v1``): its global
+        properties, ``total_slots`` (its ``--parallel``) among them. The fields llama-server
+        has answered since 2024; newer builds add more (``modalities``, ``build_info``)."""
+        fake = self.server.fake
+        model = next(iter(fake._models.values()), None)
+        props = {
+            "default_generation_settings": {"n_ctx": fake.default_num_ctx, "params": {}},
+            "total_slots": fake.slots or 1,
+            "model_path": f"/models/{model.name if model else 'model'}.gguf",
+            "chat_template": "",
+            "modalities": {"vision": False, "audio": False},
+            "build_info": "b6000-fake",
+        }
+        self._send(200, _line(props), "application/json")
 
     def _v1_error(self, code: int, message: str) -> None:
         error = {"message": message, "type": _error_type(code), "param": None, "code": None}
@@ -111,7 +128,7 @@ class OpenAIEndpoints:
         completion = self._completion(name, reply, metrics)
         if body.get("stream"):
             usage = (body.get("stream_options") or {}).get("include_usage")
-            return self._v1_stream(completion, bool(usage))
+            return self._v1_stream(completion, bool(usage), float(reply.get("token_rate") or 0))
         self._send(200, _line(completion), "application/json")
 
     def _completion(self, name: str, reply: dict, metrics: dict) -> dict[str, Any]:
@@ -161,14 +178,19 @@ class OpenAIEndpoints:
             },
         }
 
-    def _v1_stream(self, completion: dict[str, Any], include_usage: bool) -> None:
-        """Server-sent events: reasoning and content a word at a time, the calls in one chunk,
-        a chunk with the finish reason, the usage if asked for, then ``[DONE]``."""
+    def _v1_stream(
+        self, completion: dict[str, Any], include_usage: bool, rate: float = 0.0
+    ) -> None:
+        """Server-sent events: reasoning and content a word at a time (a token at a time, at
+        ``rate`` tokens a second, when given), the calls in one chunk, a chunk with the
+        finish reason, the usage if asked for, then ``[DONE]``."""
+        from localhand.testing._fake_generation import pieces
+
         choice = completion["choices"][0]
         message = choice["message"]
         field = self.server.fake.openai_reasoning_field
-        deltas = [{field: p} for p in re.findall(r"\S+\s*|\s+", message.get(field, ""))]
-        deltas += [{"content": p} for p in re.findall(r"\S+\s*|\s+", message["content"])]
+        deltas = [{field: p} for p in pieces(message.get(field, ""), rate > 0)]
+        deltas += [{"content": p} for p in pieces(message["content"], rate > 0)]
         if message.get("tool_calls"):
             deltas.append({"content": "", "tool_calls": message["tool_calls"]})
         head = {k: completion[k] for k in ("id", "object", "created", "model")}
@@ -185,10 +207,16 @@ class OpenAIEndpoints:
         if include_usage:
             events.append({**head, "choices": [], "usage": completion["usage"]})
         self._start_chunked(200, "text/event-stream")
-        for event in events:
-            self._write_chunk(b"data: " + _line(event).rstrip(b"\n") + b"\n\n")
-        self._write_chunk(b"data: [DONE]\n\n")
-        self._write_chunk(b"")
+        closing = self.server.fake._closing
+        try:
+            for event in events:
+                if rate and closing.wait(1 / rate):  # a model of that speed
+                    break
+                self._write_chunk(b"data: " + _line(event).rstrip(b"\n") + b"\n\n")
+            self._write_chunk(b"data: [DONE]\n\n")
+            self._write_chunk(b"")
+        except OSError:  # the client stopped reading (cancelled, timed out)
+            self.close_connection = True
 
     def _v1_fault(self, fault: Fault, stream: bool) -> None:
         if fault.kind == "status":

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Literal
 
+from localhand.testing._fake_generation import generate, pieces, wait_unstreamed
 from localhand.testing._fake_openai import OpenAIEndpoints
 
 if TYPE_CHECKING:
@@ -296,10 +297,11 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
         if isinstance(outcome, Fault):
             return self._fault(outcome, stream, name)
         reply, metrics = outcome
-        chunks = self._stream_chunks(name, reply["message"]) if stream else []
+        rate = float(reply.get("token_rate") or 0)
+        chunks = self._stream_chunks(name, reply["message"], rate > 0) if stream else []
         final_message = {"role": "assistant", "content": ""} if stream else reply["message"]
         chunks.append(self._chunk(name, final_message, done_reason=reply["done_reason"], **metrics))
-        self._finish(stream, chunks, float(reply.get("chunk_delay") or 0))
+        self._finish(stream, chunks, 1 / rate if rate else float(reply.get("chunk_delay") or 0))
 
     def _exchange(
         self, name: str, body: dict[str, Any]
@@ -343,7 +345,11 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             why = f"FakeOllama: a script item must be a dict, str, Fault or callable, not {item!r}"
             return Refusal(500, why)
         reply = fake._reply_message(item, think)
-        return reply, fake._account(model, body, reply)
+        generate(reply, body, model, fake)  # the request's ceiling, the item's loop
+        metrics = fake._account(model, body, reply)
+        if body.get("stream") is False and not wait_unstreamed(reply, fake):
+            return None  # closed while "generating"
+        return reply, metrics
 
     # -- chat helpers -----------------------------------------------------------------------
     @staticmethod
@@ -353,15 +359,18 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             return {**chunk, "done_reason": final.pop("done_reason"), "done": True, **final}
         return {**chunk, "done": False}
 
-    def _stream_chunks(self, model: str, message: dict[str, Any]) -> list[dict[str, Any]]:
-        # Thinking first, then the content a word at a time, then the calls in one chunk.
+    def _stream_chunks(
+        self, model: str, message: dict[str, Any], by_token: bool = False
+    ) -> list[dict[str, Any]]:
+        # Thinking first, then the content a word (or a token) at a time, then the calls in
+        # one chunk.
         chunks = [
             self._chunk(model, {"role": "assistant", "content": "", "thinking": piece})
-            for piece in re.findall(r"\S+\s*|\s+", message.get("thinking", ""))
+            for piece in pieces(message.get("thinking", ""), by_token)
         ]
         chunks += [
             self._chunk(model, {"role": "assistant", "content": piece})
-            for piece in re.findall(r"\S+\s*|\s+", message["content"])
+            for piece in pieces(message["content"], by_token)
         ]
         if message.get("tool_calls"):
             chunks.append(

@@ -20,7 +20,10 @@ item of a script::
 
 Script items: an assistant message dict (``content``, ``thinking``, ``tool_calls``, and
 optionally ``done_reason``, ``prompt_eval_count``, ``eval_count`` to override the accounting,
-and ``chunk_delay``, seconds between the chunks of a streamed reply, for a slow model),
+``chunk_delay``, seconds between the chunks of a streamed reply, for a slow model;
+``token_rate``, tokens a second, for a model of that speed; ``loop``, a span the reply repeats
+without end after its content, until the request's ``num_predict`` or the end of the window;
+see ``_fake_generation``),
 a plain string (the content), a :class:`~localhand.types.Reply`, a callable
 ``(request_body) -> item``, or a :class:`Fault`.
 Requests that a real server would refuse (unknown model → 404, tools for a model without the
@@ -104,6 +107,9 @@ class FakeOllama:
             that takes that long to reply), so throughput can be measured against slots.
         max_queue: requests that may wait for a slot, like ``OLLAMA_MAX_QUEUE``; one more is
             answered 503 "server busy". ``None``: no limit.
+        props: also answer llama-server's ``GET /props``, whose ``total_slots`` publishes
+            ``slots`` (1 when None) as llama-server publishes its ``--parallel``. Ollama has
+            no such endpoint (404), hence off by default.
     """
 
     def __init__(
@@ -120,6 +126,7 @@ class FakeOllama:
         slots: int | None = None,
         latency: float = 0.0,
         max_queue: int | None = None,
+        props: bool = False,
     ) -> None:
         self._script: list[Item] = list(script)
         self._models = {
@@ -141,6 +148,7 @@ class FakeOllama:
         self._connections: set[socket.socket] = set()
         self._random = random.Random(0)
         self.slots, self.latency, self.max_queue = slots, latency, max_queue
+        self.props = props
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._inside = self._peak = 0
         self._httpd = _Server(("127.0.0.1", port), _Handler)
@@ -338,6 +346,6 @@ class FakeOllama:
             )
         if calls:
             message["tool_calls"] = calls
-        keys = ("prompt_eval_count", "eval_count", "chunk_delay")
+        keys = ("prompt_eval_count", "eval_count", "chunk_delay", "loop", "token_rate")
         extra = {k: data[k] for k in keys if k in data}
         return {"message": message, "done_reason": data.get("done_reason") or "stop", **extra}

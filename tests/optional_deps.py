@@ -1,0 +1,87 @@
+"""The heavy optional parts some tests need: skipped outside CI, saying what to install, and
+required in CI.
+
+The embedded extra (llama-cpp-python, compiled for minutes, and the tiny model's package), Ray
+and a browser (Playwright driving Debian's chromium) are not on every developer's machine, and
+a test that errors for want of one hides the failures that matter. CI (``CI`` set, as CI
+services and ``.ci/run`` do) installs all of them, so there a missing part fails the tests that
+need it: a skip would quietly drop the real-model, Ray and browser suites from the run.
+
+Call these where the part is first needed: in a fixture (the tests using it skip or fail),
+in a test, or at module level (the whole module).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EMBEDDED = "pip install -e '.[embedded]' (or '.[dev]')"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def in_ci() -> bool:
+    """Whether this is a CI run: ``CI`` set to anything but empty, 0, false or no."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require(what: str, missing: str | None, install: str) -> None:
+    """Go on when ``missing`` is None; else skip (outside CI) or fail (in CI), saying that the
+    test needs ``what``, what is missing, and how to install it."""
+    if missing is None:
+        return
+    message = f"needs {what} ({missing}): {install}"
+    if in_ci():
+        pytest.fail(f"CI runs every test: {message}", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
+def module(name: str, what: str, install: str) -> ModuleType:
+    """``import name``, or skip/fail as ``require`` does."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        require(what, f"{exc.name or name} is not installed", install)
+        raise  # not reached: require skipped or failed
+
+
+def llama_cpp() -> ModuleType:
+    """llama-cpp-python, the embedded backend's engine."""
+    return module("llama_cpp", "the embedded extra", EMBEDDED)
+
+
+def tiny_gguf() -> Path:
+    """The tiny model's GGUF from its package, with llama-cpp-python to run it."""
+    llama_cpp()
+    from localhand.models.auto import TINY_PACKAGE, default_gguf
+
+    path = default_gguf()
+    require("the embedded extra", None if path else f"{TINY_PACKAGE} is not installed", EMBEDDED)
+    assert path is not None
+    return path
+
+
+def llama_cpp_server() -> Path:
+    """The tiny model, and llama-cpp-python's OpenAI-compatible server (its ``server`` extra)."""
+    gguf = tiny_gguf()
+    module("llama_cpp.server.app", "llama-cpp-python's server", "pip install -e '.[dev]'")
+    return gguf
+
+
+def ray() -> ModuleType:
+    return module("ray", "Ray", "pip install -e '.[ray]' (or '.[dev]')")
+
+
+def chromium() -> Path:
+    """Debian's chromium, with Playwright to drive it (it never downloads a browser)."""
+    module("playwright.sync_api", "a browser", "pip install -e '.[dev]'")
+    require(
+        "a browser",
+        None if CHROMIUM.exists() else f"{CHROMIUM} does not exist",
+        "apt-get install chromium",
+    )
+    return CHROMIUM
