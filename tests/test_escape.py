@@ -69,7 +69,7 @@ from typing import Any, cast
 import pytest
 
 from localhand.testing import FakeOllama
-from sandbox_helpers import place_in_sight
+from sandbox_helpers import Listener, place_in_sight
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
@@ -987,45 +987,6 @@ class FifoListener:
         with contextlib.suppress(BlockingIOError):
             self.received += os.read(self.fd, 65536)
         os.close(self.fd)
-
-
-class Listener:
-    """A stream or datagram socket that records every connection and every byte it gets."""
-
-    def __init__(self, family: int, kind: int, address: Any) -> None:
-        self.sock = socket.socket(family, kind)
-        self.sock.bind(address)
-        self.kind = kind
-        if kind == socket.SOCK_STREAM:
-            self.sock.listen(16)
-        self.sock.settimeout(0.1)
-        self.received = bytearray()
-        self.connections = 0
-        self.address = self.sock.getsockname()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                if self.kind == socket.SOCK_DGRAM:
-                    self.received += self.sock.recv(65536)
-                    self.connections += 1
-                    continue
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.connections += 1
-            conn.settimeout(1)
-            with conn, contextlib.suppress(OSError):
-                while chunk := conn.recv(65536):
-                    self.received += chunk
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2)
-        self.sock.close()
 
 
 # -- running a class ----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from localhand.errors import ConfigError, ToolError
 from localhand.safety import sandbox as sandbox_module
 from localhand.safety.sandbox import Sandbox, available, run_sandbox, use_sandbox
 from localhand.tools import ShellTool, Workspace, run_shell
-from sandbox_helpers import place_in_sight
+from sandbox_helpers import Listener, place_in_sight
 
 pytestmark = pytest.mark.skipif(
     available() is not None, reason=f"no sandbox on this machine: {available()}"
@@ -161,42 +161,11 @@ def test_the_exit_status_is_the_commands_own(place: Path) -> None:
     assert done.timed_out
 
 
-class _Listener:
-    """A TCP or Unix-domain server outside the sandbox that records what reaches it."""
-
-    def __init__(self, family: int, address: object) -> None:
-        self.server = socket.socket(family, socket.SOCK_STREAM)
-        self.server.bind(address)
-        self.server.listen()
-        self.server.settimeout(0.2)
-        self.received = b""
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                with contextlib.suppress(OSError):
-                    self.received += conn.recv(1024)
-
-    def close(self) -> bytes:
-        self.stop.set()
-        self.thread.join(2)
-        self.server.close()
-        return self.received
-
-
 def test_without_network_no_socket_from_outside_is_reachable(place: Path, tmp_path: Path) -> None:
-    tcp = _Listener(socket.AF_INET, ("127.0.0.1", 0))
-    port = tcp.server.getsockname()[1]
+    tcp = Listener(socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", 0))
+    port = tcp.address[1]
     path = tmp_path / "outside.sock"
-    unix = _Listener(socket.AF_UNIX, str(path))
+    unix = Listener(socket.AF_UNIX, socket.SOCK_STREAM, str(path))
     send = (
         "import socket, sys\n"
         "for family, address in ((socket.AF_INET, ('127.0.0.1', int(sys.argv[1]))),"
@@ -210,7 +179,9 @@ def test_without_network_no_socket_from_outside_is_reachable(place: Path, tmp_pa
     try:
         done = run_shell(f"python3 send.py {port} {path}", place, isolate_network=True)
     finally:
-        received = tcp.close() + unix.close()
+        tcp.close()
+        unix.close()
+        received = bytes(tcp.received + unix.received)
     assert "sent" not in done.output
     assert received == b""
     assert stat.S_ISSOCK(path.stat().st_mode)
@@ -223,7 +194,7 @@ def test_without_network_no_unix_socket_can_be_opened_even_one_in_sight(
     """A server outside listening on a socket file the command can see (here in the
     workspace itself): the seccomp filter denies the socket, with or without bubblewrap."""
     path = place / "leak.sock"
-    unix = _Listener(socket.AF_UNIX, str(path))
+    unix = Listener(socket.AF_UNIX, socket.SOCK_STREAM, str(path))
     connect = (
         "import socket, sys\n"
         "s = socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1])\n"
@@ -235,7 +206,8 @@ def test_without_network_no_unix_socket_can_be_opened_even_one_in_sight(
             f"python3 connect.py {path}", place, sandbox=Sandbox(mode=sandbox), isolate_network=True
         )
     finally:
-        received = unix.close()
+        unix.close()
+        received = bytes(unix.received)
     assert "sent" not in done.output
     assert "Permission denied" in done.output
     assert received == b""
