@@ -27,6 +27,8 @@ from localhand.models.scripted import ScriptedModel, call
 from localhand.parsing import parse_tool_calls
 from localhand.testing import FakeOllama, Fault
 from localhand.tools import FileTools, ShellTool, ToolLimits, Workspace, default_tools
+from localhand.tools.deadline import deadline as tool_deadline
+from localhand.tools.deadline import mark_reached
 from localhand.tools.registry import MAX_CALLS_PER_REPLY, cap_calls
 from localhand.types import Reply, Result, ToolCall
 
@@ -325,6 +327,35 @@ def test_a_backtracking_search_ends_with_the_runs_wall_clock(world: Path) -> Non
     (event,) = log.of_type("tool_call")
     assert not event.ok and "takes too long to match" in event.result_summary
     (world / "aaa.txt").unlink()
+
+
+def test_a_tool_cut_by_the_wall_clock_ends_the_run_whatever_the_clock_reads_after(
+    world: Path,
+) -> None:
+    # A timer can fire a little before the deadline; the loop must not then read "a few
+    # microseconds left" and ask the model again: the tool stopped for the wall clock.
+    def stopped_by_the_clock() -> str:
+        """Reports that the task's wall clock stopped it."""
+        mark_reached()
+        return "stopped"
+
+    model = ScriptedModel([call("stopped_by_the_clock"), "never reached"])
+    registry = default_tools(world, stopped_by_the_clock)
+    agent = Agent(model, world, tools=registry, limits=Limits(wall_clock_s=600))
+    result = agent.run("x")
+    assert (result.termination_reason, len(model.calls)) == ("timeout", 1)
+
+
+def test_a_search_limited_by_the_wall_clock_says_it_reached_it(world: Path) -> None:
+    (world / "aaa.txt").write_text("a" * 40 + "b\n")
+    tools = FileTools(Workspace(world))
+    with (
+        tool_deadline(time.monotonic() + 0.2) as clock,
+        pytest.raises(ToolError, match="takes too long to match"),
+    ):
+        tools.search_files("(a|aa)+$")
+    (world / "aaa.txt").unlink()
+    assert clock.reached
 
 
 def test_arguments_that_are_not_an_object_are_refused_by_name(world: Path) -> None:

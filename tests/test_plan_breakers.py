@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from localhand.guardrails import Limits
-from localhand.plan import MAX_RETRIES_PER_STEP, MAX_TOTAL_CORRECTIONS
+from localhand.plan import MAX_RETRIES_PER_STEP, MAX_TOTAL_CORRECTIONS, PlanExecutor, Step
+from localhand.plan.runstep import StepOutcome
 from plan_helpers import QuickShell, Recording, fix, nth_run_succeeds, run_plan, step, types
 
 # -- circuit breakers, each at its exact threshold -----------------------------------------
@@ -175,6 +176,28 @@ def test_the_wall_clock_cuts_a_step_and_ends_the_plan(tmp_path: Path) -> None:
     assert result.termination_reason == "timeout"
     assert result.duration_s < 5
     assert log.of_type("guardrail")[0].guardrail == "wall_clock"
+
+
+class ClockCutEarly(PlanExecutor):
+    """A step whose timer, set to the wall clock's remainder, fires before the clock runs out."""
+
+    def execute(self, step: Step, timeout_s: float) -> StepOutcome:
+        return StepOutcome(ok=False, timed_out=True)
+
+
+def test_a_step_cut_by_the_wall_clock_ends_the_plan_even_if_its_timer_fired_early(
+    tmp_path: Path,
+) -> None:
+    limits = Limits(max_iterations=None, wall_clock_s=600)
+    result, _, model = run_plan(
+        tmp_path,
+        [("slow", "sleep 1000")],
+        [fix("retry")],
+        executor=ClockCutEarly,
+        limits=limits,
+        step_timeout_s=1000,
+    )
+    assert (result.termination_reason, model.calls) == ("timeout", [])
 
 
 def test_the_token_budget_stops_the_brain_before_it_is_asked(tmp_path: Path) -> None:

@@ -336,7 +336,7 @@ class Agent:
         ends = None if remaining is None else time.monotonic() + remaining
         for call in to_run:
             started = time.perf_counter()
-            with tool_deadline(ends):  # a command in flight ends with the wall clock
+            with tool_deadline(ends) as clock:  # a command in flight ends with the wall clock
                 result = self.tools.execute(call)
             if call.canonical() in previous:
                 # Small models loop on one call; saying so often breaks the loop before the
@@ -344,6 +344,10 @@ class Agent:
                 result = ToolResult(result.content + REPEAT_NOTE, result.ok)
             self._tools_used += 1
             self.record(call, result, started)
+            if clock.reached:
+                # The tool's timer and the loop's clock disagree by microseconds either way;
+                # the tool stopped for the wall clock, so the run is out of time.
+                raise self.limits.out_of_time()
         if refused:
             self.warn(f"the reply made {len(calls)} tool calls; ran the first {len(to_run)}")
         for call, result in refused:

@@ -48,10 +48,14 @@ class Limits:
     def check_wall_clock(self, state: RunState) -> None:
         remaining = self.remaining_s(state)
         if remaining is not None and remaining <= 0:
-            raise WallClockTimeout(
-                f"the run took longer than its {self.wall_clock_s:g} s wall clock",
-                guardrail="wall_clock",
-            )
+            raise self.out_of_time()
+
+    def out_of_time(self) -> WallClockTimeout:
+        """The stop for a run whose wall clock has run out."""
+        return WallClockTimeout(
+            f"the run took longer than its {self.wall_clock_s:g} s wall clock",
+            guardrail="wall_clock",
+        )
 
     def remaining_s(self, state: RunState) -> float | None:
         if self.wall_clock_s is None:

@@ -96,6 +96,7 @@ class PlanExecutor(Corrections):
         )
         self.corrections_used = 0
         self._outcome = StepOutcome(ok=True)
+        self._cut_by_clock = False  # the last step's timeout was the wall clock's remainder
 
     def run(self) -> PlanResult:
         self.state.started = time.monotonic()
@@ -162,7 +163,10 @@ class PlanExecutor(Corrections):
             if outcome.ok:
                 index += 1
                 continue
-            # A step cut off by the wall clock is the wall clock's doing, not the step's.
+            # A step cut off by the wall clock is the wall clock's doing, not the step's,
+            # even when the clock read now shows microseconds left (timers fire early).
+            if outcome.timed_out and self._cut_by_clock:
+                raise self.limits.out_of_time()
             self.limits.check_wall_clock(self.state)
             step = self.plan.steps[index]
             if self.mode != "agentic":
@@ -232,6 +236,7 @@ class PlanExecutor(Corrections):
     def timeout_for(self, step: Step) -> float:
         timeout = step.timeout_s or self.step_timeout_s
         remaining = self.limits.remaining_s(self.state)
+        self._cut_by_clock = remaining is not None and remaining < timeout
         return timeout if remaining is None else max(0.1, min(timeout, remaining))
 
     def emit(self, event: Event) -> None:

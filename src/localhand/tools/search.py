@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import ToolError
-from localhand.tools.deadline import remaining_s
+from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.fsio import BINARY_SNIFF_BYTES, READ_FLAGS, as_regular
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
 from localhand.tools.safe_open import open_beneath, opened_root
@@ -66,11 +66,14 @@ def _compiled(pattern: str) -> tuple[Any, Any, str]:
     return compiled, whole, note
 
 
-def time_limit(limits: ToolLimits) -> float:
-    """Seconds a search may take: the cap, or what is left of the task's wall clock if less."""
+def time_limit(limits: ToolLimits) -> tuple[float, bool]:
+    """Seconds a search may take: the cap, or what is left of the task's wall clock if less;
+    and whether the wall clock is what limits it."""
     limit = limits.search_timeout_ms / 1000
     left = remaining_s()
-    return limit if left is None else max(0.001, min(limit, left))
+    if left is None or left >= limit:
+        return limit, False
+    return max(0.001, left), True
 
 
 def search_tree(
@@ -82,7 +85,7 @@ def search_tree(
     if not pattern:
         raise ToolError("pattern is empty; give a regular expression or some text to find")
     compiled, whole, note = _compiled(pattern)
-    budget = time_limit(limits)
+    budget, cut_by_deadline = time_limit(limits)
     ends = time.monotonic() + budget
     hits: list[str] = []
     rel = ""
@@ -96,6 +99,8 @@ def search_tree(
                     )
                     return "\n".join([note, *hits] if note else hits)
     except TimeoutError:
+        if cut_by_deadline:
+            mark_reached()
         where = f" (it was matching '{rel}')" if rel else ""
         raise ToolError(
             f"search_files stopped after {budget:.1f} s: the pattern {pattern!r} takes too long "

@@ -35,7 +35,7 @@ from localhand.safety.environment import QUIET_ENV, command_environment
 from localhand.safety.risk import Risk, classify
 from localhand.safety.sandbox import Sandbox, available, current_sandbox, refusal
 from localhand.safety.supervise import Supervised, network_isolation
-from localhand.tools.deadline import remaining_s
+from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.limits import ToolLimits
 from localhand.tools.workspace import Workspace
 from localhand.types import ToolResult
@@ -287,6 +287,7 @@ class ShellTool:
         if bounded != timeout_ms:
             notes.append(f"[timeout_ms {timeout_ms} is out of range; used {bounded}.]")
         if done.timed_out and cut_by_deadline:
+            mark_reached()
             notes.append(
                 f"[Stopped after {timeout_s:.3g} s, when the task's wall clock ran out; the "
                 "command and its child processes were killed.]"
