@@ -42,12 +42,12 @@ from _common import (
 from _noisy import clean_replies
 from _tasks import thirty_step_task, write_workspace
 
-from localhand.agent import Agent
 from localhand.events import EventLog, Warning
-from localhand.guardrails import Limits
 from localhand.models.ollama import OllamaModel
-from localhand.prompt import SYSTEM_PROMPT
-from localhand.tokens import estimate_prompt_tokens
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
+from localhand.run.prompt import SYSTEM_PROMPT
+from localhand.run.tokens import estimate_prompt_tokens
 from localhand.tools import default_tools
 
 TARGET_FIXED = 1200
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 "tokenizer_last_request": stats["prompt_tokens_last"],
                 "ratio": round(stats["prompt_tokens_last"] / estimate, 2) if estimate else None,
                 "note": "localhand sizes num_ctx and decides compaction from its estimate "
-                "(character classes, calibrated on this tokenizer; see localhand.tokens); "
+                "(character classes, calibrated on this tokenizer; see localhand.run.tokens); "
                 "a ratio above 1 means it underestimates",
             },
             "small_window": {

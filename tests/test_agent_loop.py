@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from localhand.agent import Agent
 from localhand.errors import ModelNotFound
 from localhand.events import EventBus, EventLog
-from localhand.guardrails import Limits
 from localhand.models.scripted import ScriptedModel, call
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
+from localhand.run.verify import CommandCheck
 from localhand.types import Reply, ToolCall
-from localhand.verify import CommandCheck
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 CHECK = "from calc import add\nassert add(2, 3) == 5, add(2, 3)\nprint('ok')\n"

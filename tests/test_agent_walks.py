@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from localhand import agent as agent_module
-from localhand.agent import READ_ONLY_TOOLS, Agent
 from localhand.events import EventBus, EventLog
-from localhand.guardrails import Limits
 from localhand.models.scripted import ScriptedModel, Step, call
-from localhand.snapshot import ChangeTracker
+from localhand.run import agent as agent_module
+from localhand.run.agent import READ_ONLY_TOOLS, Agent
+from localhand.run.guardrails import Limits
+from localhand.run.snapshot import ChangeTracker
 from localhand.tools import FileTools, ShellTool, ToolRegistry, Workspace
 from localhand.types import Reply, ToolCall
 

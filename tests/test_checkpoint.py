@@ -19,13 +19,13 @@ import pytest
 from localhand.config import Settings
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
-from localhand.recording import RunRecording
-from localhand.runner import run_task
+from localhand.run.recording import RunRecording
+from localhand.run.runner import run_task
+from localhand.run.task import Task
 from localhand.safety import checkpoint, undo
 from localhand.safety.approval import DenyAll
 from localhand.safety.risk import Risk
 from localhand.safety.sandbox import available, run_sandbox
-from localhand.task import Task
 from localhand.tools.shell import ShellTool
 from localhand.tools.workspace import Workspace
 

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from localhand import cli_args, cli_batch, cli_plan
 from localhand.cli import COMMAND_MODULES, command_named, main, parse_command
+from localhand.cli import args as cli_args
+from localhand.cli import batch as cli_batch
+from localhand.cli import plan as cli_plan
 from localhand.types import Result
 
 
@@ -98,7 +100,7 @@ def test_repeated_verify_gives_one_check_each(
         ran.append(task)
         return Result(task.id, "fail", "", "m", 0, 0, "final_answer", 1)
 
-    monkeypatch.setattr("localhand.runner.run_task", run_task)
+    monkeypatch.setattr("localhand.run.runner.run_task", run_task)
     args = ["run", "Fix it.", "-w", str(tmp_path), "--json", "--simple"]
     assert main([*args, "--verify", "pytest -q", "--verify", "ruff check ."]) == 1  # fail: 1
     (task,) = ran
@@ -209,7 +211,7 @@ def test_the_choices_are_those_of_the_modules_that_use_them() -> None:
 
 def test_python_m_localhand_cli_plan_runs_the_plan_command() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "localhand.cli_plan", "plan", "--help"],
+        [sys.executable, "-m", "localhand.cli.plan", "plan", "--help"],
         capture_output=True,
         text=True,
         timeout=60,

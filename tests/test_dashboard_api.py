@@ -25,10 +25,10 @@ from localhand.dashboard.server import DashboardServer
 from localhand.errors import ConfigError
 from localhand.events import EventBus, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
-from localhand.recording import RunRecording
-from localhand.runner import run_task
+from localhand.run.recording import RunRecording
+from localhand.run.runner import run_task
+from localhand.run.task import Task
 from localhand.store import Store
-from localhand.task import Task
 from localhand.testing import FakeOllama
 
 

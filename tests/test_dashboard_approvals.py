@@ -15,19 +15,19 @@ import pytest
 from rich.console import Console
 
 from dashboard_helpers import client
+from localhand.cli.view import TerminalView
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.approvals import PageApprovals, PageApprover
 from localhand.dashboard.server import DashboardServer
 from localhand.events import ApprovalDecided, EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, call
-from localhand.runner import decided_by, run_task
+from localhand.run.runner import decided_by, run_task
+from localhand.run.task import Task
 from localhand.safety.approval import TerminalApprover
 from localhand.safety.risk import Risk
 from localhand.store import Store
-from localhand.task import Task
 from localhand.testing import FakeOllama
-from localhand.view import TerminalView
 
 DANGER = Risk("dangerous", ("deletes outside the workspace",))
 # Dangerous (it deletes the whole workspace) yet inside what the command sandbox lets it

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from localhand.agent import Agent
 from localhand.events import EventBus, EventLog
-from localhand.guardrails import Limits
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel, call
 from localhand.nesting import MAX_DEPTH, Cut, cut_deep, depth, json_loads, restore_cuts
 from localhand.parsing import coerce_arguments
 from localhand.parsing.json_load import decode_too_deep, loads_lenient
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
 from localhand.testing import FakeOllama
 from localhand.tools import default_tools
 from localhand.types import Reply, ToolCall

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 import optional_deps
-from localhand.agent import Agent
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.events import EventBus, EventLog
-from localhand.guardrails import Limits
 from localhand.models.base import ChatModel, ChatOptions
 from localhand.models.embedded import EmbeddedModel, chat_template
 from localhand.parsing import call_schema
-from localhand.prompt import build_messages
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
+from localhand.run.prompt import build_messages
 from localhand.tools import default_tools
 from localhand.types import Result
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from localhand import gitstate
 from localhand.batch.workspace import task_workspace
-from localhand.prompt import _git_branch
+from localhand.run import gitstate
+from localhand.run.prompt import _git_branch
 from localhand.safety import git as safegit
 
 SECRET = "sk-test-0123456789abcdefghijklmnopqrstuv"

@@ -9,9 +9,9 @@ import pytest
 from localhand.config import Settings
 from localhand.errors import ConfigError
 from localhand.models.scripted import ScriptedModel, call
-from localhand.runner import run_task
+from localhand.run.runner import run_task
+from localhand.run.task import Task
 from localhand.store import Store
-from localhand.task import Task
 from localhand.types import Reply, ToolCall, Usage
 
 

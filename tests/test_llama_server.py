@@ -21,10 +21,10 @@ import httpx
 import pytest
 
 import optional_deps
-from localhand.agent import Agent
 from localhand.events import EventBus, EventLog
-from localhand.guardrails import Limits
 from localhand.models.openai_compat import OpenAICompatModel
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
 from localhand.types import Result
 
 pytestmark = pytest.mark.slow  # a real model: seconds, not milliseconds

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from localhand.agent import Agent
 from localhand.events import EventBus
-from localhand.guardrails import Limits
 from localhand.models.scripted import ScriptedModel, call
 from localhand.paths import OwnPaths, own_paths_in
-from localhand.snapshot import ChangeTracker
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
+from localhand.run.snapshot import ChangeTracker
 from localhand.store import Store, open_store
 from localhand.store.archive import pack
 

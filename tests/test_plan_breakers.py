@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from localhand.guardrails import Limits
 from localhand.plan import MAX_RETRIES_PER_STEP, MAX_TOTAL_CORRECTIONS, PlanExecutor, Step
 from localhand.plan.runstep import StepOutcome
+from localhand.run.guardrails import Limits
 from plan_helpers import QuickShell, Recording, fix, nth_run_succeeds, run_plan, step, types
 
 # -- circuit breakers, each at its exact threshold -----------------------------------------

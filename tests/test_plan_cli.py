@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from localhand import cli_plan
 from localhand.cli import main
+from localhand.cli import plan as cli_plan
 from localhand.errors import ServerUnavailable
 from localhand.models import ScriptedModel
 from localhand.store import open_store

@@ -12,10 +12,10 @@ from localhand.config import Settings
 from localhand.events import EventBus, ModelReply, TaskFinished, TaskStarted
 from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import compare, replay_run
-from localhand.runner import run_task
+from localhand.run.runner import run_task
+from localhand.run.task import Task
+from localhand.run.verify import CommandCheck
 from localhand.store import Store, StoreError
-from localhand.task import Task
-from localhand.verify import CommandCheck
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 CHECK = "from calc import add\nassert add(2, 3) == 5, add(2, 3)\n"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from localhand.agent import Agent
 from localhand.cli import main, parse_command
 from localhand.config import Settings, load_settings
 from localhand.errors import ConfigError
@@ -19,6 +18,7 @@ from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS
 from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
+from localhand.run.agent import Agent
 from localhand.testing import FakeOllama
 from localhand.types import Result
 
@@ -262,7 +262,7 @@ def test_run_sends_the_flags_ceiling(
 # -- time limits name themselves ----------------------------------------------------------------
 def test_a_request_that_runs_out_of_time_names_the_limit_it_hit(tmp_path: Path) -> None:
     from localhand.errors import ModelTimeout
-    from localhand.guardrails import Limits
+    from localhand.run.guardrails import Limits
     from localhand.testing import Fault
 
     script = [Fault.hang(5), "loaded", Fault.hang(5), Fault.hang(5)]

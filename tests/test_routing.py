@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from localhand.routing import route
+from localhand.run.routing import route
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from localhand.agent import Agent
 from localhand.config import Settings
 from localhand.models.scripted import ScriptedModel, call
-from localhand.runner import run_task
-from localhand.task import Task
+from localhand.run.agent import Agent
+from localhand.run.runner import run_task
+from localhand.run.task import Task
+from localhand.run.verify import CommandCheck, FileContains, FileExists
 from localhand.taskfile import load_task_file
-from localhand.verify import CommandCheck, FileContains, FileExists
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIX = [

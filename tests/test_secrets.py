@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from localhand.agent import Agent
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
+from localhand.run.agent import Agent
 from localhand.safety.environment import is_secret
 from localhand.safety.scrub import remember_environment, scrub_text
 from localhand.store import Store
@@ -179,7 +179,7 @@ def test_values_of_secret_variables_are_redacted_wherever_they_appear() -> None:
 
 
 def test_a_16_kb_output_is_scrubbed_in_well_under_a_millisecond_or_so() -> None:
-    source = (Path(__file__).parents[1] / "src/localhand/agent.py").read_text()
+    source = (Path(__file__).parents[1] / "src/localhand/run/agent.py").read_text()
     text = (source * 8)[:16384]
     scrub_text(text)
     best = min(_timed(scrub_text, text) for _ in range(7))

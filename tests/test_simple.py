@@ -10,21 +10,21 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from localhand.cli import _print_result
+from localhand.cli.run import _print_result
+from localhand.cli.view import TerminalView
 from localhand.config import Settings
 from localhand.errors import BadResponse
 from localhand.events import EventBus, EventLog
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.scripted import ScriptedModel, Streamed
 from localhand.replay import ReplayModel, replay_run
-from localhand.routing import route
-from localhand.runner import run_task
-from localhand.simple import EMPTY, TRUNCATED, DeltaCoalescer, run_simple
+from localhand.run.routing import route
+from localhand.run.runner import run_task
+from localhand.run.simple import EMPTY, TRUNCATED, DeltaCoalescer, run_simple
+from localhand.run.task import Task
+from localhand.run.verify import CommandCheck
 from localhand.store import Store
-from localhand.task import Task
 from localhand.types import Message, Reply, Result, Usage
-from localhand.verify import CommandCheck
-from localhand.view import TerminalView
 
 QUESTION = "Explain what notes.md is about"
 ANSWER = "It lists the three things left to do before the release, in order of urgency."

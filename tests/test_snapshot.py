@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.snapshot import RACY_NS, ChangeTracker, FileState, Snapshot
+from localhand.run.snapshot import RACY_NS, ChangeTracker, FileState, Snapshot
 
 
 def test_real_edits_are_seen_and_same_bytes_rewrites_are_not(tmp_path: Path) -> None:

@@ -83,15 +83,15 @@ def test_public_names_still_load_on_use(tmp_path: Path) -> None:
         "assert localhand.Agent is Agent and callable(parse_tool_calls)\n",
         tmp_path,
     )
-    assert {"localhand.agent", "localhand.parsing", "localhand.models.scripted"} <= modules
+    assert {"localhand.run.agent", "localhand.parsing", "localhand.models.scripted"} <= modules
 
 
 def test_the_command_line_imports_no_command_implementation(tmp_path: Path) -> None:
     modules = loaded_modules("import localhand.cli", tmp_path)
-    assert not {"localhand.runner", "localhand.agent", "localhand.store"} & modules
+    assert not {"localhand.run.runner", "localhand.run.agent", "localhand.store"} & modules
     assert not set(NOT_FOR_PARSING) & modules
     assert not {m for m in modules if m.startswith(("localhand.cli_", "localhand.plan"))} - {
-        "localhand.cli_args"
+        "localhand.cli.args"
     }
 
 
@@ -105,7 +105,7 @@ def test_parsing_run_options_imports_no_command_implementation(tmp_path: Path) -
     args = ("List the files.", "--agentic", "-w", ".", "--backend", "ollama", "--verify", "true")
     modules = loaded_modules(code, tmp_path, *args)
     assert "argparse" in modules  # the dump is from after the parse
-    assert not {"localhand.runner", "localhand.agent", "localhand.task"} & modules
+    assert not {"localhand.run.runner", "localhand.run.agent", "localhand.run.task"} & modules
     assert not set(NOT_FOR_PARSING) & modules
 
 
@@ -119,7 +119,7 @@ def test_help_imports_no_command_implementation(tmp_path: Path, args: list[str])
         "    dump()\n"
     )
     modules = loaded_modules(code, tmp_path, *args)
-    assert not {"localhand.runner", "localhand.agent"} & modules
+    assert not {"localhand.run.runner", "localhand.run.agent"} & modules
     assert not (set(NOT_FOR_PARSING) - {"localhand.plan"}) & modules
 
 
@@ -147,5 +147,5 @@ def test_run_loads_only_what_it_uses_before_the_first_request(tmp_path: Path, ba
             *("--model", "qwen3:8b", "--host", server.url, "--backend", backend, "--json"),
         )
         assert server.requests, "the run never reached the server"
-    assert "localhand.agent" in modules  # the dump is from the run, not from an early exit
+    assert "localhand.run.agent" in modules  # the dump is from the run, not from an early exit
     assert not set(NOT_ON_THE_RUN_PATH) & modules

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from localhand.agent import Agent
 from localhand.events import Event, EventBus, ModelReply, TaskFinished, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
+from localhand.run.agent import Agent
 from localhand.store import Store, StoreError, default_db_path, open_store
 from localhand.store.archive import pack, unpack
 from localhand.store.migrations import MIGRATIONS
@@ -186,7 +186,7 @@ def test_a_ctrl_c_just_after_begin_does_not_break_later_writes() -> None:
 
 
 def test_begin_run_is_used_by_the_recorder(workspace: Path) -> None:
-    from localhand.task import Task
+    from localhand.run.task import Task
 
     store = Store()
     task = Task("Fix add", workspace=workspace)
@@ -204,7 +204,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from localhand.agent import Agent
+    from localhand.run.agent import Agent
     from localhand.events import EventBus
     from localhand.models.scripted import ScriptedModel, call
     from localhand.store import Store

@@ -16,10 +16,10 @@ import pytest
 from localhand.config import load_settings
 from localhand.events import EventBus, TaskStarted
 from localhand.paths import private_data_dir
-from localhand.recording import RunRecording
+from localhand.run.recording import RunRecording
+from localhand.run.task import Task
 from localhand.store import Store, open_store
 from localhand.store.archive import pack, unpack
-from localhand.task import Task
 
 NORMAL = {"main.py", "docs/readme.md", ".env.example", "keys.py", ".ssh.md", "id_rsa.pub"}
 SECRET = {

@@ -19,12 +19,12 @@ from localhand.config import Settings
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.routing import route
-from localhand.runner import run_task
-from localhand.simple import TRUNCATED
-from localhand.task import Task
+from localhand.run.routing import route
+from localhand.run.runner import run_task
+from localhand.run.simple import TRUNCATED
+from localhand.run.task import Task
+from localhand.run.tokens import estimate_prompt_tokens
 from localhand.testing import FakeOllama, Fault
-from localhand.tokens import estimate_prompt_tokens
 
 QUESTION = "Explain what this workspace is for"
 ANSWER = "It holds the notes for the next release: three items, tests first."

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from localhand.agent import Agent
 from localhand.cli import parse_command
+from localhand.cli.view import TerminalView, TimelineView
 from localhand.config import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog, ModelProgress, ModelReply, ModelRequest
@@ -24,9 +24,9 @@ from localhand.models.base import ReplyStreamingModel, StreamChunk
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.watch import LoopDetector, longest_periodic_suffix, readable, watch_reply
+from localhand.run.agent import Agent
 from localhand.testing import FakeOllama
 from localhand.types import Reply, Result, Usage
-from localhand.view import TerminalView, TimelineView
 
 LOOP = "I will now write the file hello.txt with the text. "
 SPEED = 30  # tokens a second: a small local model on a modest machine
@@ -250,7 +250,7 @@ def test_with_the_option_off_every_request_is_unstreamed(tmp_path: Path) -> None
 
 
 def test_the_wall_clock_still_bounds_a_watched_reply(tmp_path: Path) -> None:
-    from localhand.guardrails import Limits
+    from localhand.run.guardrails import Limits
 
     slow = {"content": "Thinking aloud about the task at hand, " * 50, "token_rate": 10}
     with FakeOllama([slow]) as fake:
@@ -337,9 +337,9 @@ def test_the_embedded_model_keeps_to_its_ceiling_and_streams_the_reply_chat_give
     tmp_path: Path,
 ) -> None:
     import optional_deps
-    from localhand.guardrails import Limits
     from localhand.models.embedded import EmbeddedModel
-    from localhand.prompt import build_messages
+    from localhand.run.guardrails import Limits
+    from localhand.run.prompt import build_messages
     from localhand.tools import default_tools
 
     gguf = optional_deps.tiny_gguf()  # skipped without the embedded extra, required in CI

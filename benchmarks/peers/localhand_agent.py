@@ -10,9 +10,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 _started = time.perf_counter()
-from localhand.agent import Agent  # noqa: E402
-from localhand.guardrails import Limits  # noqa: E402
 from localhand.models.ollama import OllamaModel  # noqa: E402
+from localhand.run.agent import Agent  # noqa: E402
+from localhand.run.guardrails import Limits  # noqa: E402
 from localhand.tools import default_tools  # noqa: E402
 
 IMPORT_S = time.perf_counter() - _started

@@ -4,13 +4,13 @@ from localhand._lazy import lazy_exports as _lazy_exports
 
 TYPE_CHECKING = False  # what typing.TYPE_CHECKING is; importing typing would cost ~10 ms
 if TYPE_CHECKING:
-    from localhand.agent import Agent
     from localhand.errors import ConfigError, LocalhandError, ModelError, StopRun, ToolError
     from localhand.events import Event, EventBus, EventLog
-    from localhand.guardrails import Limits
     from localhand.models import ChatModel, ChatOptions, ScriptedModel
     from localhand.parsing import ParsedReply, parse_tool_calls
-    from localhand.task import Task
+    from localhand.run.agent import Agent
+    from localhand.run.guardrails import Limits
+    from localhand.run.task import Task
     from localhand.tools import Tool, ToolRegistry, Workspace, default_tools
     from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
 del TYPE_CHECKING
@@ -18,7 +18,7 @@ del TYPE_CHECKING
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Agent": "agent",
+    "Agent": "run.agent",
     "ConfigError": "errors",
     "LocalhandError": "errors",
     "ModelError": "errors",
@@ -27,13 +27,13 @@ _LAZY = {
     "Event": "events",
     "EventBus": "events",
     "EventLog": "events",
-    "Limits": "guardrails",
+    "Limits": "run.guardrails",
     "ChatModel": "models",
     "ChatOptions": "models",
     "ScriptedModel": "models",
     "ParsedReply": "parsing",
     "parse_tool_calls": "parsing",
-    "Task": "task",
+    "Task": "run.task",
     "Tool": "tools",
     "ToolRegistry": "tools",
     "Workspace": "tools",

@@ -178,7 +178,7 @@ class AnswerDelta(Event):
     type: ClassVar[str] = "answer_delta"
     text: str
     """New text of the answer being streamed (the simple path), in order; several server
-    chunks are coalesced into one event (see ``localhand.simple``)."""
+    chunks are coalesced into one event (see ``localhand.run.simple``)."""
     thinking: bool = False
     """True when the text is the model's thinking, which is not part of the answer."""
 

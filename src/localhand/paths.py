@@ -29,7 +29,7 @@ SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
 DATA_SUBDIRS = ("checkpoints", "tasks")
 """What localhand makes in its data directory besides the run store: checkpoints
-(``localhand.safety.checkpoint``) and follow-up task files (``localhand.runner``)."""
+(``localhand.safety.checkpoint``) and follow-up task files (``localhand.run.runner``)."""
 
 
 def data_dir(env: dict[str, str] | None = None) -> Path:
@@ -68,7 +68,7 @@ def claim(path: str | os.PathLike[str]) -> None:
 @dataclass(frozen=True, slots=True)
 class OwnPaths:
     """localhand's own directories and files inside one root, relative to it and separated
-    by ``os.sep`` (as ``localhand.snapshot`` names paths)."""
+    by ``os.sep`` (as ``localhand.run.snapshot`` names paths)."""
 
     dirs: frozenset[str] = frozenset()
     files: frozenset[str] = frozenset()

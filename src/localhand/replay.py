@@ -34,9 +34,9 @@ from localhand.errors import ModelError
 from localhand.events import EventBus, EventLog
 from localhand.models.base import ChatOptions
 from localhand.models.scripted import ScriptedModel, reply_from_message
+from localhand.run.task import Task
 from localhand.store import Store, StoredEvent, StoreError
 from localhand.store.archive import unpack
-from localhand.task import Task
 from localhand.taskfile import load_task_file
 from localhand.types import Message, Reply, Result, Usage
 
@@ -140,7 +140,7 @@ def replay_run(
 
     Raises ``StoreError`` when the run cannot be replayed (unknown, no model replies, no
     workspace to start from)."""
-    from localhand.runner import run_task  # the runner imports the whole loop: import late
+    from localhand.run.runner import run_task  # the runner imports the whole loop: import late
 
     info = store.run(ref)
     events = store.events(info.id)

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from localhand.config import BACKENDS
 from localhand.errors import ConfigError
-from localhand.task import Task
-from localhand.verify import Check, CommandCheck, FileContains, FileExists
+from localhand.run.task import Task
+from localhand.run.verify import Check, CommandCheck, FileContains, FileExists
 
 
 class _Strict(BaseModel):

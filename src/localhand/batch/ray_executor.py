@@ -37,7 +37,7 @@ from localhand.config import Settings
 from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models._ollama_wire import canonical
-from localhand.task import Task
+from localhand.run.task import Task
 
 RESOURCE_PREFIX = "localhand/"
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'localhand[ray]'"
@@ -107,7 +107,7 @@ def _run_on_node(task: Task, settings: Settings, root: str, keep: bool, events: 
     """The Ray task: run one task against this node's model server."""
     import ray
 
-    from localhand.runner import build_model
+    from localhand.run.runner import build_model
 
     context = ray.get_runtime_context()
     where = f"ray node {context.get_node_id()[:8]}"

@@ -18,8 +18,8 @@ from localhand.config import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus
 from localhand.models.base import ChatModel
-from localhand.runner import run_task
-from localhand.task import Task
+from localhand.run.runner import run_task
+from localhand.run.task import Task
 from localhand.types import Result
 
 

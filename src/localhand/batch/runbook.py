@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from localhand.events import Event, EventBus, TaskFinished
 
 if TYPE_CHECKING:
+    from localhand.run.task import Task
     from localhand.store import Store
-    from localhand.task import Task
 
 
 class RunBook:

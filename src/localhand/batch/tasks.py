@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.errors import ConfigError
-from localhand.task import Task
+from localhand.run.task import Task
 from localhand.taskfile import task_from_dict
 
 

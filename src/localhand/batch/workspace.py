@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.errors import ConfigError
-from localhand.gitstate import snapshot_commit
+from localhand.run.gitstate import snapshot_commit
 from localhand.safety.git import git, run_git
 
 _repo_locks: dict[str, threading.Lock] = {}

@@ -25,11 +25,11 @@ from localhand.dashboard.verify_gate import VerifyCommand, ask_for_verify, class
 from localhand.dashboard.workspaces import resolve_workspace
 from localhand.errors import ConfigError
 from localhand.events import EventBus, TaskFinished
+from localhand.run.task import Task
+from localhand.run.verify import CommandCheck
 from localhand.safety.approval import check_policy
 from localhand.store import Store
-from localhand.task import Task
 from localhand.types import Result, TerminationReason
-from localhand.verify import CommandCheck
 
 
 class StartRequest(BaseModel):
@@ -101,7 +101,7 @@ class Launcher:
         approver: PageApprover,
         verify: Sequence[VerifyCommand] = (),
     ) -> None:
-        from localhand.runner import run_task
+        from localhand.run.runner import run_task
 
         bus = EventBus()
         bus.subscribe(self.store.recorder())

@@ -16,7 +16,6 @@ from typing import Literal
 
 from localhand.errors import ConfigError, StopRun
 from localhand.events import Event, EventBus, Guardrail, TaskFinished, TaskStarted
-from localhand.guardrails import Limits, RunState
 from localhand.models.base import ChatModel
 from localhand.plan import events as ev
 from localhand.plan.brain import Brain
@@ -28,6 +27,7 @@ from localhand.plan.model import Plan, Step
 from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
 from localhand.plan.stops import StepFailed, StepRefused
+from localhand.run.guardrails import Limits, RunState
 from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll, check_policy
 from localhand.types import Usage
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from localhand.errors import ModelTimeout, WallClockTimeout
 from localhand.events import Event, ModelReply, ModelRequest
-from localhand.guardrails import Limits, RunState
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.tokens import estimate_prompt_tokens
+from localhand.run.guardrails import Limits, RunState
+from localhand.run.tokens import estimate_prompt_tokens
 from localhand.types import Message, Reply
 
 REPLY_ESTIMATE = 256

@@ -1,6 +1,6 @@
 """Undo: find a run's checkpoints and put its workspace back as one of them kept it.
 
-``localhand undo RUN`` (wiring in ``localhand.cli_undo``) finds the run's checkpoints
+``localhand undo RUN`` (wiring in ``localhand.cli.undo``) finds the run's checkpoints
 (``find``), shows what would change (``plan_undo``) and then changes exactly that (``undo``).
 What a checkpoint holds, and what it leaves out, is ``localhand.safety.checkpoint``'s; what was
 left out is neither compared nor touched here.

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.paths import own_paths_in
+from localhand.run.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
 from localhand.safety.risk_paths import is_secret_file
-from localhand.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_FILES = 2000

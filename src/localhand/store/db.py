@@ -45,8 +45,8 @@ from localhand.store.migrations import migrate
 from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
 
 if TYPE_CHECKING:
+    from localhand.run.task import Task
     from localhand.store.recorder import Recorder
-    from localhand.task import Task
 
 Listener = Callable[[str, int], None]
 """Called with ``(run_id, seq)`` after each event is committed, and with ``(run_id, 0)`` when

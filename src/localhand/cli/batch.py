@@ -13,7 +13,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from localhand.cli_args import (
+from localhand.cli.args import (
     Command,
     add_db_option,
     add_json_option,

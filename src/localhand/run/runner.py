@@ -7,17 +7,17 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.agent import Agent
 from localhand.config import Settings, distrusting
 from localhand.errors import ConfigError
 from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, ModelStatus, Warning
-from localhand.ledger import Ledger
 from localhand.models.base import ChatModel
 from localhand.paths import data_dir
-from localhand.routing import Route, route
+from localhand.run.agent import Agent
+from localhand.run.ledger import Ledger
+from localhand.run.routing import Route, route
+from localhand.run.task import Task
 from localhand.safety.approval import Approver, DenyAll, check_policy
 from localhand.safety.risk import Risk
-from localhand.task import Task
 from localhand.tools import default_tools
 from localhand.types import Result
 
@@ -110,8 +110,8 @@ def _run(
     follow_up: Callable[[Result], str],
 ) -> Result:
     ledger = _ledger(settings, store)
-    if not decision.agentic:  # one streamed answer, no tools: see localhand.simple
-        from localhand.simple import run_simple
+    if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
+        from localhand.run.simple import run_simple
 
         return run_simple(
             model, task, bus=bus, routing=decision, ledger=ledger, follow_up=follow_up

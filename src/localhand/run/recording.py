@@ -6,15 +6,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.cli_args import stderr
+from localhand.cli.args import stderr
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from localhand.config import Settings
     from localhand.dashboard import DashboardServer
     from localhand.events import EventBus
+    from localhand.run.task import Task
     from localhand.store import Store
-    from localhand.task import Task
 
 
 class RunRecording:

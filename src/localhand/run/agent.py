@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from localhand import gitstate
-from localhand.context import COMPACT_AT, COMPACT_TO, compact_tool_results
 from localhand.errors import (
     Cancelled,
     FinalAnswer,
@@ -39,13 +37,15 @@ from localhand.events import (
 )
 from localhand.events import Guardrail as GuardrailEvent
 from localhand.events import Warning as WarningEvent
-from localhand.guardrails import Limits, RunState
-from localhand.ledger import Ledger
 from localhand.models.base import ChatModel, ChatOptions
 from localhand.models.watch import Loop, Progress, watch_reply
 from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
-from localhand.prompt import (
+from localhand.run import gitstate
+from localhand.run.context import COMPACT_AT, COMPACT_TO, compact_tool_results
+from localhand.run.guardrails import Limits, RunState
+from localhand.run.ledger import Ledger
+from localhand.run.prompt import (
     NUDGE_EMPTY,
     NUDGE_MALFORMED,
     NUDGE_NO_ACTION,
@@ -54,15 +54,15 @@ from localhand.prompt import (
     NUDGE_UNKNOWN_TOOL,
     build_messages,
 )
-from localhand.routing import Route
-from localhand.snapshot import ChangeTracker
-from localhand.tokens import estimate_prompt_tokens
+from localhand.run.routing import Route
+from localhand.run.snapshot import ChangeTracker
+from localhand.run.tokens import estimate_prompt_tokens
+from localhand.run.verify import Check, grade, run_checks
 from localhand.tools import ToolRegistry, default_tools
 from localhand.tools.deadline import deadline as tool_deadline
 from localhand.tools.files import FileTools, reports_writes
 from localhand.tools.registry import cap_calls
 from localhand.types import CheckResult, Message, Reply, Result, ToolCall, ToolResult
-from localhand.verify import Check, grade, run_checks
 
 SUMMARY_CHARS = 120
 READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
@@ -443,7 +443,7 @@ class Agent:
         return prompt + reply
 
     def estimate_prompt(self) -> int:
-        """The next request's prompt tokens, estimated (see ``localhand.tokens``)."""
+        """The next request's prompt tokens, estimated (see ``localhand.run.tokens``)."""
         return estimate_prompt_tokens(self.messages, self._definitions)
 
     def keep_within_context(self) -> int:

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localhand.cli_args import Command, add_db_option, fail, number
+from localhand.cli.args import Command, add_db_option, fail, number
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localhand.tokens import estimate_text_tokens
+from localhand.run.tokens import estimate_text_tokens
 from localhand.types import Message
 
 COMPACT_AT = 0.75
@@ -28,14 +28,14 @@ class Compaction:
     compacted: int
     chars_saved: int
     tokens_saved: int = 0
-    """Estimated (``localhand.tokens``)."""
+    """Estimated (``localhand.run.tokens``)."""
 
 
 def compact_tool_results(
     messages: Sequence[Message], tokens_to_save: int, keep_recent: int = KEEP_RECENT
 ) -> Compaction:
     """Stub out the oldest tool results, oldest first, until about ``tokens_to_save`` are
-    saved (as ``localhand.tokens`` estimates them).
+    saved (as ``localhand.run.tokens`` estimates them).
 
     The last ``keep_recent`` results are never touched."""
     tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]

@@ -1,6 +1,6 @@
 """``localhand plan``: run a plan file, or a plan the model drafts from a goal. Wiring only.
 
-``COMMANDS`` adds the command to the main CLI; ``python -m localhand.cli_plan plan ...`` runs
+``COMMANDS`` adds the command to the main CLI; ``python -m localhand.cli.plan plan ...`` runs
 the main CLI too. Exit codes as for ``run``: 0 pass, 1 partial_pass or fail, 2 usage,
 configuration or a model server that cannot serve the plan (status ``error``).
 """
@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.cli_args import (
+from localhand.cli.args import (
     APPROVE_POLICIES,
     EXIT_CODES,
     Command,
@@ -41,8 +41,8 @@ DEFAULT_MODE = "planner"  # localhand.config.Settings.plan_mode, for the help
 
 
 def build_model(settings: Settings, on_warning: Any = None) -> ChatModel:
-    """``localhand.runner.build_model``, imported when a plan needs a model."""
-    from localhand.runner import build_model
+    """``localhand.run.runner.build_model``, imported when a plan needs a model."""
+    from localhand.run.runner import build_model
 
     return build_model(settings, on_warning=on_warning)
 
@@ -75,11 +75,11 @@ def plan(
     from localhand.plan.model import load_plan
     from localhand.plan.result import PlanResult, build_result
     from localhand.plan.view import PlanView
-    from localhand.recording import RunRecording
-    from localhand.runner import sandbox_of
+    from localhand.run.recording import RunRecording
+    from localhand.run.runner import sandbox_of
+    from localhand.run.task import AGENTIC_TIMEOUT_S, Task
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
-    from localhand.task import AGENTIC_TIMEOUT_S, Task
 
     err = stderr()
     task_id = uuid.uuid4().hex[:12]

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.cli_args import Command, add_db_option, add_json_option, fail, number
+from localhand.cli.args import Command, add_db_option, add_json_option, fail, number
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
@@ -103,7 +103,7 @@ def show(*, run: str, db: Path | None, json_output: bool) -> int:
         run_data = scrub_data(info.to_dict())
         _print_json({"run": run_data, "events": [scrub_data(e.to_dict()) for e in events]})
         return 0
-    from localhand.view import TimelineView, printable
+    from localhand.cli.view import TimelineView, printable
 
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
@@ -332,7 +332,7 @@ def _shown(text: str) -> str:
     characters written out (``view.printable``), its markup brackets escaped."""
     from rich.markup import escape
 
-    from localhand.view import printable
+    from localhand.cli.view import printable
 
     return escape(printable(text))
 

@@ -52,15 +52,15 @@ from localhand.events import (
     Verification,
     Warning,
 )
-from localhand.guardrails import RunState
-from localhand.ledger import Ledger
 from localhand.models.base import ChatModel, ChatOptions, StreamChunk
-from localhand.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
-from localhand.routing import Route
-from localhand.task import Task
-from localhand.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
+from localhand.run.guardrails import RunState
+from localhand.run.ledger import Ledger
+from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
+from localhand.run.routing import Route
+from localhand.run.task import Task
+from localhand.run.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
+from localhand.run.verify import grade, run_checks
 from localhand.types import CheckResult, Message, Result, Status, Usage
-from localhand.verify import grade, run_checks
 
 __all__ = ["DeltaCoalescer", "run_simple"]
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from localhand.guardrails import Limits
+from localhand.run.guardrails import Limits
+from localhand.run.verify import Check, CommandCheck, FileContains, FileExists
 from localhand.types import TIER_ITERATIONS
-from localhand.verify import Check, CommandCheck, FileContains, FileExists
 
 AGENTIC_TIMEOUT_S = 30 * 60
 SIMPLE_TIMEOUT_S = 10 * 60
