@@ -12,7 +12,9 @@ import pytest
 from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, Step, call
 from localhand.run import agent as agent_module
-from localhand.run.agent import READ_ONLY_TOOLS, Agent
+from localhand.run import context as context_module
+from localhand.run.agent import Agent
+from localhand.run.changes import READ_ONLY_TOOLS
 from localhand.run.guardrails import Limits
 from localhand.run.snapshot import ChangeTracker
 from localhand.tools import FileTools, ShellTool, ToolRegistry, Workspace
@@ -220,6 +222,7 @@ def test_the_prompt_is_estimated_once_a_request(
         return original(messages, tools)
 
     monkeypatch.setattr(agent_module, "estimate_prompt_tokens", counting)
+    monkeypatch.setattr(context_module, "estimate_prompt_tokens", counting)  # the window's
     model = ScriptedModel([call("read_file", path="calc.py"), call("list_directory"), "ok"])
     model.context_limit = 100_000  # compaction is checked, and needs the estimate too
     result = Agent(model, demo, limits=Limits(token_budget=1_000_000)).run("Look")

@@ -221,3 +221,13 @@ class EventLog:
 
     def of_type(self, type_: str) -> list[Event]:
         return [event for event in self.events if event.type == type_]
+
+
+SUMMARY_CHARS = 120
+"""How long a summary in the timeline is (a tool call's arguments, its result)."""
+
+
+def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """One line, at most ``limit`` characters, for the timeline."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,7 +1,7 @@
 """The ReAct loop: ask the model, parse, check the guardrails, run the tools, repeat.
 
 ``Agent.run`` reads like the data flow; each step is a small method a subclass can override.
-Stopping is always a ``StopRun`` (a final answer included), caught once in ``run``; whatever
+Stopping is always a ``StopRun`` (a final answer included), caught once (``Run.drive``); whatever
 ends the run, the workspace is verified and a Result is returned and emitted.
 """
 
@@ -11,81 +11,48 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from localhand.errors import (
-    Cancelled,
     FinalAnswer,
-    ModelError,
-    ModelTimeout,
-    NudgeExhausted,
-    StopRun,
-    WallClockTimeout,
 )
 from localhand.events import (
     Event,
     EventBus,
-    ModelProgress,
     ModelReply,
     ModelRequest,
     Nudge,
-    TaskFinished,
-    TaskStarted,
     ToolCallEvent,
-    Verification,
+    summarize,
 )
-from localhand.events import Guardrail as GuardrailEvent
 from localhand.events import Warning as WarningEvent
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.models.watch import Loop, Progress, watch_reply
 from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
 from localhand.run import gitstate
-from localhand.run.context import COMPACT_AT, COMPACT_TO, compact_tool_results
+from localhand.run.asking import ask_model
+from localhand.run.changes import WrittenFiles
+from localhand.run.context import ContextWindow
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.ledger import Ledger
+from localhand.run.lifecycle import Ending, Run
+from localhand.run.nudges import CutOff, nudge_text
 from localhand.run.prompt import (
-    NUDGE_EMPTY,
-    NUDGE_MALFORMED,
-    NUDGE_NO_ACTION,
-    NUDGE_THINKING_ONLY,
-    NUDGE_TRUNCATED,
-    NUDGE_UNKNOWN_TOOL,
     build_messages,
 )
 from localhand.run.routing import Route
 from localhand.run.snapshot import ChangeTracker
 from localhand.run.tokens import estimate_prompt_tokens
-from localhand.run.verify import Check, grade, run_checks
+from localhand.run.verify import Check, grade
 from localhand.tools import ToolRegistry, default_tools
 from localhand.tools.deadline import deadline as tool_deadline
-from localhand.tools.files import FileTools, reports_writes
 from localhand.tools.registry import cap_calls
-from localhand.types import CheckResult, Message, Reply, Result, ToolCall, ToolResult
+from localhand.types import Message, Reply, Result, ToolCall, ToolResult
 
-SUMMARY_CHARS = 120
-READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
-"""Built-in tools that cannot modify the workspace (run_command and any custom tool can)."""
 REPEAT_NOTE = (
     "\n[You made this exact call in your previous turn. Repeating it gives no new information: "
     "act on the result above, or do something different.]"
 )
-
-CUT_OFF = (
-    "Your last reply was cut off after {tokens} tokens, the most one reply may have, so "
-    "nothing in it was run. Reply shorter: make one tool call, with no long explanation "
-    "before it{think}. For a large file, write a first part with write_file and add the rest "
-    "with edit_file, or change only what needs changing with edit_file."
-)
-
-LOOPED = (
-    "Your last reply kept repeating the same text, {span}, over and over, so it was stopped "
-    "after {tokens} tokens and nothing in it was run. Do not repeat yourself: make one tool "
-    "call, with no long explanation before it{think}, or give your final answer if the task "
-    "is done."
-)
-
 
 class Agent:
     """Runs one task in one workspace with one model.
@@ -133,13 +100,7 @@ class Agent:
         """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
         off, each request is ``stream: false``. Only for backends with ``stream_reply``."""
         self._definitions = self.tools.definitions()
-        reporting = [tool for tool in self.tools if reports_writes(tool.function)]
-        self._reporting = {tool.name for tool in reporting}
-        """Tools that report the files they write: no walk of the workspace after them."""
-        self._file_tools: list[FileTools] = []
-        for tool in reporting:
-            if tool.function.__self__ not in self._file_tools:
-                self._file_tools.append(tool.function.__self__)
+        self._written = WrittenFiles(self.tools)
         self._reset()
 
     def _reset(self) -> None:
@@ -148,42 +109,43 @@ class Agent:
         self.state = RunState()
         self._tools_used = 0
         self._asked_to_act = False
-        self._warned_full = False
+        self._window = ContextWindow(self.warn)
         self._last_content = ""
-        self._reply_tokens = 0
-        self._loop: Loop | None = None
+        self._cut_off = CutOff(self.model)
+        """What the last reply's nudge says if it was cut off (its tokens, a loop)."""
 
     def run(self, task: str) -> Result:
         self._reset()
+        life = self.life = Run(
+            self.task_id,
+            self.workspace,
+            self.limits,
+            self.bus,
+            checks=self.checks,
+            follow_up=self.follow_up,
+        )
+        self.state = life.state
         self.tracker = ChangeTracker(self.workspace)
         self.take_written()  # writes before the run are in the tracker's baseline
         self.git_before = gitstate.record_before(self.workspace, self.task_id)
         self.messages = build_messages(task, self.workspace, self.system_prompt, self.context_files)
-        self.emit(
-            TaskStarted(
-                task_id=self.task_id,
-                description=task,
-                model=self.model.name,
-                workspace=str(self.workspace),
-                max_iterations=self.limits.max_iterations or 0,
-                routing=self.routing.to_dict() if self.routing else None,
-            )
+        life.start(
+            task,
+            self.model.name,
+            max_iterations=self.limits.max_iterations or 0,
+            routing=self.routing.to_dict() if self.routing else None,
         )
-        error: str | None = None
-        try:
-            while True:
-                self.step()
-        except StopRun as stop:
-            reason, output = stop.reason, str(stop)
-            if stop.guardrail:
-                self.emit_guardrail(stop)
-                output = self._last_content or f"Stopped: {stop}"
-        except ModelError as exc:
-            reason, output, error = "error", self._last_content, str(exc)
-        except KeyboardInterrupt:
-            reason, output = Cancelled.reason, self._last_content or "Cancelled by the user."
+        ending = life.drive(self.work, done=FinalAnswer.reason, iteration=self.iteration)
         self.tools.close()  # background processes the model started must not outlive the run
-        return self.finish(reason, output, error)
+        return self.finish(ending)
+
+    def work(self) -> None:
+        """Steps until one of them stops the run (a final answer is a stop too)."""
+        while True:
+            self.step()
+
+    def iteration(self) -> int:
+        return self.state.iteration
 
     def step(self) -> None:
         """One iteration: one model turn and whatever it asks for."""
@@ -206,27 +168,20 @@ class Agent:
         ):
             raise FinalAnswer(parsed.content)
         else:
-            self.nudge(self.nudge_text(parsed))
+            self.nudge(nudge_text(parsed, self.tools.names, self._cut_off))
         self.limits.check_progress(self.state, changed)
 
     def files_changed(self, calls: Sequence[ToolCall]) -> bool:
-        """Whether this round's calls changed the contents of a file in the workspace.
-
-        Reads change nothing, and the file tools report what they wrote: only a round with a
-        call that may write without saying so (run_command, custom or unknown tools) needs a
-        walk of the whole workspace, which takes milliseconds in a large one.
-        """
+        """Whether this round's calls changed the contents of a file in the workspace: by
+        what the file tools reported, or by a walk after calls that may write unreported."""
         written = self.take_written()
-        if all(call.name in READ_ONLY_TOOLS or call.name in self._reporting for call in calls):
-            return bool(written) and bool(self.tracker.changes_in(written))
-        return bool(self.tracker.new_changes(written))  # what they wrote: by content
+        if self._written.walk_needed(calls):
+            return bool(self.tracker.new_changes(written))  # what they wrote: by content
+        return bool(written) and bool(self.tracker.changes_in(written))
 
     def take_written(self) -> set[Path]:
         """The files the file tools wrote since the last call."""
-        written: set[Path] = set()
-        for tools in self._file_tools:
-            written |= tools.take_written()
-        return written
+        return self._written.take()
 
     def turn(self) -> tuple[Reply, ParsedReply]:
         """Ask the model and parse its reply, retrying once constrained if the call was botched."""
@@ -268,16 +223,22 @@ class Agent:
         )
         options = ChatOptions(format=fmt, timeout=self.limits.remaining_s(self.state))
         started = time.perf_counter()
-        try:
-            reply = self.ask(fmt, options)
-        except ModelTimeout as exc:
-            remaining = self.limits.remaining_s(self.state)
-            if remaining is not None and remaining <= 1:
-                raise WallClockTimeout(str(exc), guardrail="wall_clock") from exc
-            raise
+        with self.life.deadline_stops():
+            asked = ask_model(
+                self.model,
+                self.messages,
+                None if fmt else self._definitions,
+                options,
+                watch=self.watch_replies,
+                task_id=self.task_id,
+                iteration=self.state.iteration + 1,
+                emit=self.emit,
+                warn=self.warn,
+            )
+        reply = asked.reply
+        self._cut_off = CutOff(self.model, reply.usage.completion_tokens, asked.loop)
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
-        self._reply_tokens = reply.usage.completion_tokens
         self.state.tokens_in += reply.usage.prompt_tokens
         self.state.tokens_out += reply.usage.completion_tokens
         if self.ledger is not None:
@@ -289,36 +250,6 @@ class Agent:
             )
         )
         return reply
-
-    def ask(self, fmt: dict | None, options: ChatOptions) -> Reply:
-        """One request: the reply read whole, or, with ``watch_replies``, read as a stream
-        with progress events and stopped (with a warning) as soon as it loops."""
-        tools = None if fmt else self._definitions
-        self._loop = None
-        stream_reply = getattr(self.model, "stream_reply", None)
-        if not self.watch_replies or stream_reply is None:
-            return self.model.chat(self.messages, tools, options)
-        iteration = self.state.iteration + 1
-
-        def progress(now: Progress) -> None:
-            rate = None if now.tokens_per_s is None else round(now.tokens_per_s, 1)
-            event = ModelProgress(
-                task_id=self.task_id,
-                iteration=iteration,
-                elapsed_s=round(now.elapsed_s, 1),
-                tokens=now.tokens,
-                tokens_per_s=rate,
-            )
-            self.emit(event)
-
-        name = self.model.name
-        watched = watch_reply(
-            stream_reply, self.messages, tools, options, model_name=name, on_progress=progress
-        )
-        if watched.loop is not None:
-            self._loop = watched.loop
-            self.warn(watched.stopped())
-        return watched.reply
 
     def parse(self, reply: Reply) -> ParsedReply:
         message = {**reply.to_message(), "done_reason": reply.done_reason}
@@ -378,16 +309,9 @@ class Agent:
         """Tell the model what was wrong with its reply, or stop the run when it has had
         ``max_nudges`` nudges in a row. The event's ``nudge_number`` counts within the streak
         (1 to ``max_nudges``); ``state.nudges_total`` counts the whole run."""
-        state = self.state
-        if state.nudges >= self.limits.max_nudges:
-            more = state.nudges_total - state.nudges
-            raise NudgeExhausted(
-                f"the model gave no usable reply after {state.nudges} nudges in a row"
-                + (f" ({more} more earlier in the run)" if more else ""),
-                guardrail="nudges",
-            )
-        state.nudges += 1
-        state.nudges_total += 1
+        self.limits.check_nudges(self.state)
+        self.state.nudges += 1
+        self.state.nudges_total += 1
         self.emit(
             Nudge(
                 task_id=self.task_id,
@@ -397,34 +321,6 @@ class Agent:
             )
         )
         self.messages.append({"role": "user", "content": text})
-
-    def nudge_text(self, parsed: ParsedReply) -> str:
-        if parsed.truncated:
-            return self.cut_off_text(parsed)
-        if parsed.only_thinking_calls:
-            return NUDGE_THINKING_ONLY
-        if parsed.rejected_calls:
-            unknown = ", ".join(sorted({call.name for call in parsed.rejected_calls}))
-            return NUDGE_UNKNOWN_TOOL.format(unknown=unknown, tools=", ".join(self.tools.names))
-        if parsed.malformed:
-            return NUDGE_MALFORMED
-        if parsed.type == "final_answer":
-            return NUDGE_NO_ACTION
-        return NUDGE_EMPTY
-
-    def cut_off_text(self, parsed: ParsedReply) -> str:
-        """The nudge for a reply cut off at the length limit: at how many tokens, and what to
-        do instead, in words a small model can act on. Falls back to the general words when
-        neither the server nor the backend says how many tokens a reply may have."""
-        tokens = self._reply_tokens or reply_ceiling(self.model)
-        if self._loop is not None:  # stopped by the watcher: say what it kept writing
-            span = summarize(json.dumps(self._loop.span, ensure_ascii=False), 80)
-            think = ", and keep your thinking short" if parsed.thinking else ""
-            return LOOPED.format(span=span, tokens=tokens, think=think)
-        if not tokens:
-            return NUDGE_TRUNCATED
-        think = ", and think briefly: your thinking counts toward the limit"
-        return CUT_OFF.format(tokens=tokens, think=think if parsed.thinking else "")
 
     def history_message(self, reply: Reply) -> Message:
         """The assistant turn as it goes into the history: exactly what the model said, minus
@@ -447,47 +343,28 @@ class Agent:
         return estimate_prompt_tokens(self.messages, self._definitions)
 
     def keep_within_context(self) -> int:
-        """Compact older tool results, in one block, when the prompt nears the window.
-
-        Returns the prompt's estimated tokens, after any compaction."""
-        used = self.estimate_prompt()
-        limit = getattr(self.model, "context_limit", None)
-        if not limit or used < COMPACT_AT * limit:
-            return used
-        excess_tokens = used - int(COMPACT_TO * limit)
-        compaction = compact_tool_results(self.messages, excess_tokens)
-        if compaction.compacted:
-            self.messages = compaction.messages
-            self.warn(
-                f"the conversation reached about {used} of {limit} tokens: compacted "
-                f"{compaction.compacted} older tool results ({compaction.chars_saved} characters)"
-            )
-            return self.estimate_prompt()
-        if not self._warned_full:
-            self._warned_full = True
-            self.warn(
-                f"the conversation is about {used} of {limit} tokens with nothing left to "
-                "compact; the server may drop its start (raise num_ctx_max if memory allows)"
-            )
+        """Compact older tool results when the prompt nears the window (see
+        ``localhand.run.context``); the prompt's estimated tokens, after any compaction."""
+        limit = getattr(self.model, "context_limit", None)  # known after the first request
+        self.messages, used = self._window.keep(self.messages, self._definitions, limit)
         return used
 
-    def finish(self, reason: str, output: str, error: str | None) -> Result:
-        results = run_checks(self.checks, self.workspace)
-        if results:
-            self.emit_verification(results)
+    def finish(self, ending: Ending) -> Result:
+        """Check the workspace and make the Result of a run that ended with ``ending``."""
+        results = self.life.verify()
         result = Result(
             task_id=self.task_id,
-            status=grade(reason, results, error),
-            output=output,
+            status=grade(ending.reason, results, ending.error),
+            output=self.output(ending),
             model_used=self.model.name,
             tokens_in=self.state.tokens_in,
             tokens_out=self.state.tokens_out,
-            termination_reason=reason,  # type: ignore[arg-type]
+            termination_reason=ending.reason,  # type: ignore[arg-type]
             iterations_used=self.state.iteration,
             files_modified=self.tracker.files_modified(),
             verification=results,
-            error=error,
-            duration_s=round(time.monotonic() - self.state.started, 3),
+            error=ending.error,
+            duration_s=self.life.duration_s(),
             completed=[check.name for check in results if check.passed],
             remaining=[check.name for check in results if not check.passed],
             routing=self.routing.to_dict() if self.routing else None,
@@ -495,44 +372,22 @@ class Agent:
         )
         if self.git_before is not None:
             result.git = gitstate.with_diff(self.git_before, self.workspace).to_dict()
-        if result.status != "pass" and self.follow_up is not None:
-            result.follow_up_task = self.follow_up(result)
-        self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
-        return result
+        return self.life.finish(result)
+
+    def output(self, ending: Ending) -> str:
+        """The Result's output: the final answer, or the last thing the model said before
+        something else stopped the run (else what stopped it)."""
+        if ending.guardrail:
+            return self._last_content or f"Stopped: {ending.message}"
+        if ending.stop is not None:  # a final answer, or a stop that says why in words
+            return ending.message
+        if ending.error is not None:
+            return self._last_content
+        return self._last_content or "Cancelled by the user."  # Ctrl-C
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
 
-    def emit_guardrail(self, stop: StopRun) -> None:
-        self.emit(
-            GuardrailEvent(
-                task_id=self.task_id,
-                guardrail=stop.guardrail or stop.reason,
-                reason=str(stop),
-                iteration=self.state.iteration,
-            )
-        )
-
-    def emit_verification(self, results: Sequence[CheckResult]) -> None:
-        checks = [asdict(result) for result in results]
-        self.emit(Verification(task_id=self.task_id, checks=checks))
-
     def warn(self, message: str) -> None:
         """Hook for backends' warnings (truncated prompts, retries) to reach the event stream."""
         self.emit(WarningEvent(task_id=self.task_id, message=message))
-
-
-def reply_ceiling(model: ChatModel) -> int | None:
-    """The most tokens ``model`` lets one reply have, when it says (``max_reply_tokens`` on
-    the Ollama backend, ``max_tokens`` on the others)."""
-    for name in ("max_reply_tokens", "max_tokens"):
-        value = getattr(model, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
-
-
-def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
-    """One line, at most ``limit`` characters, for the timeline."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -7,10 +7,11 @@ is lost once, and the history is append-only again until the window fills up nex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from localhand.run.tokens import estimate_text_tokens
+from localhand.run.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.types import Message
 
 COMPACT_AT = 0.75
@@ -64,3 +65,37 @@ _STUB_NOTE = "[... older output compacted to save context:"
 
 def _is_stub(content: str) -> bool:
     return _STUB_NOTE in content[STUB_HEAD : STUB_HEAD + len(_STUB_NOTE) + 2]
+
+
+class ContextWindow:
+    """Keeps one run's conversation inside the model's window: compacts when the prompt
+    reaches ``COMPACT_AT`` of it, and warns (once) when there is nothing left to compact."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self.warn = warn
+        self._warned_full = False
+
+    def keep(
+        self,
+        messages: list[Message],
+        definitions: Sequence[dict[str, Any]] | None,
+        limit: int | None,
+    ) -> tuple[list[Message], int]:
+        """``messages``, compacted if they near ``limit`` tokens, and their estimated tokens."""
+        used = estimate_prompt_tokens(messages, definitions)
+        if not limit or used < COMPACT_AT * limit:
+            return messages, used
+        compaction = compact_tool_results(messages, used - int(COMPACT_TO * limit))
+        if compaction.compacted:
+            self.warn(
+                f"the conversation reached about {used} of {limit} tokens: compacted "
+                f"{compaction.compacted} older tool results ({compaction.chars_saved} characters)"
+            )
+            return compaction.messages, estimate_prompt_tokens(compaction.messages, definitions)
+        if not self._warned_full:
+            self._warned_full = True
+            self.warn(
+                f"the conversation is about {used} of {limit} tokens with nothing left to "
+                "compact; the server may drop its start (raise num_ctx_max if memory allows)"
+            )
+        return messages, used

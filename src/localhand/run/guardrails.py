@@ -11,7 +11,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from localhand.errors import BudgetExceeded, MaxIterations, Repetition, Stall, WallClockTimeout
+from localhand.errors import (
+    BudgetExceeded,
+    MaxIterations,
+    NudgeExhausted,
+    Repetition,
+    Stall,
+    WallClockTimeout,
+)
 from localhand.nesting import depth
 from localhand.types import TIER_ITERATIONS, ToolCall
 
@@ -43,6 +50,17 @@ class Limits:
             raise MaxIterations(
                 f"reached the limit of {self.max_iterations} iterations without a final answer",
                 guardrail="iterations",
+            )
+
+    def check_nudges(self, state: RunState) -> None:
+        """Stop a run whose model has had ``max_nudges`` nudges in a row and still gives no
+        usable reply."""
+        if state.nudges >= self.max_nudges:
+            more = state.nudges_total - state.nudges
+            raise NudgeExhausted(
+                f"the model gave no usable reply after {state.nudges} nudges in a row"
+                + (f" ({more} more earlier in the run)" if more else ""),
+                guardrail="nudges",
             )
 
     def check_wall_clock(self, state: RunState) -> None:

@@ -36,30 +36,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict
 from pathlib import Path
 
-from localhand.errors import BadResponse, ModelError, ModelTimeout, StopRun, WallClockTimeout
+from localhand.errors import BadResponse, WallClockTimeout
 from localhand.events import (
     AnswerDelta,
     Event,
     EventBus,
-    Guardrail,
     ModelReply,
     ModelRequest,
-    TaskFinished,
-    TaskStarted,
-    Verification,
-    Warning,
 )
 from localhand.models.base import ChatModel, ChatOptions, StreamChunk
-from localhand.run.guardrails import RunState
 from localhand.run.ledger import Ledger
+from localhand.run.lifecycle import Run
 from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.run.routing import Route
 from localhand.run.task import Task
 from localhand.run.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
-from localhand.run.verify import grade, run_checks
+from localhand.run.verify import grade
 from localhand.types import CheckResult, Message, Result, Status, Usage
 
 __all__ = ["DeltaCoalescer", "run_simple"]
@@ -141,7 +135,10 @@ class _SimpleRun:
         self.routing, self.ledger, self.follow_up = routing, ledger, follow_up
         self.workspace = Path(task.workspace).resolve()
         self.limits = task.limits(agentic=False)
-        self.state = RunState()
+        self.life = Run(
+            task.id, self.workspace, self.limits, bus, checks=task.checks, follow_up=follow_up
+        )
+        self.state = self.life.state
         self.answer: list[str] = []
         self.thinking: list[str] = []
         self.final: StreamChunk | None = None
@@ -149,7 +146,6 @@ class _SimpleRun:
         self.asked = False
 
     def run(self) -> Result:
-        self.state = RunState()
         messages = build_messages(
             self.task.description,
             self.workspace,
@@ -157,31 +153,16 @@ class _SimpleRun:
             self.task.context_files,
             context_chars=context_chars(self.model),
         )
-        self.emit(
-            TaskStarted(
-                task_id=self.task.id,
-                description=self.task.description,
-                model=self.model.name,
-                workspace=str(self.workspace),
-                max_iterations=1,
-                routing=self.routing.to_dict() if self.routing else None,
-            )
+        self.life.start(
+            self.task.description,
+            self.model.name,
+            max_iterations=1,
+            routing=self.routing.to_dict() if self.routing else None,
         )
-        reason, error = "final_answer", None
-        try:
-            self.ask(messages)
-        except StopRun as stop:
-            reason = stop.reason
-            if stop.guardrail:
-                guardrail = Guardrail(
-                    task_id=self.task.id, guardrail=stop.guardrail, reason=str(stop), iteration=1
-                )
-                self.emit(guardrail)
-        except ModelError as exc:
-            reason, error = "error", str(exc)
-        except KeyboardInterrupt:
-            reason = "cancelled"
-        return self.finish(reason, error)
+        ending = self.life.drive(
+            lambda: self.ask(messages), done="final_answer", iteration=lambda: 1
+        )
+        return self.finish(ending.reason, ending.error)
 
     def ask(self, messages: list[Message]) -> None:
         cost = estimate_prompt_tokens(messages) + REPLY_ESTIMATE
@@ -194,22 +175,8 @@ class _SimpleRun:
         deltas = DeltaCoalescer(self.emit_delta)
         chunks = stream_of(self.model, messages, ChatOptions(timeout=self.remaining()))
         try:
-            for chunk in chunks:
-                self.check_wall_clock()
-                if chunk.done:
-                    self.final = chunk
-                    break
-                if chunk.thinking:
-                    self.thinking.append(chunk.thinking)
-                    deltas.add(chunk.thinking, thinking=True)
-                if chunk.content:
-                    self.answer.append(chunk.content)
-                    deltas.add(chunk.content)
-        except ModelTimeout as exc:
-            left = self.remaining()
-            if left is not None and left <= 1:  # the watchdog cut it at the task's deadline
-                raise WallClockTimeout(str(exc), guardrail="wall_clock") from exc
-            raise
+            with self.life.deadline_stops():
+                self.read(chunks, deltas)
         finally:
             close = getattr(chunks, "close", None)
             if close is not None:
@@ -232,8 +199,22 @@ class _SimpleRun:
             )
         )
 
+    def read(self, chunks: Iterator[StreamChunk], deltas: DeltaCoalescer) -> None:
+        """The answer and the thinking from the stream, as they come, up to its final chunk."""
+        for chunk in chunks:
+            self.check_wall_clock()
+            if chunk.done:
+                self.final = chunk
+                break
+            if chunk.thinking:
+                self.thinking.append(chunk.thinking)
+                deltas.add(chunk.thinking, thinking=True)
+            if chunk.content:
+                self.answer.append(chunk.content)
+                deltas.add(chunk.content)
+
     def remaining(self) -> float | None:
-        return self.limits.remaining_s(self.state)
+        return self.life.remaining_s()
 
     def check_wall_clock(self) -> None:
         """Backends stop at the deadline themselves; this catches a model that does not."""
@@ -259,9 +240,7 @@ class _SimpleRun:
     def finish(self, reason: str, error: str | None) -> Result:
         output = "".join(self.answer)
         missing = self.incomplete(reason, output)
-        results = run_checks(self.task.checks, self.workspace)
-        if results:
-            self.emit(Verification(task_id=self.task.id, checks=[asdict(r) for r in results]))
+        results = self.life.verify()
         result = Result(
             task_id=self.task.id,
             status=grade_answer(reason, results, error, complete=not missing),
@@ -273,16 +252,13 @@ class _SimpleRun:
             iterations_used=1 if self.asked else 0,
             verification=results,
             error=error,
-            duration_s=round(time.monotonic() - self.state.started, 3),
+            duration_s=self.life.duration_s(),
             completed=[r.name for r in results if r.passed],
             remaining=[r.name for r in results if not r.passed] + missing,
             routing=self.routing.to_dict() if self.routing else None,
             cost=self.cost(),
         )
-        if result.status != "pass" and self.follow_up is not None:
-            result.follow_up_task = self.follow_up(result)
-        self.emit(TaskFinished(task_id=self.task.id, result=result.to_dict()))
-        return result
+        return self.life.finish(result)
 
     def incomplete(self, reason: str, output: str) -> list[str]:
         """What a finished answer lacks, said once as a warning and kept in ``remaining``."""
@@ -307,13 +283,13 @@ class _SimpleRun:
         return round(self.ledger.cost(self.usage), 6)
 
     def emit(self, event: Event) -> None:
-        self.bus.emit(event)
+        self.life.emit(event)
 
     def emit_delta(self, text: str, thinking: bool) -> None:
         self.emit(AnswerDelta(task_id=self.task.id, text=text, thinking=thinking))
 
     def warn(self, message: str) -> None:
-        self.emit(Warning(task_id=self.task.id, message=message))
+        self.life.warn(message)
 
 
 def grade_answer(

@@ -1,0 +1,196 @@
+"""One run's life, the same for the tool loop, the simple path and plan mode.
+
+A run starts (``task_started``), works until something stops it, has its workspace checked,
+and ends with one Result (``task_finished``). What stops it is always one of three things,
+turned into a termination reason in one place (``Run.drive``): a ``StopRun`` (a final answer,
+a guardrail, a failed step), a ``ModelError`` (the server cannot serve the run), or Ctrl-C.
+The clock and the token budget live here too, so every mode measures them the same way.
+
+The loops keep what is theirs: how to ask the model, what a step is, what goes into their
+Result. They call ``start``, ``drive``, ``verify`` and ``finish`` in that order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from localhand.errors import ModelError, ModelTimeout, StopRun, WallClockTimeout
+from localhand.events import (
+    Event,
+    EventBus,
+    Guardrail,
+    TaskFinished,
+    TaskStarted,
+    Verification,
+)
+from localhand.events import Warning as WarningEvent
+from localhand.run.guardrails import Limits, RunState
+from localhand.run.verify import Check, run_checks
+from localhand.types import CheckResult
+
+CANCELLED = "cancelled"
+
+
+class Finished(Protocol):
+    """What a run ends with: run mode's ``Result`` or plan mode's ``PlanResult``."""
+
+    status: str
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=Finished)
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """Why a run stopped: its termination reason, what stopped it in words, and the model
+    error when that was it."""
+
+    reason: str
+    message: str = ""
+    error: str | None = None
+    stop: StopRun | None = None
+
+    @property
+    def guardrail(self) -> str | None:
+        """The guardrail that tripped, when one did."""
+        return self.stop.guardrail if self.stop is not None else None
+
+
+class Run:
+    """The clock, the budget, the events and the end of one run (see the module docstring)."""
+
+    def __init__(
+        self,
+        task_id: str,
+        workspace: Path,
+        limits: Limits,
+        bus: EventBus,
+        *,
+        checks: Sequence[Check] = (),
+        follow_up: Callable[[Any], str | None] | None = None,
+    ) -> None:
+        self.task_id = task_id
+        self.workspace = workspace
+        self.limits = limits
+        self.bus = bus
+        self.checks = list(checks)
+        self.follow_up = follow_up
+        """Called with a Result that did not pass; returns the path of a task file for what
+        remains (run mode and the simple path)."""
+        self.state = RunState()
+
+    # -- start ------------------------------------------------------------------------------
+
+    def start(
+        self,
+        description: str,
+        model: str,
+        *,
+        max_iterations: int,
+        routing: dict[str, Any] | None = None,
+    ) -> None:
+        """The clock starts now; ``task_started`` says what runs."""
+        self.state.started = time.monotonic()
+        self.emit(
+            TaskStarted(
+                task_id=self.task_id,
+                description=description,
+                model=model,
+                workspace=str(self.workspace),
+                max_iterations=max_iterations,
+                routing=routing,
+            )
+        )
+
+    # -- the clock and the budget -----------------------------------------------------------
+
+    def remaining_s(self) -> float | None:
+        """Seconds left on the wall clock, or ``None`` when the run has none."""
+        return self.limits.remaining_s(self.state)
+
+    def check_wall_clock(self) -> None:
+        self.limits.check_wall_clock(self.state)
+
+    def check_budget(self, estimated_cost: int) -> None:
+        self.limits.check_budget(self.state, estimated_cost)
+
+    @contextmanager
+    def deadline_stops(self) -> Iterator[None]:
+        """A model request that the backend's watchdog cut off at the task's deadline is the
+        wall clock's stop (``timeout``), not a server error."""
+        try:
+            yield
+        except ModelTimeout as exc:
+            left = self.remaining_s()
+            if left is not None and left <= 1:
+                raise WallClockTimeout(str(exc), guardrail="wall_clock") from exc
+            raise
+
+    def duration_s(self) -> float:
+        return round(time.monotonic() - self.state.started, 3)
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def drive(
+        self,
+        work: Callable[[], object],
+        *,
+        done: str,
+        iteration: Callable[[], int],
+        cancelled: str = "",
+    ) -> Ending:
+        """Run ``work`` until it returns (the reason is then ``done``) or something stops it.
+
+        A tripped guardrail is announced as a ``guardrail`` event at ``iteration()``."""
+        try:
+            work()
+        except StopRun as stop:
+            if stop.guardrail:
+                self.emit(
+                    Guardrail(
+                        task_id=self.task_id,
+                        guardrail=stop.guardrail,
+                        reason=str(stop),
+                        iteration=iteration(),
+                    )
+                )
+            return Ending(stop.reason, str(stop), stop=stop)
+        except ModelError as exc:
+            return Ending("error", str(exc), error=str(exc))
+        except KeyboardInterrupt:
+            return Ending(CANCELLED, cancelled)
+        return Ending(done)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def verify(self) -> list[CheckResult]:
+        """Run the task's checks on the workspace as it is now; announce their results."""
+        results = run_checks(self.checks, self.workspace)
+        if results:
+            self.emit(
+                Verification(task_id=self.task_id, checks=[asdict(result) for result in results])
+            )
+        return results
+
+    def finish(self, result: R) -> R:
+        """Write the follow-up task of a run that did not pass, then announce the Result."""
+        if result.status != "pass" and self.follow_up is not None:
+            result.follow_up_task = self.follow_up(result)  # type: ignore[attr-defined]
+        self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
+        return result
+
+    # -- events -----------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self.bus.emit(event)
+
+    def warn(self, message: str) -> None:
+        """Backends' and loops' warnings (truncated prompts, retries) into the event stream."""
+        self.emit(WarningEvent(task_id=self.task_id, message=message))
