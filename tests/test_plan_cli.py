@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from localhand.cli import main
-from localhand.cli import plan as cli_plan
 from localhand.errors import ServerUnavailable
 from localhand.models import ScriptedModel
+from localhand.run import plans
 from localhand.store import open_store
 from localhand.testing import FakeOllama
 
@@ -242,7 +242,7 @@ def test_a_model_server_that_is_down_is_an_error_result(
     def down(settings: Any, on_warning: Any = None) -> ScriptedModel:
         return ScriptedModel([ServerUnavailable("nothing answers at http://127.0.0.1:9")])
 
-    monkeypatch.setattr(cli_plan, "build_model", down)
+    monkeypatch.setattr(plans, "build_model", down)
     shown = invoke("--goal", "anything", "--yes", "--workspace", str(demo))
     assert shown.exit_code == 2
     assert "nothing answers" in shown.stderr
@@ -329,7 +329,7 @@ def test_agentic_as_the_default_mode_repairs_the_plan(
         return "The notes were counted and packed."  # memory condensing, in the background
 
     monkeypatch.setattr(
-        cli_plan, "build_model", lambda settings, on_warning=None: ScriptedModel([reply] * 3)
+        plans, "build_model", lambda settings, on_warning=None: ScriptedModel([reply] * 3)
     )
     monkeypatch.chdir(demo)
     (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from localhand.parsing import ParsedReply, parse_tool_calls
     from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
+    from localhand.run.plans import run_plan
+    from localhand.run.runner import run_task
     from localhand.run.task import Task
     from localhand.tools import Tool, ToolRegistry, Workspace, default_tools
     from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
@@ -34,6 +36,8 @@ _LAZY = {
     "ParsedReply": "parsing",
     "parse_tool_calls": "parsing",
     "Task": "run.task",
+    "run_plan": "run.plans",
+    "run_task": "run.runner",
     "Tool": "tools",
     "ToolRegistry": "tools",
     "Workspace": "tools",
@@ -74,6 +78,8 @@ __all__ = [
     "__version__",
     "default_tools",
     "parse_tool_calls",
+    "run_plan",
+    "run_task",
 ]
 
 

@@ -13,6 +13,13 @@
     model: qwen3:8b
     backend: ollama
     context_files: [calc.py]
+
+A plan task runs plan mode instead of the tool loop: it names a plan, or a mode alone (the
+model then drafts a plan for the description, and it runs without asking):
+
+    plan: plans/release.yaml        # or the plan itself: {goal: ..., steps: [...]}
+    mode: agentic                   # teacher | planner | agentic; else the plan's, else default
+    workspace: ./app
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ class _CheckSpec(_Strict):
 
 
 class _TaskFile(_Strict):
-    description: str = Field(min_length=1)
+    description: str | None = Field(None, min_length=1)
     id: str | None = None
     workspace: str | None = None
     tier: Literal["trivial", "standard", "complex"] = "standard"
@@ -63,6 +70,8 @@ class _TaskFile(_Strict):
     model: str | None = None
     backend: str | None = None
     context_files: list[str] = []
+    plan: str | dict[str, Any] | None = None
+    mode: Literal["teacher", "planner", "agentic"] | None = None
 
     @field_validator("backend")
     @classmethod
@@ -81,7 +90,9 @@ def load_task_file(path: str | Path) -> Task:
         raise ConfigError(f"cannot read task file {path}: {exc}") from exc
     data = _parse(text, path)
     if not isinstance(data, dict):
-        raise ConfigError(f"task file {path} must hold a mapping with at least 'description'")
+        raise ConfigError(
+            f"task file {path} must hold a mapping with at least 'description' (or 'plan')"
+        )
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
@@ -97,7 +108,7 @@ def task_from_dict(data: Any, base: str | Path) -> Task:
     line); a relative ``workspace`` is resolved against ``base``. ``ConfigError``'s message
     names each bad field, one per line, without saying where the mapping came from."""
     if not isinstance(data, dict):
-        raise ConfigError("must be a JSON object with at least 'description'")
+        raise ConfigError("must be a JSON object with at least 'description' (or 'plan')")
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
@@ -124,7 +135,7 @@ def write_task_file(task: Task, directory: Path) -> Path:
 def _to_task(spec: _TaskFile, base: Path) -> Task:
     workspace = (base / spec.workspace).resolve() if spec.workspace else base.resolve()
     fields: dict[str, Any] = {
-        "description": spec.description,
+        "description": _description(spec),
         "workspace": workspace,
         "tier": spec.tier,
         "agentic": spec.agentic,
@@ -135,10 +146,32 @@ def _to_task(spec: _TaskFile, base: Path) -> Task:
         "model": spec.model,
         "backend": spec.backend,
         "context_files": tuple(spec.context_files),
+        "plan": str((base / spec.plan).resolve()) if isinstance(spec.plan, str) else spec.plan,
+        "mode": spec.mode,
     }
     if spec.id:
         fields["id"] = spec.id
     return Task(**fields)
+
+
+def _description(spec: _TaskFile) -> str:
+    """What the task is: its description; for a plan task, the plan's goal if none is given."""
+    if spec.description is None and spec.plan is None:
+        raise ConfigError(
+            "description: required field is missing (say what the task is, or name a 'plan')"
+        )
+    if spec.plan is None and spec.mode is None:
+        return str(spec.description)
+    if spec.verify or spec.context_files or spec.agentic is not None:
+        raise ConfigError(
+            "a plan task runs the plan's steps: 'verify', 'context_files' and 'agentic' are "
+            "for tasks the model carries out; make the checks steps of the plan"
+        )
+    if spec.description is not None:
+        return spec.description
+    if isinstance(spec.plan, dict) and isinstance(spec.plan.get("goal"), str):
+        return spec.plan["goal"]
+    return f"plan {spec.plan}"
 
 
 def _check(item: str | _CheckSpec) -> Check:

@@ -1,4 +1,5 @@
-"""One task of a batch, the same way on every executor: a fresh workspace, the agent, a Result.
+"""One task of a batch, the same way on every executor: a fresh workspace, the agent (or plan
+mode, for a plan task), a Result.
 
 Nothing raises out of :func:`run_one`: a workspace that cannot be made or a task that cannot
 start becomes a Result with ``status="error"`` and a message a person can act on, so one bad
@@ -18,7 +19,7 @@ from localhand.config import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus
 from localhand.models.base import ChatModel
-from localhand.run.runner import run_task
+from localhand.run.plans import run_any
 from localhand.run.task import Task
 from localhand.types import Result
 
@@ -50,7 +51,7 @@ def run_one(
     """Run ``task`` with ``model`` in a fresh workspace under ``root``."""
     try:
         with task_workspace(task.workspace, root, task.id, keep=keep) as prepared:
-            result = run_task(
+            result = run_any(
                 task.with_changes(workspace=prepared.path),
                 settings,
                 bus=bus,

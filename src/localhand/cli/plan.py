@@ -10,9 +10,8 @@ from __future__ import annotations
 import sys
 import uuid
 from argparse import ArgumentParser
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localhand.cli.args import (
     APPROVE_POLICIES,
@@ -26,25 +25,16 @@ from localhand.cli.args import (
     print_error,
     stderr,
 )
-from localhand.errors import ConfigError, ModelError
+from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 
 if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands start faster
-    from localhand.config import Settings
-    from localhand.models.base import ChatModel
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
     from localhand.plan.view import PlanView
 
 MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODE = "planner"  # localhand.config.Settings.plan_mode, for the help
-
-
-def build_model(settings: Settings, on_warning: Any = None) -> ChatModel:
-    """``localhand.run.runner.build_model``, imported when a plan needs a model."""
-    from localhand.run.runner import build_model
-
-    return build_model(settings, on_warning=on_warning)
 
 
 def plan(
@@ -66,26 +56,21 @@ def plan(
     json_output: bool,
 ) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
-    # The docstring is the command's help. Without --mode (``mode`` None), the settings'
-    # plan_mode says: LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
-    from localhand.config import distrusting, load_settings
-    from localhand.events import EventBus, Warning
-    from localhand.plan.draft import DraftError, draft_plan
-    from localhand.plan.executor import PLAN_LIMITS, PlanExecutor
+    # The docstring is the command's help. Without --mode (``mode`` None), the plan file's
+    # mode says, else LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
+    from localhand.config import load_settings
+    from localhand.events import EventBus
     from localhand.plan.model import load_plan
-    from localhand.plan.result import PlanResult, build_result
     from localhand.plan.view import PlanView
+    from localhand.run.plans import run_plan
     from localhand.run.recording import RunRecording
-    from localhand.run.runner import sandbox_of
-    from localhand.run.task import AGENTIC_TIMEOUT_S, Task
+    from localhand.run.task import Task
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
 
-    err = stderr()
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
-    view = PlanView(err)
-    chosen = mode or DEFAULT_MODE  # until the settings are read
+    view = PlanView(stderr())
     if not json_output:
         bus.subscribe(view)
     try:
@@ -100,76 +85,32 @@ def plan(
             host=host,
             max_reply_tokens=max_reply_tokens,
             sandbox=sandbox,
-            plan_mode=mode,
         )
-        chosen = settings.plan_mode
         forget_secrets()  # settings read: no secret stays where a command could read it
-        chat_model = None
-        if goal is not None or chosen == "agentic":
-            chat_model = build_model(
-                settings, on_warning=lambda m: bus.emit(Warning(task_id=task_id, message=m))
-            )
-        spent = None
-        if file is not None:
-            the_plan = load_plan(file, root)
-        else:
-            assert chat_model is not None and goal is not None
-            draft = draft_plan(chat_model, goal, root)
-            the_plan, spent = draft.plan, draft.usage
-            if not _draft_approved(the_plan, yes, view):
-                result = build_result(
-                    the_plan,
-                    task_id=task_id,
-                    mode=chosen,
-                    termination_reason="not_approved",
-                    message="the drafted plan was not approved (pass --yes to run it)",
-                    model_used=chat_model.name,
-                    tokens_in=spent.prompt_tokens,
-                    tokens_out=spent.completion_tokens,
-                )
-                return _finish(result, json_output)
-        limits = replace(
-            PLAN_LIMITS, wall_clock_s=timeout or AGENTIC_TIMEOUT_S, token_budget=token_budget
-        )
-        executor = PlanExecutor(
-            the_plan,
-            root,
-            mode=chosen,  # type: ignore[arg-type]  # one of MODES, checked with the settings
-            model=chat_model,
-            approver=TerminalApprover(),
-            policy=approve,
-            limits=limits,
-            bus=bus,
-            task_id=task_id,
-            step_timeout_s=step_timeout,
-            spent=spent,
-        )
+        the_plan = None if file is None else load_plan(file, root)
         # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
-        recorded = Task(description=the_plan.goal, workspace=root, id=task_id)
-
-        def warn(message: str) -> None:
-            bus.emit(Warning(task_id=task_id, message=message))
-
-        settings, distrusted = distrusting(settings, root)
-        for message in distrusted:
-            warn(message)
-
-        with RunRecording(recorded, bus, settings=settings), sandbox_of(settings, warn):
-            result = executor.run()
+        described = the_plan.goal if the_plan is not None else str(goal)
+        recorded = Task(description=described, workspace=root, id=task_id)
+        with RunRecording(recorded, bus, settings=settings):
+            result = run_plan(
+                the_plan,
+                root,
+                settings,
+                goal=goal,
+                mode=mode,
+                bus=bus,
+                approver=TerminalApprover(),
+                policy=approve,
+                approve_draft=lambda drafted: _draft_approved(drafted, yes, view),
+                timeout_s=timeout,
+                step_timeout_s=step_timeout,
+                token_budget=token_budget,
+                task_id=task_id,
+            )
     except ConfigError as exc:
         fail(str(exc))
-    except (ModelError, DraftError) as exc:
-        result = PlanResult(
-            task_id=task_id,
-            goal=goal or "",
-            mode=chosen,
-            status="error",
-            termination_reason="error",
-            output=f"error: {exc}",
-            error=str(exc),
-        )
-        if not json_output:
-            print_error(str(exc))
+    if result.status == "error" and not json_output and result.error:
+        print_error(result.error)
     return _finish(result, json_output)
 
 

@@ -7,7 +7,8 @@ the page's answer (see ``approvals``), since there is no terminal to ask on.
 A page-started task gets no shortcut: its workspace must be inside a configured root (see
 ``workspaces``), its verify commands are classified and, when the approval policy says so,
 approved on the page before it starts (see ``verify_gate``), and it then goes through
-``run_task`` with the server's settings like any ``localhand run``.
+``run_task`` with the server's settings like any ``localhand run`` (a plan-mode request through
+``run_plan``, like ``localhand plan --goal``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class StartRequest(BaseModel):
     )
     agentic: bool | None = None
     """None: localhand decides from the description (see ``routing``)."""
+    mode: Literal["teacher", "planner", "agentic"] | None = None
+    """Plan mode: the model drafts a plan for the description and it runs in this mode
+    (dangerous steps, and every step in teacher mode, are approved on the page)."""
 
 
 class Launcher:
@@ -73,6 +77,10 @@ class Launcher:
         if not description:
             raise ConfigError("describe the task")
         settings = self.settings.with_overrides(model=(request.model or "").strip() or None)
+        if request.mode is not None and request.verify:
+            raise ConfigError(
+                "a plan runs its own steps: leave the checks empty in plan mode, or run a task"
+            )
         verify = classify_verify(request.verify, workspace, check_policy(settings.approve))
         task = Task(
             description=description,
@@ -81,6 +89,7 @@ class Launcher:
             agentic=request.agentic,
             max_iterations=request.max_iterations,
             checks=tuple(CommandCheck(item.command) for item in verify),
+            mode=request.mode,
         )
         run_id = self.store.begin_run(task, model=settings.model)
         approver = self.approvals.approver(run_id)
@@ -101,7 +110,7 @@ class Launcher:
         approver: PageApprover,
         verify: Sequence[VerifyCommand] = (),
     ) -> None:
-        from localhand.run.runner import run_task
+        from localhand.run.plans import run_any
 
         bus = EventBus()
         bus.subscribe(self.store.recorder())
@@ -110,7 +119,7 @@ class Launcher:
             if refused is not None:
                 _finish(bus, task, settings, refused, reason="cancelled")
                 return
-            run_task(task, settings, bus=bus, approver=approver)
+            run_any(task, settings, bus=bus, approver=approver)
         except Exception as exc:  # the page must see the run end, whatever went wrong
             message = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
             _finish(bus, task, settings, message, reason="error")

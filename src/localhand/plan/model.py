@@ -1,6 +1,7 @@
 """Plans and steps as frozen values, and plan files (JSON or YAML) read with clear errors.
 
     goal: Make check_calc.py pass
+    mode: agentic                      # optional; teacher, planner or agentic (--mode wins)
     steps:
       - id: check                      # optional; "1", "2", ... otherwise
         description: Run the checker
@@ -72,6 +73,8 @@ class Plan:
     steps_added: int = 0
     revision: int = 0
     """Bumped by every change, so views can tell snapshots apart."""
+    mode: str | None = None
+    """The mode the plan file asks for (``--mode`` and ``run_plan(mode=...)`` win over it)."""
 
     def index_of(self, step_id: str) -> int:
         for index, step in enumerate(self.steps):
@@ -136,6 +139,7 @@ class _StepSpec(_Strict):
 
 class _PlanSpec(_Strict):
     goal: str = Field(min_length=1)
+    mode: Literal["teacher", "planner", "agentic"] | None = None
     steps: list[_StepSpec] = Field(min_length=1, max_length=MAX_PLAN_STEPS)
 
 
@@ -177,7 +181,7 @@ def plan_from_data(data: Any, workspace: Path | None = None) -> Plan:
             timeout_s=item.timeout,
         )
         steps.append(classified(step, workspace, floor=item.risk))
-    return Plan(spec.goal.strip(), tuple(steps))
+    return Plan(spec.goal.strip(), tuple(steps), mode=spec.mode)
 
 
 def _parse(text: str, path: Path) -> Any:

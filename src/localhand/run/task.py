@@ -40,6 +40,17 @@ class Task:
     backend: str | None = None
     context_files: tuple[str, ...] = ()
     """Workspace files whose contents go into the prompt."""
+    plan: str | dict[str, Any] | None = None
+    """Plan mode: the path of a plan file, or the plan itself (``{"goal", "steps"}``). A plan
+    task runs through ``run_plan`` (``localhand.run.plans.run_any``) instead of the loop."""
+    mode: str | None = None
+    """Plan mode's mode (teacher | planner | agentic); else the plan's own, else the settings'."""
+
+    @property
+    def is_plan(self) -> bool:
+        """Whether the task runs in plan mode: it names a plan or a mode (a plan is then
+        drafted for the description)."""
+        return self.plan is not None or self.mode is not None
 
     def limits(self, agentic: bool = True) -> Limits:
         default_timeout = AGENTIC_TIMEOUT_S if agentic else SIMPLE_TIMEOUT_S
@@ -77,6 +88,9 @@ class Task:
                 data[key] = getattr(self, key)
         if self.context_files:
             data["context_files"] = list(self.context_files)
+        for key in ("plan", "mode"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
         return data
 
 

@@ -61,9 +61,10 @@ function showRuns() {
     const data = {
       description: form.description.value, workspace: form.workspace.value.trim(),
       model: form.model.value.trim() || null, tier: form.tier.value,
-      agentic: { auto: null, agentic: true, simple: false }[form.mode.value],
+      agentic: { auto: null, agentic: true, simple: false }[form.mode.value] ?? null,
       verify: form.verify.value.trim() ? [form.verify.value.trim()] : [],
     };
+    if (form.mode.value.startsWith("plan-")) data.mode = form.mode.value.slice(5);
     localStorage.setItem("localhand.form", JSON.stringify({ workspace: data.workspace, model: data.model, verify: form.verify.value }));
     form.querySelector("button").disabled = true;
     try {
