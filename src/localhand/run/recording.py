@@ -1,4 +1,5 @@
-"""Recording one run from the command line: the run store, and with ``--serve`` the dashboard."""
+"""Recording one run from the command line (and `localhand mcp`): the run store, and with
+``--serve`` the dashboard."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.cli.args import stderr
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from localhand.config import Settings
     from localhand.dashboard import DashboardServer
     from localhand.events import EventBus
@@ -103,3 +105,11 @@ class RunRecording:
             if exc is None:
                 time.sleep(self.LINGER_S)
             self.server.stop()
+
+
+def stderr() -> Console:
+    """Where the recording speaks to the person at the terminal (the run itself speaks through
+    its events); Rich is imported only when something is printed."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
