@@ -1,5 +1,10 @@
-"""What the command sandbox costs: the time a sandboxed ``run_command`` adds, and the one-off
-probe at the start of a run.
+"""What running a command costs: what localhand adds to the command itself (the headline: a
+user's ``run_command`` in the default sandbox, against the same ``bash -c`` started directly),
+what the sandbox adds to that, and the one-off probe at the start of a run.
+
+- ``localhand_adds_ms``: median of ``run_shell("true")`` in the default sandbox minus the median
+  of ``bash -c true`` started with ``subprocess.run``: the supervisor (a Python process, about
+  6 ms of interpreter start-up), bubblewrap, the environment scrub, and ending the command.
 
 - ``per_command_ms``: median wall time of ``run_shell("true")`` in the sandbox
   (``workspace-write``; ``workspace-write`` without network) and without it (``off``), taken
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +33,7 @@ from pathlib import Path
 from localhand.safety.sandbox import Sandbox, available
 from localhand.tools.shell import run_shell
 
+BARE = "bare_bash"
 VARIANTS = {
     "off": Sandbox(mode="off"),
     "workspace_write": Sandbox(),
@@ -44,11 +51,14 @@ def main() -> None:
     if why is not None:
         print(json.dumps({"error": f"no sandbox here: {why}"}))
         return
-    times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    times: dict[str, list[float]] = {name: [] for name in (BARE, *VARIANTS)}
     with tempfile.TemporaryDirectory() as workspace:
         for sandbox in VARIANTS.values():  # warm up: page cache, pyc, bwrap binary
             run_shell("true", Path(workspace), sandbox=sandbox)
         for _ in range(args.rounds):
+            began = time.perf_counter()
+            subprocess.run(["bash", "-c", "true"], cwd=workspace, check=True)
+            times[BARE].append((time.perf_counter() - began) * 1000)
             for name, sandbox in VARIANTS.items():
                 began = time.perf_counter()
                 done = run_shell("true", Path(workspace), sandbox=sandbox)
@@ -59,6 +69,7 @@ def main() -> None:
         json.dumps(
             {
                 "rounds": args.rounds,
+                "localhand_adds_ms": round(medians["workspace_write"] - medians[BARE], 2),
                 "per_command_ms": medians,
                 "sandbox_adds_ms": round(medians["workspace_write"] - medians["off"], 2),
                 "sandbox_without_network_adds_ms": round(

@@ -232,8 +232,15 @@ def _toolchains(hidden: Sequence[str]) -> list[str]:
     there, the directory it belongs to (``~/.pyenv`` for ``~/.pyenv/shims``, a venv for its
     ``bin``), and the prefixes and supervisor of the interpreter localhand runs commands with
     (a venv's ``python`` links to its base interpreter)."""
+    return list(_toolchains_on(tuple(hidden), os.environ.get("PATH", "")))
+
+
+@functools.lru_cache(maxsize=16)
+def _toolchains_on(hidden: tuple[str, ...], path: str) -> tuple[str, ...]:
+    """``_toolchains`` for one PATH: resolving its entries was half of what wrapping a command
+    cost, and a run's PATH does not change between its commands."""
     found = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, SUPERVISOR)]
-    for entry in (p for p in os.environ.get("PATH", "").split(os.pathsep) if p):
+    for entry in (p for p in path.split(os.pathsep) if p):
         real = os.path.realpath(entry)
         root = next((h for h in hidden if _is_within(real, h) and real != h), None)
         if root is None:
@@ -244,7 +251,7 @@ def _toolchains(hidden: Sequence[str]) -> list[str]:
         for name, companion in _COMPANIONS.items():
             if _is_within(real, os.path.join(root, name)):
                 found.append(os.path.join(root, companion))
-    return found
+    return tuple(found)
 
 
 def _under(path: str, parents: Iterable[str]) -> bool:
