@@ -36,7 +36,7 @@ NOT_ON_THE_RUN_PATH = (
     "httpcore",
     "h11",
     "anyio",
-    "pydantic",  # validates tool arguments when a tool is called, not before
+    "pydantic",  # validates tool arguments that need coercion, at such a call (quick_args.py)
     "pygments",
     "rich.progress",
 )

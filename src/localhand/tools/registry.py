@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.errors import ToolError
 from localhand.nesting import MAX_DEPTH, depth
 from localhand.safety.scrub import scrub_text
+from localhand.tools.quick_args import QuickArguments
 from localhand.tools.schema import (
     compact_schema,
     describe_errors,
@@ -99,7 +100,14 @@ class Tool:
         )
         if model is not None:  # built already: the first call need not build it again
             tool.__dict__["arguments_model"] = model
+        else:
+            tool.__dict__["quick"] = QuickArguments.of(params, hints)
         return tool
+
+    @cached_property
+    def quick(self) -> QuickArguments | None:
+        """Takes arguments of the right types without pydantic (see ``quick_args``)."""
+        return None
 
     @cached_property
     def arguments_model(self) -> type[BaseModel]:
@@ -131,10 +139,12 @@ class Tool:
                 f"Arguments for {self.name} are nested {levels} levels deep; the limit is "
                 f"{MAX_DEPTH}. Pass each parameter as the plain value its type asks for"
             )
-        from pydantic import ValidationError
-
         optional = set(self.parameters["properties"]) - set(self.parameters["required"])
         given = {k: v for k, v in arguments.items() if not (v is None and k in optional)}
+        if self.quick is not None and (accepted := self.quick.accept(given)) is not None:
+            return accepted
+        from pydantic import ValidationError
+
         try:
             parsed = self.arguments_model.model_validate(given)
         except ValidationError as error:
