@@ -17,9 +17,17 @@ import pytest
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel, call
-from localhand.nesting import MAX_DEPTH, Cut, cut_deep, depth, json_loads, restore_cuts
+from localhand.nesting import (
+    MAX_DEPTH,
+    Cut,
+    cut_deep,
+    decode_too_deep,
+    depth,
+    json_loads,
+    restore_cuts,
+)
 from localhand.parsing import coerce_arguments
-from localhand.parsing.json_load import decode_too_deep, loads_lenient
+from localhand.parsing.json_load import loads_lenient
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.testing import FakeOllama

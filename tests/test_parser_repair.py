@@ -131,9 +131,10 @@ def test_the_check_names_what_the_text_stopped_inside() -> None:
     assert not holds_closed(value["a"]["b"], repair)  # the model closed ["c"] itself
 
 
-def test_plan_imports_still_resolve_through_json_scan() -> None:
-    # plan/brain.py and plan/draft.py import these names from json_scan.
-    from localhand.parsing.json_scan import load_at, loads_lenient, scan_spans
+def test_the_plan_loaders_read_a_stopped_reply() -> None:
+    # What plan/brain.py and plan/draft.py use: scan_spans finds, the loaders read.
+    from localhand.parsing.json_load import load_at, loads_lenient
+    from localhand.parsing.json_scan import scan_spans
 
     text = 'Fix: {"steps": ["make"'
     span = scan_spans(text)[0]

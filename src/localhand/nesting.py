@@ -5,7 +5,9 @@ Much of what handles arguments recurses (pydantic, ``json.dumps``, ``copy.deepco
 estimate), and Python's recursion limit turns that into a ``RecursionError`` that ends the
 run with a traceback. So the parser cuts such a value where it stands (``cut_deep``: the
 history that shares it is cut too) and the registry refuses the call with an error the model
-can read (``depth``). Both walk with an explicit stack, never by recursion.
+can read (``depth``). Both walk with an explicit stack, never by recursion. A server's JSON
+nested deeper than ``json`` itself can read is cut as it is read (``json_loads``,
+``decode_too_deep``), without recursion either.
 
 Values are trees, as JSON gives them: a structure that shares a sub-list many times over is
 walked once per reference.
@@ -13,6 +15,8 @@ walked once per reference.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 MAX_DEPTH = 32
@@ -111,15 +115,70 @@ def json_loads(text: str | bytes) -> Any:
     1,000 levels: a ``RecursionError``) comes back with its deep part cut instead (see
     ``Cut``), so a tool call that deep reaches the registry, which refuses it with words the
     model can read. ``ValueError`` when the text is not JSON."""
-    import json
-
     try:
         return json.loads(text)
     except RecursionError:
-        from localhand.parsing.json_load import decode_too_deep
-
         chunk = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         found = decode_too_deep(chunk.strip())
         if found is None:
             raise ValueError("JSON nested too deep to read, and not well formed") from None
         return found[0]
+
+
+# json's decoder recurses once per level and gives up near Python's recursion limit (about
+# 1000 levels). A call nested deeper is still a call: it is read with its deepest containers
+# replaced by a marker, which the registry turns into an error the model can read ("nested N
+# levels deep"), where failing to read it would only say "malformed", or take it for prose.
+_KEEP_LEVELS = 64
+_CUT_MARKER = "\x00localhand-cut:"
+_CUT_TOKEN = re.compile(r'[{}\[\]"]')
+_CUT_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.S)
+# Raw control characters allowed, as the lenient loaders of ``parsing.json_load`` allow them.
+_DECODER = json.JSONDecoder(strict=False)
+
+
+def decode_too_deep(chunk: str) -> tuple[Any, int] | None:
+    """``(value, end)`` for the JSON value at the start of ``chunk`` that nests too deep for
+    ``json``: containers below ``_KEEP_LEVELS`` become ``Cut`` markers. None when it is not
+    JSON (or does not close)."""
+    cut = _cut_deep_text(chunk)
+    if cut is None:
+        return None
+    try:
+        value, end = _DECODER.raw_decode(cut)
+    except Exception:
+        return None
+    # Everything cut lies inside the value, so the text after it is where it was, shifted.
+    return restore_cuts(value, _CUT_MARKER), end + len(chunk) - len(cut)
+
+
+def _cut_deep_text(text: str) -> str | None:
+    """``text`` up to the end of its first value, every container nested deeper than
+    ``_KEEP_LEVELS`` replaced by a marker string holding its depth; linear, no recursion."""
+    pieces: list[str] = []
+    kept = depth = deepest = 0
+    start = -1
+    position = 0
+    while (token := _CUT_TOKEN.search(text, position)) is not None:
+        at = token.start()
+        if text[at] == '"':
+            string = _CUT_STRING.match(text, at)
+            if string is None:
+                return None
+            position = string.end()
+            continue
+        position = at + 1
+        if text[at] in "{[":
+            depth += 1
+            if depth == _KEEP_LEVELS + 1:
+                start, deepest = at, depth
+            deepest = max(deepest, depth)
+            continue
+        depth -= 1
+        if depth == _KEEP_LEVELS and start >= 0:
+            marker = json.dumps(f"{_CUT_MARKER}{deepest - _KEEP_LEVELS}")
+            pieces += (text[kept:start], marker)
+            kept, start = position, -1
+        if depth <= 0:
+            return "".join(pieces) + text[kept:]
+    return None

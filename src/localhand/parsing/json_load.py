@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from localhand.nesting import restore_cuts
+from localhand.nesting import decode_too_deep
 from localhand.parsing.faithful import NOTHING_CLOSED, Repair, check
 from localhand.parsing.json_scan import Span, close_unclosed
 
@@ -78,63 +77,6 @@ def load_strict(text: str, span: Span) -> Loaded | None:
         return None if found is None else Loaded(found[0], span.start + found[1], "json")
     except Exception:  # JSONDecodeError
         return None
-
-
-# json's decoder recurses once per level and gives up near Python's recursion limit (about
-# 1000 levels). A call nested deeper is still a call: it is read with its deepest containers
-# replaced by a marker, which the registry turns into an error the model can read ("nested N
-# levels deep"), where failing to read it would only say "malformed", or take it for prose.
-_KEEP_LEVELS = 64
-_CUT_MARKER = "\x00localhand-cut:"
-_CUT_TOKEN = re.compile(r'[{}\[\]"]')
-_CUT_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.S)
-
-
-def decode_too_deep(chunk: str) -> tuple[Any, int] | None:
-    """``(value, end)`` for the JSON value at the start of ``chunk`` that nests too deep for
-    ``json``: containers below ``_KEEP_LEVELS`` become ``nesting.Cut`` markers. None when it
-    is not JSON (or does not close)."""
-    cut = _cut_deep_text(chunk)
-    if cut is None:
-        return None
-    try:
-        value, end = _DECODER.raw_decode(cut)
-    except Exception:
-        return None
-    # Everything cut lies inside the value, so the text after it is where it was, shifted.
-    return restore_cuts(value, _CUT_MARKER), end + len(chunk) - len(cut)
-
-
-def _cut_deep_text(text: str) -> str | None:
-    """``text`` up to the end of its first value, every container nested deeper than
-    ``_KEEP_LEVELS`` replaced by a marker string holding its depth; linear, no recursion."""
-    pieces: list[str] = []
-    kept = depth = deepest = 0
-    start = -1
-    position = 0
-    while (token := _CUT_TOKEN.search(text, position)) is not None:
-        at = token.start()
-        if text[at] == '"':
-            string = _CUT_STRING.match(text, at)
-            if string is None:
-                return None
-            position = string.end()
-            continue
-        position = at + 1
-        if text[at] in "{[":
-            depth += 1
-            if depth == _KEEP_LEVELS + 1:
-                start, deepest = at, depth
-            deepest = max(deepest, depth)
-            continue
-        depth -= 1
-        if depth == _KEEP_LEVELS and start >= 0:
-            marker = json.dumps(f"{_CUT_MARKER}{deepest - _KEEP_LEVELS}")
-            pieces += (text[kept:start], marker)
-            kept, start = position, -1
-        if depth <= 0:
-            return "".join(pieces) + text[kept:]
-    return None
 
 
 RepairGate = bool | Callable[[int], bool]

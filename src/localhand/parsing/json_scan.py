@@ -210,18 +210,3 @@ def close_unclosed(chunk: str) -> str | None:
     else:
         return None
     return chunk + "".join(reversed(stack)) if stack else None
-
-
-_MOVED_TO_JSON_LOAD = frozenset(
-    {"Loaded", "load_at", "load_lenient", "load_strict", "loads_lenient", "python_literal"}
-)
-
-
-def __getattr__(name: str) -> object:
-    # The loaders moved to json_load; plan/brain.py and plan/draft.py import them from here.
-    # Resolved lazily because json_load itself imports this module.
-    if name in _MOVED_TO_JSON_LOAD:
-        from localhand.parsing import json_load
-
-        return getattr(json_load, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.parsing.json_scan import load_at, loads_lenient, scan_spans
+from localhand.parsing.json_load import load_at, loads_lenient
+from localhand.parsing.json_scan import scan_spans
 from localhand.parsing.thinking import split_thinking
 from localhand.plan.model import Plan, Step
 from localhand.plan.mutator import ProtoStep

@@ -15,6 +15,8 @@ is not declared stuck after three of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.errors import StopRun
@@ -38,29 +40,44 @@ MAX_TOTAL_CORRECTIONS = 10
 BUDGET_WARNING_RATIO = 0.3
 
 
-class Corrections:
-    """The executor's agentic half, kept apart so the loop stays short. Each method returns
-    the index of the step to run next, or raises a ``PlanStop``."""
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A correction applied: the plan to go on with, the index of the step to run next, and
+    the events that announce the change. The executor emits those once it holds ``plan``, so
+    that whatever stops the run while they are being delivered ends it with the new plan."""
 
     plan: Plan
-    brain: Brain | None
-    memory: RollingMemory
-    workspace: Path
-    task_id: str
-    corrections_used: int
-    _outcome: StepOutcome
+    next_index: int
+    events: tuple[Event, ...] = ()
 
-    def emit(self, event: Event) -> None:
-        raise NotImplementedError
 
-    def update(self, step_id: str, **changes: object) -> Step:
-        raise NotImplementedError
+class Corrections:
+    """The brain's corrections of failed steps, counted against the circuit breakers. The
+    executor holds one in agentic mode and hands it each failed step (``correct``)."""
 
-    def correct(self, index: int) -> int:
-        """Ask the brain about the failed step at ``index`` and apply its correction; returns
-        the index to run next. A correction the mutator refuses goes back to the brain."""
-        assert self.brain is not None
-        step = self.plan.steps[index]
+    def __init__(
+        self,
+        brain: Brain,
+        memory: RollingMemory,
+        workspace: Path,
+        task_id: str,
+        emit: Callable[[Event], None],
+    ) -> None:
+        self.brain = brain
+        self.memory = memory
+        """What the brain is shown of the steps run so far."""
+        self.workspace = workspace
+        """Where inserted and changed commands are classified."""
+        self.task_id = task_id
+        self.emit = emit
+        self.used = 0
+        """Corrections asked of the brain so far, against ``MAX_TOTAL_CORRECTIONS``."""
+
+    def correct(self, plan: Plan, index: int, outcome: StepOutcome) -> Revision:
+        """Ask the brain about the step at ``index``, which failed with ``outcome``, and apply
+        its correction; raises a ``PlanStop`` when a breaker trips or the brain aborts. A
+        correction the mutator refuses goes back to the brain."""
+        step = plan.steps[index]
         refused = ""
         while True:
             if step.retries >= MAX_RETRIES_PER_STEP:
@@ -71,7 +88,7 @@ class Corrections:
                     )
                 )
                 raise Stuck(why, step_id=step.id)
-            if self.corrections_used >= MAX_TOTAL_CORRECTIONS:
+            if self.used >= MAX_TOTAL_CORRECTIONS:
                 raise CorrectionsExhausted(
                     f"all {MAX_TOTAL_CORRECTIONS} corrections of the plan are used up",
                     step_id=step.id,
@@ -81,101 +98,94 @@ class Corrections:
                     task_id=self.task_id,
                     step_id=step.id,
                     attempt=step.attempts,
-                    corrections_used=self.corrections_used,
+                    corrections_used=self.used,
                 )
             )
-            self.warn_if_low()  # after agent_thinking, in seed 003's order
-            note = self.budget_note(step) + refused
-            correction = self.brain.diagnose(
-                self.plan, step, self._outcome, self.memory.to_text(), note
-            )
+            self._warn_if_low()  # after agent_thinking, in seed 003's order
+            note = self._budget_note(plan, step) + refused
+            correction = self.brain.diagnose(plan, step, outcome, self.memory.to_text(), note)
             if isinstance(self.brain.last_error, StopRun):
                 raise self.brain.last_error  # a guardrail refused the call: end with its reason
-            self.corrections_used += 1
+            self.used += 1
             try:
-                return self.apply(index, step, correction)
+                return self._apply(plan, index, step, correction)
             except PlanMutationError as exc:
                 if isinstance(exc, StepBudgetExceeded):
                     self.emit(
                         ev.BudgetWarning(
                             task_id=self.task_id,
                             budget="added_steps",
-                            used=self.plan.steps_added,
+                            used=plan.steps_added,
                             limit=MAX_ADDED_STEPS,
                             message=str(exc),
                         )
                     )
                 refused = f"\nYour last correction was refused: {exc}. Choose another action."
 
-    def apply(self, index: int, step: Step, fix: Correction) -> int:
+    def _apply(self, plan: Plan, index: int, step: Step, fix: Correction) -> Revision:
         if fix.action == "abort":
             raise Aborted(f"the agent aborted the plan: {fix.reason}", step_id=step.id)
         if fix.action == "skip":
-            self.update(step.id, status="skipped", error=f"skipped: {fix.reason}")
-            self.emit(ev.StepSkipped(task_id=self.task_id, step_id=step.id, reason=fix.reason))
-            return index + 1
+            skipped = plan.with_step(step.id, status="skipped", error=f"skipped: {fix.reason}")
+            event = ev.StepSkipped(task_id=self.task_id, step_id=step.id, reason=fix.reason)
+            return Revision(skipped, index + 1, (event,))
         if fix.action == "insert_steps":
-            self.revise(
-                insert_before(self.plan, step.id, fix.new_steps, self.workspace),
-                "insert_steps",
-                _with_dropped(fix),
-            )
-            return index  # the first repair step now sits at ``index``
+            repaired = insert_before(plan, step.id, fix.new_steps, self.workspace)
+            revised = self._plan_revised(repaired, "insert_steps", _with_dropped(fix))
+            return Revision(repaired, index, (revised,))  # the first repair step is at index
         if fix.action == "modify":
             assert fix.new_command is not None  # the brain guarantees it
-            self.revise(self.retried(step, fix.new_command), "modify", fix.reason)
-            return index
+            modified = self._retried(plan, step, fix.new_command)
+            return Revision(modified, index, (self._plan_revised(modified, "modify", fix.reason),))
         changed = fix.new_command is not None and fix.new_command != step.command
+        retried = self._retried(plan, step, fix.new_command if changed else None)
+        events: list[Event] = []
         if changed:
-            self.revise(self.retried(step, fix.new_command), "retry", fix.reason)
-        else:
-            self.plan = self.retried(step, None)
-        self.emit(
+            events.append(self._plan_revised(retried, "retry", fix.reason))
+        events.append(
             ev.RetryAttempt(
                 task_id=self.task_id,
                 step_id=step.id,
                 retry=step.retries + 1,
                 max_retries=MAX_RETRIES_PER_STEP,
-                command=self.plan.steps[index].command,
+                command=retried.steps[index].command,
                 reason=fix.reason,
                 new_command=changed,
             )
         )
-        return index
+        return Revision(retried, index, tuple(events))
 
-    def retried(self, step: Step, command: str | None) -> Plan:
-        """The plan with one more of ``step``'s retries used, and ``command`` as its command
+    def _retried(self, plan: Plan, step: Step, command: str | None) -> Plan:
+        """``plan`` with one more of ``step``'s retries used, and ``command`` as its command
         when given (classified again by the mutator)."""
-        plan = self.plan
         if command is not None:
             plan = replace_command(plan, step.id, command, self.workspace)
         return plan.with_step(step.id, retries=step.retries + 1)
 
-    def warn_if_low(self) -> None:
-        left = MAX_TOTAL_CORRECTIONS - self.corrections_used
+    def _plan_revised(self, plan: Plan, action: str, reason: str) -> ev.PlanRevised:
+        return ev.PlanRevised(
+            task_id=self.task_id, plan=plan.to_dict(), action=action, reason=reason
+        )
+
+    def _warn_if_low(self) -> None:
+        left = MAX_TOTAL_CORRECTIONS - self.used
         if left <= MAX_TOTAL_CORRECTIONS * BUDGET_WARNING_RATIO:
             self.emit(
                 ev.BudgetWarning(
                     task_id=self.task_id,
                     budget="corrections",
-                    used=self.corrections_used,
+                    used=self.used,
                     limit=MAX_TOTAL_CORRECTIONS,
                     message=f"{left} of {MAX_TOTAL_CORRECTIONS} corrections left",
                 )
             )
 
-    def budget_note(self, step: Step) -> str:
+    def _budget_note(self, plan: Plan, step: Step) -> str:
         return (
             f"Limits: {MAX_RETRIES_PER_STEP - step.retries} retries (retry or modify) left "
-            f"for this step, {MAX_TOTAL_CORRECTIONS - self.corrections_used} corrections "
-            f"left for the plan, {MAX_ADDED_STEPS - self.plan.steps_added} steps may still "
+            f"for this step, {MAX_TOTAL_CORRECTIONS - self.used} corrections "
+            f"left for the plan, {MAX_ADDED_STEPS - plan.steps_added} steps may still "
             "be inserted (inserting steps uses none of the step's retries)."
-        )
-
-    def revise(self, plan: Plan, action: str, reason: str) -> None:
-        self.plan = plan
-        self.emit(
-            ev.PlanRevised(task_id=self.task_id, plan=plan.to_dict(), action=action, reason=reason)
         )
 
 

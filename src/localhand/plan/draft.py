@@ -13,7 +13,8 @@ from typing import Any
 
 from localhand.errors import ConfigError, LocalhandError
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.parsing.json_scan import load_at, loads_lenient, scan_spans
+from localhand.parsing.json_load import load_at, loads_lenient
+from localhand.parsing.json_scan import scan_spans
 from localhand.parsing.thinking import split_thinking
 from localhand.plan.model import Plan, plan_from_data
 from localhand.types import Message, Usage

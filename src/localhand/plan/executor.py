@@ -3,19 +3,19 @@
 Each step passes the approval gate, runs, and is recorded in the rolling memory. Modes:
 ``teacher`` asks before every step and stops at the first failure; ``planner`` stops at the
 first failure; ``agentic`` sends a failed step to the brain, whose correction produces a
-*new* plan (the old one is never changed), inside the circuit breakers of ``corrections``.
+*new* plan (the old one is never changed), inside the circuit breakers of the executor's
+``Corrections``.
 The task's wall clock and token budget apply as in run mode.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Literal
 
-from localhand.errors import ConfigError, StopRun
-from localhand.events import Event, EventBus, Guardrail, TaskFinished, TaskStarted
+from localhand.errors import ConfigError
+from localhand.events import Event, EventBus
 from localhand.models.base import ChatModel
 from localhand.plan import events as ev
 from localhand.plan.brain import Brain
@@ -27,7 +27,8 @@ from localhand.plan.model import Plan, Step
 from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
 from localhand.plan.stops import StepFailed, StepRefused
-from localhand.run.guardrails import Limits, RunState
+from localhand.run.guardrails import Limits
+from localhand.run.lifecycle import CANCELLED, Run
 from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll, check_policy
 from localhand.types import Usage
 
@@ -43,7 +44,7 @@ PLAN_LIMITS = Limits(max_iterations=None, repetition=None, stall_iterations=None
 and the token budget do."""
 
 
-class PlanExecutor(Corrections):
+class PlanExecutor:
     """Runs ``plan`` in ``workspace``; ``run()`` returns the ``PlanResult`` and never raises
     for anything a step or the model does."""
 
@@ -72,14 +73,15 @@ class PlanExecutor(Corrections):
         self.workspace = Path(workspace).resolve()
         self.mode = mode
         self.limits = limits or PLAN_LIMITS
-        self.state = RunState()
+        self.bus = bus or EventBus()
+        self.task_id = task_id or uuid.uuid4().hex[:12]
+        self.life = Run(self.task_id, self.workspace, self.limits, self.bus)
+        self.state = self.life.state
         if spent is not None:  # drafting the plan counts against the budget too
             self.state.tokens_in, self.state.tokens_out = (
                 spent.prompt_tokens,
                 spent.completion_tokens,
             )
-        self.bus = bus or EventBus()
-        self.task_id = task_id or uuid.uuid4().hex[:12]
         self.step_timeout_s = step_timeout_s
         self.model = (
             MeteredModel(model, self.limits, self.state, self.emit, self.task_id)
@@ -94,66 +96,55 @@ class PlanExecutor(Corrections):
         self.gate = ApprovalGate(
             approver or DenyAll(), policy, self.workspace, self.emit, self.task_id
         )
-        self.corrections_used = 0
-        self._outcome = StepOutcome(ok=True)
+        self.corrections = (
+            Corrections(self.brain, memory, self.workspace, self.task_id, self.emit)
+            if mode == "agentic" and self.brain is not None
+            else None
+        )
+        """Agentic mode's answers to failed steps; None in the other modes, which stop."""
         self._cut_by_clock = False  # the last step's timeout was the wall clock's remainder
 
     def run(self) -> PlanResult:
-        self.state.started = time.monotonic()
-        self.emit(
-            TaskStarted(
-                task_id=self.task_id,
-                description=self.plan.goal,
-                model=self.model.name if self.model else "",
-                workspace=str(self.workspace),
-                max_iterations=len(self.plan.steps),
-            )
+        self.life.start(
+            self.plan.goal,
+            self.model.name if self.model else "",
+            max_iterations=len(self.plan.steps),
         )
         self.emit(ev.PlanStarted(task_id=self.task_id, plan=self.plan.to_dict(), mode=self.mode))
-        reason, message, step_id = "completed", "", None
         try:
-            self.loop()
-        except StopRun as stop:
-            reason, message = stop.reason, str(stop)
-            step_id = getattr(stop, "step_id", None)
-            if stop.guardrail:  # the wall clock or the token budget, reported as in run mode
-                self.emit(
-                    Guardrail(
-                        task_id=self.task_id,
-                        guardrail=stop.guardrail,
-                        reason=message,
-                        iteration=self.corrections_used,
-                    )
-                )
-        except KeyboardInterrupt:
-            reason, message = "cancelled", "cancelled by the user"
+            ending = self.life.drive(
+                self.loop,
+                done="completed",
+                iteration=lambda: self.corrections_used,
+                cancelled="cancelled by the user",
+            )
         finally:
             self.memory.close()
-        if reason != "cancelled":
+        if ending.reason != CANCELLED:
             self.memory.wait(CONDENSE_GRACE_S)
-        if reason != "completed":
+        if ending.reason != "completed":
             self.emit(
                 ev.PlanCancelled(
                     task_id=self.task_id,
-                    reason=message,
-                    termination_reason=reason,
-                    step_id=step_id,
+                    reason=ending.message,
+                    termination_reason=ending.reason,
+                    step_id=getattr(ending.stop, "step_id", None),
                 )
             )
         result = build_result(
             self.plan,
             task_id=self.task_id,
             mode=self.mode,
-            termination_reason=reason,
-            message=message,
+            termination_reason=ending.reason,
+            message=ending.message,
+            error=ending.error,
             corrections_used=self.corrections_used,
             model_used=self.model.name if self.model else "",
             tokens_in=self.state.tokens_in,
             tokens_out=self.state.tokens_out,
-            duration_s=round(time.monotonic() - self.state.started, 3),
+            duration_s=self.life.duration_s(),
         )
-        self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
-        return result
+        return self.life.finish(result)
 
     def loop(self) -> None:
         index = 0
@@ -168,11 +159,20 @@ class PlanExecutor(Corrections):
             if outcome.timed_out and self._cut_by_clock:
                 raise self.limits.out_of_time()
             self.limits.check_wall_clock(self.state)
-            step = self.plan.steps[index]
-            if self.mode != "agentic":
+            if self.corrections is None:
+                step = self.plan.steps[index]
                 stop = StepRefused if outcome.refused else StepFailed
                 raise stop(f"step {step.id} {_failure(outcome)}", step_id=step.id)
-            index = self.correct(index)
+            revision = self.corrections.correct(self.plan, index, outcome)
+            self.plan = revision.plan
+            for event in revision.events:  # announced once the new plan is the executor's
+                self.emit(event)
+            index = revision.next_index
+
+    @property
+    def corrections_used(self) -> int:
+        """Corrections the brain has made of this plan (none outside agentic mode)."""
+        return self.corrections.used if self.corrections is not None else 0
 
     def attempt(self, index: int) -> StepOutcome:
         """One try of the step at ``index``: the gate, the command, the record of it."""
@@ -196,7 +196,6 @@ class PlanExecutor(Corrections):
             outcome = StepOutcome.refusal(refusal)
         else:
             outcome = self.execute(step, self.timeout_for(step))
-        self._outcome = outcome
         status = "done" if outcome.ok else "failed"
         self.update(step.id, status=status, error=None if outcome.ok else _failure(outcome))
         self.memory.add(

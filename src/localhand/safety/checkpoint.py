@@ -45,13 +45,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from localhand.errors import ConfigError
-from localhand.paths import (
-    PRIVATE_DIR_MODE,
-    PRIVATE_FILE_MODE,
-    data_dir,
-    private_data_dir,
-    private_dir,
-)
+from localhand.paths import PRIVATE_DIR_MODE, data_dir, private_data_dir, private_dir
+from localhand.safety.copying import Copier, create_private
 
 MAX_BYTES = 100 * 1024 * 1024
 MAX_FILES = 20_000
@@ -67,10 +62,6 @@ MANIFEST = "manifest.json"
 DATA = "data"
 
 _RUN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in must not block the open
-CHUNK = 1 << 20
 
 Kind = Literal["file", "link", "dir"]
 
@@ -262,57 +253,6 @@ def _copy_tree(
     finally:
         os.close(out)
     return entries
-
-
-class Copier:
-    """Copies bytes in the kernel (``copy_file_range``) where it can, else by read and write,
-    remembering a failure so that each file does not try again."""
-
-    def __init__(self) -> None:
-        self.in_kernel = hasattr(os, "copy_file_range")
-
-    def append(self, source: str, out: int) -> int:
-        """Copy the regular file ``source`` (never followed if a symlink) to ``out`` at its
-        position; the bytes copied."""
-        fin = os.open(source, os.O_RDONLY | NOFOLLOW | _NONBLOCK | CLOEXEC)
-        try:
-            if not stat.S_ISREG(os.fstat(fin).st_mode):
-                raise FileNotFoundError(errno.ENOENT, "no longer a regular file", source)
-            return self.copy(fin, out)
-        finally:
-            os.close(fin)
-
-    def copy(self, fin: int, fout: int, size: int | None = None, offset: int | None = None) -> int:
-        """Copy from ``fin`` (at ``offset``, else its position) to ``fout``'s position:
-        ``size`` bytes, or up to the end; the bytes copied."""
-        done, left = 0, (1 << 62) if size is None else size
-        if self.in_kernel:
-            try:
-                while left and (n := os.copy_file_range(fin, fout, min(left, 1 << 30), offset)):
-                    done, left = done + n, left - n
-                    offset = None if offset is None else offset + n
-                return done
-            except OSError:
-                if done:
-                    raise
-                self.in_kernel = False
-        while left:
-            want = min(left, CHUNK)
-            chunk = os.read(fin, want) if offset is None else os.pread(fin, want, offset)
-            if not chunk:
-                break
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(fout, view) :]
-            done, left = done + len(chunk), left - len(chunk)
-            offset = None if offset is None else offset + len(chunk)
-        return done
-
-
-def create_private(path: Path | str) -> int:
-    """A new file, 0600 whatever the umask, open for writing; never through a symlink."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC
-    return os.open(path, flags, PRIVATE_FILE_MODE)
 
 
 def _write_private(path: Path, data: bytes) -> None:

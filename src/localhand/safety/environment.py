@@ -4,7 +4,7 @@ A command the model writes can print its environment into the conversation (and 
 the dashboard and the store) or send it anywhere. So variables whose names say they hold a
 secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, AUTH...) or whose values look like one
 (``ghp_…``, ``sk-…``, ``AKIA…``, a URL with a password of any scheme, a webhook URL: whatever
-``localhand.safety.scrub`` would redact) are removed. PATH, HOME, LANG, the
+the patterns of ``localhand.safety.secret_patterns`` redact) are removed. PATH, HOME, LANG, the
 locale and the like always stay; ``keep`` names more to pass through on purpose.
 """
 
@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from localhand.safety.scrub import looks_secret
+from localhand.safety.secret_patterns import looks_secret
 
 QUIET_ENV = {
     "PAGER": "cat",

@@ -24,7 +24,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localhand.safety.risk_code import interpreter, output_of
+from localhand.safety.risk_code import interpreter
+from localhand.safety.risk_feed import output_of
 from localhand.safety.risk_paths import Where, is_secret
 from localhand.safety.risk_rules import RULES, unwrap
 from localhand.safety.risk_types import (

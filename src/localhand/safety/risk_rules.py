@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from localhand.safety.risk_code import run_file
 from localhand.safety.risk_files import FILE_RULES
 from localhand.safety.risk_git import git
 from localhand.safety.risk_net import NET_RULES
@@ -270,6 +271,4 @@ def _eval(a: Analyzer, name: str, args: list[Word], feed: Feed | None) -> None:
 def _source(a: Analyzer, name: str, args: list[Word], feed: Feed | None) -> None:
     if not args:
         return
-    from localhand.safety.risk_code import run_file
-
     run_file(a, args[0], "the current shell")

@@ -26,12 +26,12 @@ stored data. Nothing is compiled at import: start-up pays nothing for it.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from localhand.safety.secret_patterns import MARKER, patterns, redact
+from localhand.safety.environment import is_secret
+from localhand.safety.secret_patterns import MARKER, looks_secret, patterns, redact
 
 MIN_LITERAL = 8
 """Shorter environment values are not redacted wherever they appear: too many false hits."""
@@ -59,8 +59,6 @@ def remember_environment(environ: Mapping[str, str] | None = None) -> None:
     redacted even where no pattern would catch it. ``forget_secrets`` hands its variables
     here; ``scrub_text`` reads ``os.environ`` on first use for library users."""
     global _environment_read
-    from localhand.safety.environment import is_secret
-
     _environment_read = True
     environ = os.environ if environ is None else environ
     values = []
@@ -94,13 +92,6 @@ def scrub_text(text: str) -> str:
         if value in text:
             text = text.replace(value, MARKER)
     return text
-
-
-@functools.lru_cache(maxsize=1024)  # asked about every variable for every command
-def looks_secret(value: str) -> bool:
-    """True when ``value`` holds something the patterns redact (a token, a URL with a password,
-    a webhook): the environment check asks it about variables' values."""
-    return bool(value) and redact(value) != value
 
 
 def scrub_data(data: Any) -> Any:

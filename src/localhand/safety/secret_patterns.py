@@ -157,6 +157,13 @@ def redact(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=1024)  # asked about every variable for every command
+def looks_secret(value: str) -> bool:
+    """True when ``value`` holds something ``redact`` replaces (a token, a URL with a password,
+    a webhook): the environment check asks it about variables' values."""
+    return bool(value) and redact(value) != value
+
+
 def lowered_of(text: str) -> str:
     """``text.lower()`` with the same length, so offsets in one are offsets in the other
     (a few letters, such as the Turkish dotted I, lower-case to two characters)."""

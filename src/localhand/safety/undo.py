@@ -25,21 +25,17 @@ from pathlib import Path
 
 from localhand.paths import PRIVATE_DIR_MODE
 from localhand.safety.checkpoint import (
-    CHUNK,
-    CLOEXEC,
     DATA,
     MANIFEST,
-    NOFOLLOW,
     Checkpoint,
-    Copier,
     Entry,
     UndoError,
     checkpoints_home,
-    create_private,
     load,
     run_key,
     scan,
 )
+from localhand.safety.copying import CHUNK, CLOEXEC, NOFOLLOW, Copier, create_private
 
 
 @dataclass(frozen=True, slots=True)

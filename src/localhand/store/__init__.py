@@ -37,7 +37,7 @@ def default_db_path(env: dict[str, str] | None = None) -> Path:
 
 def open_store(path: str | Path | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``path`` or the default path.
-    The store's files are private (see ``localhand.store.db``); localhand's data directory is
-    tightened to 0700 too if it exists, wherever the store itself is."""
+    The store's files are private (see ``localhand.store.connection``); localhand's data
+    directory is tightened to 0700 too if it exists, wherever the store itself is."""
     tighten(data_dir())
     return Store(path if path is not None else default_db_path())

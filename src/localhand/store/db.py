@@ -1,23 +1,14 @@
 """The SQLite store: tasks, runs, their events and the token ledger, in one WAL database.
 
 One connection per ``Store``, shared by every thread behind a lock: the loop's thread writes
-events while the dashboard's thread reads them. WAL lets other processes (a ``localhand run``
-in one terminal, ``localhand serve`` in another) read while one writes; ``busy_timeout`` makes
-concurrent writers wait for each other instead of failing.
-
-The store is private: the database file is created 0600 before SQLite opens it, and an
-existing one (and its -wal, -shm and -journal files) is tightened to 0600. SQLite creates
-those side files with the database file's own mode (checked with SQLite 3.40 under umask 022),
-so they are 0600 too without touching the process-wide umask, which would also change the
-mode of the files the model's tools write in other threads meanwhile. The directory is made
-0700 when localhand creates it or when it is localhand's data directory.
+events while the dashboard's thread reads them. How the file is opened (private, WAL,
+migrated) and written (transactions a Ctrl-C cannot leave open) is ``connection``'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import sqlite3
 import threading
@@ -31,17 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
-from localhand.paths import (
-    SQLITE_SIDE_FILES,
-    claim,
-    create_private_file,
-    is_data_dir,
-    private_dir,
-    tighten,
-)
 from localhand.store.archive import Archive
+from localhand.store.connection import open_database, write_transaction
 from localhand.store.liveness import Owner, is_alive
-from localhand.store.migrations import migrate
 from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
 
 if TYPE_CHECKING:
@@ -77,17 +60,7 @@ class Store:
         self._listeners: list[Listener] = []
         self._owner = Owner.current()
         try:
-            if self.path not in (":memory:", ""):
-                _make_private(Path(self.path).expanduser())
-                claim(self.path)  # never a change of a workspace it happens to be in
-            self._db = sqlite3.connect(
-                os.path.expanduser(self.path), check_same_thread=False, isolation_level=None
-            )
-            self._db.execute("PRAGMA busy_timeout = 10000")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode: a commit survives the process being killed (not a power cut).
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            migrate(self._db)
+            self._db = open_database(self.path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the run store at {self.path}: {exc}. "
@@ -107,19 +80,8 @@ class Store:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._db.in_transaction:  # left open by a Ctrl-C that landed just after BEGIN
-                self._db.execute("ROLLBACK")
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                yield self._db
-            except BaseException:
-                # Ctrl-C can land after BEGIN took effect but before execute() returned: roll
-                # back whatever is open, or every later write fails ("within a transaction").
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._lock, write_transaction(self._db) as db:
+            yield db
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -404,17 +366,3 @@ class Store:
             tuple(params),
         )[0]
         return Spent(int(row[0]), int(row[1]), float(row[2]), int(row[3]))
-
-
-def _make_private(db: Path) -> None:
-    """The database file 0600 (its side files too) before SQLite opens it; its directory 0700
-    when it is created here or is the data directory. A directory the user chose with
-    ``--db``/``LOCALHAND_DB`` (a project folder, say) keeps its mode."""
-    parent = db.parent
-    if not parent.is_dir():
-        private_dir(parent)
-    elif is_data_dir(parent):
-        tighten(parent)
-    create_private_file(db)
-    for suffix in SQLITE_SIDE_FILES:
-        tighten(db.with_name(db.name + suffix))

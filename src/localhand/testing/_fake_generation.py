@@ -24,7 +24,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from localhand.testing._fake_wire import _Model
+    from localhand.testing._fake_models import _Model
     from localhand.testing.fake_ollama import FakeOllama
 
 CHARS_PER_TOKEN = 4

@@ -18,8 +18,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from localhand.testing._fake_faults import Fault, Refusal
+from localhand.testing._fake_generation import pieces
+
 if TYPE_CHECKING:
-    from localhand.testing._fake_wire import Fault, _Server
+    from localhand.testing._fake_wire import _Server
 
 _EPOCH = int(datetime.fromisoformat("2025-06-01T12:00:00+00:00").timestamp())
 _EFFORTS = ("high", "medium", "low", "none")
@@ -118,8 +121,6 @@ class OpenAIEndpoints:
         outcome = self._exchange(name, native)
         if outcome is None:
             return self._drop()
-        from localhand.testing._fake_wire import Fault, Refusal
-
         if isinstance(outcome, Refusal):
             return self._v1_error(outcome.code, outcome.error)
         if isinstance(outcome, Fault):
@@ -184,8 +185,6 @@ class OpenAIEndpoints:
         """Server-sent events: reasoning and content a word at a time (a token at a time, at
         ``rate`` tokens a second, when given), the calls in one chunk, a chunk with the
         finish reason, the usage if asked for, then ``[DONE]``."""
-        from localhand.testing._fake_generation import pieces
-
         choice = completion["choices"][0]
         message = choice["message"]
         field = self.server.fake.openai_reasoning_field

@@ -1,29 +1,27 @@
-"""Ollama's wire protocol for :class:`~localhand.testing.FakeOllama`: faults, model specs and
-the HTTP handler. Private: import what you need from ``localhand.testing``."""
+"""Ollama's wire protocol for :class:`~localhand.testing.FakeOllama`: the HTTP handler, its
+native endpoints and how it writes them. What a script may hold is ``_fake_faults``'s, the
+models it serves ``_fake_models``'s, and ``/v1`` is ``_fake_openai``'s. Private: import what
+you need from ``localhand.testing``."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import json
-import re
 import socket
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from localhand.testing._fake_faults import Fault, Refusal
 from localhand.testing._fake_generation import generate, pieces, wait_unstreamed
+from localhand.testing._fake_models import _Model
 from localhand.testing._fake_openai import OpenAIEndpoints
 
 if TYPE_CHECKING:
     from localhand.testing.fake_ollama import FakeOllama
 
-Item = Any
-"""A script item: ``dict`` | ``str`` | :class:`Fault` | ``Callable[[dict], Item]``."""
-
 _CREATED_AT = "2025-06-01T12:00:00.000000000Z"
-_REGISTRY = "registry.ollama.ai"
 
 
 _GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"))
@@ -38,94 +36,6 @@ def _encode(obj: Any) -> bytes:
     for char, escaped in _GO_ESCAPES:
         text = text.replace(char, escaped)
     return text.encode()
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """A scripted failure for one ``/api/chat`` request. Build one with the class methods."""
-
-    kind: Literal["status", "hang", "reset", "non_json", "stream_error"]
-    code: int = 500
-    error: str = ""
-    seconds: float = 0.0
-    then: Item = None
-
-    @classmethod
-    def status(cls, code: int, error: str | None = None) -> Fault:
-        """Answer ``code`` with Ollama's error body ``{"error": error}``."""
-        default = {
-            500: "llama runner process has terminated: exit status 2",
-            503: "server busy, please try again.  maximum pending requests exceeded",
-        }.get(code, f"fake ollama: HTTP {code}")
-        return cls("status", code=code, error=error or default)
-
-    @classmethod
-    def hang(cls, seconds: float = 3600.0, then: Item = None) -> Fault:
-        """Say nothing for ``seconds`` (or until the server closes), then drop the connection,
-        or answer with ``then`` if given (a slow but successful reply)."""
-        return cls("hang", seconds=seconds, then=then)
-
-    @classmethod
-    def reset(cls) -> Fault:
-        """Send the headers and part of the body, then cut the connection: half a JSON reply,
-        or, when streaming, two deltas (a connection dropped mid-answer)."""
-        return cls("reset")
-
-    @classmethod
-    def non_json(cls) -> Fault:
-        """Answer 200 with an HTML page, as a misconfigured proxy would."""
-        return cls("non_json", code=200)
-
-    @classmethod
-    def stream_error(cls, error: str = "an error was encountered while running the model") -> Fault:
-        """Fail while generating: a streamed reply gets some chunks then an ``{"error"}`` line;
-        an unstreamed one gets 500, as Ollama does."""
-        return cls("stream_error", error=error)
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    code: int  # an error answer: the HTTP status and Ollama's error text
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Model:
-    name: str
-    context_length: int = 40960
-    tools: bool = True
-    thinking: bool = False
-    family: str = ""
-    parameter_size: str = "8.2B"
-    quantization_level: str = "Q4_K_M"
-    num_ctx: int | None = None  # a Modelfile's PARAMETER num_ctx, if any
-
-    @property
-    def capabilities(self) -> list[str]:
-        return ["completion"] + ["tools"] * self.tools + ["thinking"] * self.thinking
-
-    @property
-    def registry_name(self) -> str:
-        # How Ollama names a model in capability errors: registry.ollama.ai/library/gemma2:2b
-        return f"{_REGISTRY}/{self.name if '/' in self.name else 'library/' + self.name}"
-
-
-def _canonical(name: str) -> str:
-    """Ollama's lookup: case-insensitive, and a missing tag means ``:latest``."""
-    name = name.strip().lower()
-    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
-
-
-def _make_model(name: str, spec: Mapping[str, Any]) -> _Model:
-    keys = ("context_length", "tools", "thinking", "parameter_size", "quantization_level")
-    unknown = set(spec) - {*keys, "family", "num_ctx"}
-    if unknown:  # a typo would otherwise silently test the defaults
-        raise ValueError(f"unknown model setting(s) for {name}: {', '.join(sorted(unknown))}")
-    base = name.split(":")[0].rsplit("/", 1)[-1]
-    family = str(spec.get("family") or (re.match(r"[a-z]+\d*", base) or [base])[0])
-    return _Model(
-        name, family=family, num_ctx=spec.get("num_ctx"), **{k: spec[k] for k in keys if k in spec}
-    )
 
 
 class _Server(ThreadingHTTPServer):

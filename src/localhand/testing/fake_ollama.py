@@ -49,15 +49,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from localhand.testing._fake_wire import (
-    Fault,
-    Item,
-    _canonical,
-    _Handler,
-    _make_model,
-    _Model,
-    _Server,
-)
+from localhand.testing._fake_faults import Fault, Item
+from localhand.testing._fake_models import _canonical, _make_model, _Model
+from localhand.testing._fake_wire import _Handler, _Server
 
 __all__ = ["DEFAULT_MODELS", "FakeOllama", "Fault", "RecordedRequest"]
 
