@@ -15,16 +15,12 @@ from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.verify import CommandCheck
 from localhand.types import Reply, ToolCall
-
-BUGGY = "def add(a, b):\n    return a - b\n"
-CHECK = "from calc import add\nassert add(2, 3) == 5, add(2, 3)\nprint('ok')\n"
+from workspaces import BUGGY, CHECK, workspace_with
 
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
-    (tmp_path / "calc.py").write_text(BUGGY)
-    (tmp_path / "check_calc.py").write_text(CHECK)
-    return tmp_path
+    return workspace_with(tmp_path, {"calc.py": BUGGY, "check_calc.py": CHECK})
 
 
 def make_agent(model: ScriptedModel, workspace: Path, **kwargs) -> tuple[Agent, EventLog]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from localhand.testing import FakeOllama
+from workspaces import example_copy
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
 TASK = "Fix the bug in calc.py so check_calc.py passes"
 
 
@@ -31,7 +30,7 @@ FIX = [
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(EXAMPLE, tmp_path / "demo"))
+    return example_copy("calc", tmp_path / "demo")
 
 
 def localhand(*args: str, host: str, cwd: Path) -> subprocess.CompletedProcess[str]:

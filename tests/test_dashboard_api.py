@@ -30,6 +30,7 @@ from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.store import Store
 from localhand.testing import FakeOllama
+from workspaces import workspace_with
 
 
 def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -43,10 +44,7 @@ def gated(gate: threading.Event, item: Any) -> Any:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("print('a')\n")
-    return ws
+    return workspace_with(tmp_path / "ws", {"a.py": "print('a')\n"})
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,14 +20,14 @@ from localhand.models import ScriptedModel
 from localhand.run import plans
 from localhand.store import open_store
 from localhand.testing import FakeOllama
+from workspaces import example_copy
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plan"
 COMMAND = [sys.executable, "-m", "localhand", "plan"]
 
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(EXAMPLE, tmp_path / "demo"))
+    return example_copy("plan", tmp_path / "demo")
 
 
 def localhand_plan(*args: str, host: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -16,9 +16,8 @@ from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck
 from localhand.store import Store, StoreError
+from workspaces import BUGGY, CHECK, workspace_with
 
-BUGGY = "def add(a, b):\n    return a - b\n"
-CHECK = "from calc import add\nassert add(2, 3) == 5, add(2, 3)\n"
 FIX = [
     {"content": "", "thinking": "Look first.", "tool_calls": [
         {"function": {"name": "read_file", "arguments": {"path": "calc.py"}}}]},
@@ -30,11 +29,7 @@ FIX = [
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "calc.py").write_text(BUGGY)
-    (ws / "check_calc.py").write_text(CHECK)
-    return ws
+    return workspace_with(tmp_path / "ws", {"calc.py": BUGGY, "check_calc.py": CHECK})
 
 
 def record(store: Store, workspace: Path, steps: list, **recorder: int) -> str:

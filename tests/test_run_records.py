@@ -12,8 +12,8 @@ from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck, FileContains, FileExists
 from localhand.taskfile import load_task_file
+from workspaces import BUGGY
 
-BUGGY = "def add(a, b):\n    return a - b\n"
 FIX = [
     call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
     call("write_file", path="notes.md", content="fixed\n"),

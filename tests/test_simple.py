@@ -25,6 +25,7 @@ from localhand.run.task import Task
 from localhand.run.verify import CommandCheck
 from localhand.store import Store
 from localhand.types import Message, Reply, Result, Usage
+from workspaces import NOTES, workspace_with
 
 QUESTION = "Explain what notes.md is about"
 ANSWER = "It lists the three things left to do before the release, in order of urgency."
@@ -32,10 +33,7 @@ ANSWER = "It lists the three things left to do before the release, in order of u
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "notes.md").write_text("1. tests\n2. docs\n3. tag\n")
-    return ws
+    return workspace_with(tmp_path / "ws", {"notes.md": NOTES})
 
 
 def simple(model: Any, workspace: Path, log: EventLog | None = None, **task: Any) -> Result:

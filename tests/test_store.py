@@ -21,8 +21,8 @@ from localhand.run.agent import Agent
 from localhand.store import Store, StoreError, default_db_path, open_store
 from localhand.store.archive import pack, unpack
 from localhand.store.migrations import MIGRATIONS
+from workspaces import BUGGY, workspace_with
 
-BUGGY = "def add(a, b):\n    return a - b\n"
 FIX = [
     call("read_file", path="calc.py"),
     call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
@@ -32,10 +32,7 @@ FIX = [
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "calc.py").write_text(BUGGY)
-    return ws
+    return workspace_with(tmp_path / "ws", {"calc.py": BUGGY})
 
 
 def started(task_id: str, workspace: str = "") -> TaskStarted:
