@@ -9,7 +9,7 @@ import pytest
 
 from localhand import run_plan
 from localhand.config import Settings
-from localhand.errors import ConfigError
+from localhand.errors import ConfigError, ServerUnavailable
 from localhand.events import EventBus, EventLog
 from localhand.models import ScriptedModel
 from localhand.plan import plan_from_data
@@ -19,9 +19,7 @@ FAILING_THEN_REPAIRED = {
     "goal": "make out/ready",
     "steps": [{"id": "ready", "description": "mark ready", "command": "touch out/ready"}],
 }
-REPAIR = fix(
-    "insert_steps", new_steps=[{"description": "make out/", "command": "mkdir -p out"}]
-)
+REPAIR = fix("insert_steps", new_steps=[{"description": "make out/", "command": "mkdir -p out"}])
 SETTINGS = Settings(sandbox="off")  # the tests' own commands; the sandbox has its own tests
 
 
@@ -94,3 +92,19 @@ def test_a_plan_value_is_classified_for_the_workspace_it_runs_in(tmp_path: Path)
     )
     result = run_plan(plan, tmp_path, SETTINGS)  # no approver: a dangerous step is refused
     assert (result.status, result.termination_reason) == ("fail", "refused")
+
+
+def test_a_model_server_that_fails_mid_plan_ends_it_with_its_reason_and_events(
+    tmp_path: Path,
+) -> None:
+    bus, log = EventBus(), EventLog()
+    bus.subscribe(log)
+    down = ScriptedModel([ServerUnavailable("nothing answers at http://127.0.0.1:9")] * 3)
+    result = run_plan(
+        FAILING_THEN_REPAIRED, tmp_path, SETTINGS, mode="agentic", model=down, bus=bus
+    )
+    # The brain never raises: a server that cannot answer is an abort that says why.
+    assert (result.status, result.termination_reason) == ("fail", "aborted")
+    assert "nothing answers" in result.output
+    assert [s["status"] for s in result.steps] == ["failed"]
+    assert [e.type for e in log.events][-2:] == ["plan_cancelled", "task_finished"]
