@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from localhand.errors import BadResponse, ModelTimeout
-from localhand.models._openai_stream import sse_events, sse_lines
+from localhand.models._lines import sse_events, sse_lines
 from localhand.models.openai_compat import OpenAICompatModel
 
 USER = [{"role": "user", "content": "Say hello."}]

@@ -1,4 +1,6 @@
-"""What every network backend shares: retries with backoff inside the task's deadline."""
+"""What every backend shares: retries with backoff inside the task's deadline, and the two
+signals an attempt raises to ask for another (``Retry``, ``Garbled``). Light on purpose: the
+embedded backend imports it too, and must not load the HTTP client."""
 
 from __future__ import annotations
 
@@ -35,6 +37,12 @@ class Retry(Exception):
     def __init__(self, error: ModelError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class Garbled(Exception):
+    """An answer, or a line of a streamed one, that is not the server's JSON; the message says
+    so for a person. Retried, as a cut connection is, while nothing of the answer was handed
+    out: a proxy's error page or a garbled line may not come again."""
 
 
 def deadline_of(options: ChatOptions | None) -> float | None:

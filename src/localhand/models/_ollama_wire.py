@@ -1,4 +1,6 @@
-"""Converting between localhand's messages and Ollama's wire shapes, for the Ollama backend."""
+"""Ollama's native API (``/api/chat``...) on the wire: the adapter the transport reads errors
+and answers through (:class:`OllamaWire`), and converting between localhand's messages and
+Ollama's shapes, for the Ollama backend."""
 
 from __future__ import annotations
 
@@ -7,16 +9,17 @@ import os
 import platform
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import (
-    BadResponse,
     ConfigError,
+    ModelError,
     ModelNotFound,
     ServerUnavailable,
     ToolsUnsupported,
 )
-from localhand.models._common import Retry
+from localhand.models._common import Garbled
 from localhand.run.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
 from localhand.types import Message, Reply, ToolCall, Usage
 
@@ -24,7 +27,6 @@ if TYPE_CHECKING:
     from localhand.models._http import Response
 
 DEFAULT_PORT = 11434
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 TOOL_MODELS = "qwen3, llama3.1, mistral-nemo or qwen2.5-coder"
 
 
@@ -54,60 +56,83 @@ def parse_host(host: str | None) -> str:
     return f"{scheme}://{name}:{port}/{path}" if path else f"{scheme}://{name}:{port}"
 
 
-def request_headers() -> dict[str, str]:
-    """The headers the official client sends, with ``OLLAMA_API_KEY`` as its bearer token
-    (for ollama.com or a proxy that wants one)."""
+@dataclass(frozen=True, slots=True)
+class OllamaWire:
+    """Ollama as the transport needs to know it: how errors name it and what to do, which
+    error answers mean something (404: no such model; 400: no tools), and its answers: always
+    a JSON object (anything else comes from a proxy or another server on the port)."""
+
+    host: str
+    model: str
+    host_given: bool
+    """Whether the address was given (``--host``), rather than read from ``OLLAMA_HOST``."""
+    address_flags = "--host or OLLAMA_HOST"
+    loading = "loads"
+    hung_hint = "the server seems hung; restart `ollama serve`"
+
+    @property
+    def server(self) -> str:
+        return f"Ollama at {self.host}"
+
+    def unavailable(self) -> ServerUnavailable:
+        """No Ollama at ``host``: where that address came from, and what to do."""
+        where = "given as host" if self.host_given else "from OLLAMA_HOST"
+        if not self.host_given and not os.getenv("OLLAMA_HOST"):
+            where = "the default; OLLAMA_HOST is not set"
+        return ServerUnavailable(
+            f"Cannot reach Ollama at {self.host} ({where}). Start it with `ollama serve`, or "
+            "point localhand at the right server with --host or the OLLAMA_HOST variable."
+        )
+
+    def error_text(self, response: Response) -> str:
+        """The message of an error answer: its ``{"error": ...}``, else the start of its
+        text."""
+        try:
+            data = response.json()
+        except ValueError:
+            return response.text.strip()[:500]
+        if isinstance(data, dict) and data.get("error"):
+            return str(data["error"])
+        return response.text.strip()[:500]
+
+    def refusal(self, status: int, text: str, path: str) -> ModelError | None:
+        if status == 404:
+            return ModelNotFound(
+                f"Ollama at {self.host} does not have the model '{self.model}' ({text}). "
+                f"Download it with `ollama pull {self.model}`, or pick one from `ollama list`."
+            )
+        if status == 400 and "does not support tools" in text:
+            return ToolsUnsupported(
+                f"The model '{self.model}' cannot take tools (Ollama said: {text}). Pick a "
+                f"tool-capable model, e.g. {TOOL_MODELS} (`ollama pull qwen3:8b`)."
+            )
+        return None
+
+    def decode(self, response: Response) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise Garbled(
+                f"Ollama at {self.host} answered with something that is not Ollama's JSON "
+                "(a proxy or another server on that port?)."
+            )
+        return data
+
+
+def request_headers(api_key: str | None) -> dict[str, str]:
+    """The headers the official client sends, with the API key (``OLLAMA_API_KEY`` unless
+    given) as its bearer token, for ollama.com or a proxy that wants one."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json",
         "User-Agent": f"localhand ({platform.machine()} {platform.system().lower()}) "
         f"Python/{platform.python_version()}",
     }
-    if key := os.getenv("OLLAMA_API_KEY"):
-        headers["Authorization"] = f"Bearer {key}"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     return headers
-
-
-def error_text(response: Response) -> str:
-    """The message of an error response: its ``{"error": ...}``, else the start of its text."""
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text.strip()[:500]
-    if isinstance(data, dict) and data.get("error"):
-        return str(data["error"])
-    return response.text.strip()[:500]
-
-
-def status_error(host: str, model: str, status: int, text: str) -> Exception:
-    """An error answer as the ``ModelError`` to raise, in ``Retry`` when worth another try."""
-    if status == 404:
-        return ModelNotFound(
-            f"Ollama at {host} does not have the model '{model}' ({text}). "
-            f"Download it with `ollama pull {model}`, or pick one from `ollama list`."
-        )
-    if status == 400 and "does not support tools" in text:
-        return ToolsUnsupported(
-            f"The model '{model}' cannot take tools (Ollama said: {text}). Pick a "
-            f"tool-capable model, e.g. {TOOL_MODELS} (`ollama pull qwen3:8b`)."
-        )
-    error = BadResponse(
-        f"Ollama at {host} answered HTTP {status}: {text}",
-        retryable=status in RETRY_STATUSES,
-        status=status,
-    )
-    return Retry(error) if error.retryable else error
-
-
-def unavailable(host: str, host_given: bool) -> ServerUnavailable:
-    """No Ollama at ``host``: where that address came from, and what to do."""
-    where = "given as host" if host_given else "from OLLAMA_HOST"
-    if not host_given and not os.getenv("OLLAMA_HOST"):
-        where = "the default; OLLAMA_HOST is not set"
-    return ServerUnavailable(
-        f"Cannot reach Ollama at {host} ({where}). Start it with `ollama serve`, or "
-        "point localhand at the right server with --host or the OLLAMA_HOST variable."
-    )
 
 
 def truncation(estimate: int, num_ctx: int, evaluated: int) -> str | None:

@@ -11,38 +11,30 @@ What the servers stream: Ollama sends a call whole, in a chunk of its own, once 
 read it (so a loop inside a call's arguments shows no text until the end, and only the reply
 ceiling stops it); OpenAI-compatible servers send a call's arguments in pieces, which are
 handed out as ``arguments`` so that a loop inside them can be seen.
+
+The backends open the stream (and, for OpenAI-compatible servers, ask again in another form
+when the server refuses the first before its first delta, as ``chat`` does); the functions
+here only put the reply together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from localhand.errors import ToolsUnsupported
-from localhand.models._common import deadline_of
 from localhand.models._ollama_wire import to_reply as ollama_to_reply
-from localhand.models._openai_errors import FormatRefused
-from localhand.models.base import ChatOptions, StreamChunk
-from localhand.types import Message
-
-if TYPE_CHECKING:
-    from localhand.models.ollama import OllamaModel
-    from localhand.models.openai_compat import OpenAICompatModel
+from localhand.models.base import StreamChunk
+from localhand.types import Reply
 
 
 def ollama_reply(
-    model: OllamaModel,
-    messages: Sequence[Message],
-    tools: Sequence[dict[str, Any]] | None,
-    options: ChatOptions | None,
+    chunks: Iterator[StreamChunk], calls: list[Any], model: str
 ) -> Iterator[StreamChunk]:
-    from localhand.models._ollama_stream import stream_body
-
-    body, estimate, num_ctx = model._chat_request(messages, tools, options, stream=True)
-    calls: list[Any] = []
+    """``chunks`` of an ``/api/chat`` stream whose tool calls go to ``calls``, the last one
+    with the whole reply."""
     text = _Text()
-    for chunk in stream_body(model, body, deadline_of(options), estimate, num_ctx, calls):
+    for chunk in chunks:
         if not chunk.done:
             text.add(chunk)
             yield chunk
@@ -55,33 +47,20 @@ def ollama_reply(
             "done_reason": chunk.done_reason,
             "model": chunk.model,
         }
-        yield replace(chunk, reply=ollama_to_reply(data, model.name))
+        yield replace(chunk, reply=ollama_to_reply(data, model))
 
 
 def openai_reply(
-    model: OpenAICompatModel,
-    messages: Sequence[Message],
-    tools: Sequence[dict[str, Any]] | None,
-    options: ChatOptions | None,
+    first: StreamChunk,
+    rest: Iterator[StreamChunk],
+    calls: dict[int, dict[str, Any]],
+    to_reply: Callable[[Mapping[str, Any]], Reply],
 ) -> Iterator[StreamChunk]:
-    from localhand.models._openai_stream import stream_body
-
-    deadline = deadline_of(options)
-    fmt = options.format if options is not None else None
-    while True:  # a refusal comes before the first delta: ask again as ``chat`` would
-        schema_mode = model.tool_mode == "schema"
-        calls: dict[int, dict[str, Any]] = {}
-        body = model._request(messages, tools, fmt, schema_mode, stream=True)
-        chunks = stream_body(model, body, deadline, calls)
-        try:
-            first = next(chunks)
-        except (FormatRefused, ToolsUnsupported) as exc:
-            if model._fall_back(exc):
-                continue
-            raise
-        break
+    """``first`` and the ``rest`` of a ``/chat/completions`` stream whose tool calls are put
+    together in ``calls``, the last one with the whole reply, made by ``to_reply`` from a
+    ``chat.completion``."""
     text = _Text()
-    for chunk in _prepend(first, chunks):
+    for chunk in _prepend(first, rest):
         if not chunk.done:
             text.add(chunk)
             yield chunk
@@ -98,8 +77,7 @@ def openai_reply(
             },
             "model": chunk.model,
         }
-        reply = model._reply(data, schema_mode and bool(tools) and fmt is None)
-        yield replace(chunk, reply=reply)
+        yield replace(chunk, reply=to_reply(data))
 
 
 class _Text:

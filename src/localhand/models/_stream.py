@@ -1,4 +1,5 @@
-"""What the streaming backends share: a watchdog that cuts a stream gone quiet.
+"""Streams for the transport: a watchdog that cuts a stream gone quiet, and retries up to the
+first delta only.
 
 A socket read timeout cannot express what a stream needs. Before the first chunk the server
 may be loading the model and evaluating a long prompt (minutes); between chunks a healthy
@@ -134,7 +135,7 @@ def reliable_stream(
     deadline: float | None,
     retries: dict[str, Any],
 ) -> Iterator[StreamChunk]:
-    """A stream with the backend's retries up to its first delta, and none after it.
+    """A stream with the transport's retries up to its first delta, and none after it.
 
     Opening the stream and reading up to its first chunk is one attempt under
     ``with_retries`` (``retries``: its ``max_attempts``, ``backoff``, ``sleep``, ``warn``), so
@@ -173,39 +174,3 @@ def reliable_stream(
                 error = failure(exc, watchdog, chars, hint, base_timeout)
                 raise (error.error if isinstance(error, Retry) else error) from None
         yield chunk
-
-
-def backend_stream(
-    model: Any,
-    connect: Connect,
-    parse: Parse,
-    error: Callable[..., Exception],
-    *,
-    base_timeout: float,
-    hint: str,
-    deadline: float | None,
-) -> Iterator[StreamChunk]:
-    """``reliable_stream`` with a backend's own retry settings and idle timeout; ``error`` maps
-    a failure as ``error(exc, model, watchdog, chars, hint, timeout)``."""
-
-    def failure(
-        exc: Exception, watchdog: Watchdog | None, chars: int, hint: str, timeout: float
-    ) -> Exception:
-        return error(exc, model, watchdog, chars, hint, timeout)
-
-    retries = {
-        "max_attempts": model.max_attempts,
-        "backoff": model.backoff,
-        "sleep": model._sleep,
-        "warn": model._warn,
-    }
-    return reliable_stream(
-        connect,
-        parse,
-        failure,
-        idle_s=model.stream_idle_timeout,
-        base_timeout=base_timeout,
-        hint=hint,
-        deadline=deadline,
-        retries=retries,
-    )

@@ -29,6 +29,7 @@ from localhand.config import DEFAULT_MODEL, Settings
 from localhand.errors import ConfigError, ModelError
 from localhand.models._ollama_wire import canonical
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatModel
+from localhand.models.connection import Connection
 from localhand.models.embedded import INSTALL_HINT, EmbeddedModel, embedded_available
 from localhand.models.ollama import OllamaModel
 
@@ -86,12 +87,9 @@ def _select(
 
         return OpenAICompatModel(
             settings.model,
-            settings.host,
+            connection=_connection(settings),
             tool_mode=settings.tool_mode,
             reasoning_effort=_effort(settings.think),
-            request_timeout=settings.request_timeout,
-            first_request_timeout=settings.request_timeout * 3,
-            max_tokens=_ceiling(settings),
             on_warning=on_warning,
         )
     if backend == "embedded":
@@ -125,14 +123,22 @@ def _select(
 def _ollama(settings: Any, on_warning: Callable[[str], None] | None) -> OllamaModel:
     return OllamaModel(
         settings.model,
-        settings.host,
+        connection=_connection(settings),
         num_ctx_max=settings.num_ctx_max,
         keep_alive=settings.keep_alive,
         think=settings.think,
+        on_warning=on_warning,
+    )
+
+
+def _connection(settings: Any) -> Connection:
+    """How a network backend reaches the server the settings name: the first request gets
+    three times ``request_timeout``, since it may load the model."""
+    return Connection(
+        settings.host,
         request_timeout=settings.request_timeout,
         first_request_timeout=settings.request_timeout * 3,
         max_reply_tokens=_ceiling(settings),
-        on_warning=on_warning,
     )
 
 

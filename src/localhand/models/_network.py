@@ -1,0 +1,80 @@
+"""What the two network backends share above their transport: the connection's settings as
+attributes of the backend (``model.request_timeout = 30`` works as it always has), and
+closing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
+
+if TYPE_CHECKING:
+    from localhand.models.connection import Connection
+    from localhand.models.transport import Transport
+
+T = TypeVar("T")
+
+
+class ConnectionSetting(Generic[T]):
+    """A field of the backend's :class:`Connection` as an attribute: reading it reads the
+    field, setting it replaces the connection (a frozen value) with one where only that field
+    differs, which applies from the next request."""
+
+    def __init__(self, field: str | None = None) -> None:
+        self._field = field or ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._field = self._field or name
+
+    @overload
+    def __get__(self, backend: None, owner: type) -> Self: ...
+
+    @overload
+    def __get__(self, backend: NetworkBackend, owner: type) -> T: ...
+
+    def __get__(self, backend: NetworkBackend | None, owner: type) -> Any:
+        if backend is None:
+            return self
+        return getattr(backend.transport.connection, self._field)
+
+    def __set__(self, backend: NetworkBackend, value: T) -> None:
+        transport = backend.transport
+        change: dict[str, Any] = {self._field: value}
+        transport.connection = replace(transport.connection, **change)
+
+
+class NetworkBackend:
+    """The base of ``OllamaModel`` and ``OpenAICompatModel``: a model name and a transport."""
+
+    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
+
+    _model: str
+    transport: Transport
+    """Sends the backend's requests: client, timeouts, retries, streaming."""
+
+    request_timeout = ConnectionSetting[float]()
+    first_request_timeout = ConnectionSetting[float]()
+    connect_timeout = ConnectionSetting[float]()
+    metadata_timeout = ConnectionSetting[float]()
+    stream_idle_timeout = ConnectionSetting[float]()
+    max_attempts = ConnectionSetting[int]()
+    backoff = ConnectionSetting[float]()
+    max_reply_tokens = ConnectionSetting["int | None"]()
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    @property
+    def connection(self) -> Connection:
+        """The settings the next request goes out with."""
+        return self.transport.connection
+
+    def close(self) -> None:
+        """Close the connections kept alive; the backend stays usable (it opens new ones)."""
+        self.transport.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

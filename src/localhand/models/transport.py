@@ -1,0 +1,367 @@
+"""One transport under the network backends: the HTTP client, timeouts, retries and streaming.
+
+``OllamaModel`` and ``OpenAICompatModel`` are wire adapters over a :class:`Transport`: they
+say what to send and how to read what comes back, and give it a :class:`Wire` for the words
+of its errors; the transport sends, waits, retries and streams by the same rules for both,
+with the settings of the backend's :class:`~localhand.models.connection.Connection`:
+
+- **One client.** An ``_http.Client`` per backend, made at the first request and closed by
+  ``close``: connections kept alive, redirects followed, proxies honoured (see ``_http``). An
+  http:// address that redirects to https:// fails TLS verification rather than passing
+  unverified, and the error says to give the https:// address.
+- **Timeouts.** ``first_request_timeout`` (default 900 s) while the model loads, then
+  ``request_timeout`` (300 s) once a reply has come; ``metadata_timeout`` (10 s) for
+  requests that are not replies; ``connect_timeout`` (10 s) to connect. ``ChatOptions.timeout``
+  (the task's wall clock) caps a reply's, and the error names the limit that was hit. They
+  are socket timeouts set per request, so a hung server really ends the request. Timeouts
+  are not retried.
+- **Retries.** ``max_attempts`` (default 3 in all) with exponential backoff (``backoff``,
+  doubling), within the deadline, each one warned about: on connection errors, HTTP 429,
+  500, 502, 503 and 504, a connection cut mid-reply and a body that is not the server's JSON.
+  Never on other 4xx (a missing model, refused tools...): sending them again cannot help.
+- **Streaming.** On the same client: NDJSON (Ollama) or server-sent events (OpenAI-compatible
+  servers) split into lines (``_lines``), which the adapter reads into chunks. Until the first
+  chunk the timeouts above apply; after it ``stream_idle_timeout`` (default 120 s) of silence
+  ends the stream (a watchdog, ``_stream``). Retried only before the first delta, so no text
+  is ever shown twice; a failure after it is raised at once and the caller keeps the text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol, TypeVar
+
+from localhand.errors import BadResponse, ModelError, ModelTimeout
+from localhand.models._common import Garbled, Retry, time_limit_hint, with_retries
+from localhand.models._http import (
+    Client,
+    ConnectFailed,
+    ConnectionCut,
+    HTTPError,
+    Response,
+    Timeout,
+)
+from localhand.models._lines import ndjson_lines, sse_events
+from localhand.models._stream import Watchdog, reliable_stream, timeout_text
+from localhand.models.base import StreamChunk
+from localhand.models.connection import Connection
+
+__all__ = ["RETRY_STATUSES", "Garbled", "Retry", "Transport", "Wire"]
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""Statuses worth another attempt: a busy queue (429, Ollama's 503), a crashed or restarting
+runner (500), a proxy that lost the server (502, 504)."""
+
+Item = TypeVar("Item")
+ReadChunks = Callable[[Iterator[Item]], Iterator[StreamChunk]]
+"""An adapter's reader: a stream's lines (or events) to text deltas, then one done chunk."""
+
+
+class Wire(Protocol):
+    """What the transport asks of an adapter: the words for its errors, and how its server's
+    answers read."""
+
+    @property
+    def model(self) -> str:
+        """The model's name, for errors."""
+        ...
+
+    @property
+    def server(self) -> str:
+        """The server as errors name it, mid-sentence: ``Ollama at http://...``."""
+        ...
+
+    @property
+    def address_flags(self) -> str:
+        """Where the user gives the address: ``--host``..."""
+        ...
+
+    @property
+    def loading(self) -> str:
+        """What the first request does to the model, for its time limit's hint: ``loads``."""
+        ...
+
+    @property
+    def hung_hint(self) -> str:
+        """What to do when a request that is not a reply times out."""
+        ...
+
+    def unavailable(self) -> ModelError:
+        """No server at the address: where the address came from, and what to do."""
+        ...
+
+    def error_text(self, response: Response) -> str:
+        """The message of an error answer (read whole), in the server's words."""
+        ...
+
+    def refusal(self, status: int, text: str, path: str) -> ModelError | None:
+        """The error for an answer that means something to act on (no such model, tools
+        refused...), or None for a plain HTTP error."""
+        ...
+
+    def decode(self, response: Response) -> Any:
+        """A successful answer's JSON; raises :class:`Garbled` when it is not the server's."""
+        ...
+
+
+class Transport:
+    """Requests and streams to one server at ``url`` (see the module docstring). Thread-safe
+    as its client is; ``connection`` may be replaced, and applies from the next request (its
+    ``host`` and ``api_key`` were read when the backend was made, into ``url`` and the
+    headers)."""
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        connection: Connection,
+        wire: Wire,
+        *,
+        warn: Callable[[str], None],
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.url = url
+        self.connection = connection
+        self.wire = wire
+        self.loaded = False
+        """Whether a reply has come: the model is in memory, so replies get
+        ``request_timeout`` from then on instead of ``first_request_timeout``."""
+        self._headers = dict(headers)
+        self._warn, self._sleep = warn, sleep
+        self._client: Client | None = None
+        self._lock = threading.Lock()
+
+    # -- requests ------------------------------------------------------------------------------
+    def ask(
+        self,
+        path: str,
+        body: Any,
+        deadline: float | None,
+        read: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """POST ``body`` for a reply, with the reply's time limits and retries, by ``deadline``
+        (a ``time.monotonic()``) if given; ``read`` checks the JSON within the attempt."""
+        base, hint = self.reply_limit()
+
+        def attempt(timeout: float, why: str) -> Any:
+            data = self._attempt("POST", path, body, timeout, why)
+            return data if read is None else read(data)
+
+        answer = self._retrying(attempt, base, deadline, hint)
+        self.loaded = True
+        return answer
+
+    def fetch(self, method: str, path: str, body: Any = None) -> Any:
+        """A request that is not a reply (listing models...): ``metadata_timeout``, retried."""
+
+        def attempt(timeout: float, why: str) -> Any:
+            return self._attempt(method, path, body, timeout, why)
+
+        return self._retrying(attempt, self.connection.metadata_timeout, None, self.wire.hung_hint)
+
+    def probe(self, method: str, path: str, body: Any = None) -> Any:
+        """One attempt of :meth:`fetch`, for what may fail quietly: an error another attempt
+        may cure comes as :class:`Retry` (so the caller can ask again later), the rest as
+        ``ModelError``."""
+        return self._attempt(
+            method, path, body, self.connection.metadata_timeout, self.wire.hung_hint
+        )
+
+    def reply_limit(self) -> tuple[float, str]:
+        """How long a reply (or a stream's first chunk) may take now, and the hint that names
+        that limit when it is hit."""
+        if self.loaded:
+            return self.connection.request_timeout, time_limit_hint(True, self.wire.loading)
+        return self.connection.first_request_timeout, time_limit_hint(False, self.wire.loading)
+
+    # -- streams -------------------------------------------------------------------------------
+    def stream_ndjson(
+        self, path: str, body: Any, read: ReadChunks[str], deadline: float | None
+    ) -> Iterator[StreamChunk]:
+        """POST ``body`` and stream the answer, one JSON object a line; ``read`` turns the
+        lines (blank ones left out) into chunks."""
+        return self._stream(path, body, "application/x-ndjson", _ndjson, read, deadline)
+
+    def stream_sse(
+        self, path: str, body: Any, read: ReadChunks[tuple[str, str]], deadline: float | None
+    ) -> Iterator[StreamChunk]:
+        """POST ``body`` and stream the answer as server-sent events; ``read`` turns the
+        events, ``(type, data)``, into chunks."""
+        return self._stream(path, body, "text/event-stream", sse_events, read, deadline)
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    # -- inside --------------------------------------------------------------------------------
+    def _stream(
+        self,
+        path: str,
+        body: Any,
+        accept: str,
+        split: Callable[[Iterable[bytes]], Iterator[Item]],
+        read: ReadChunks[Item],
+        deadline: float | None,
+    ) -> Iterator[StreamChunk]:
+        base, hint = self.reply_limit()
+        client = self._http()
+        headers = {"Accept": accept}
+
+        def connect(timeout: float, stack: contextlib.ExitStack) -> tuple[Response, Response]:
+            connect_s = min(timeout, self.connection.connect_timeout)
+            response = stack.enter_context(
+                client.stream(
+                    "POST", path, body, timeout=timeout, connect_timeout=connect_s, headers=headers
+                )
+            )
+            if response.status != 200:
+                response.read()
+                raise self._status_error(response, path)
+            return response, response
+
+        def parse(response: Response, watchdog: Watchdog) -> Iterator[StreamChunk]:
+            return read(_kicking(split(response.iter_bytes()), watchdog))
+
+        chunks = reliable_stream(
+            connect,
+            parse,
+            self._stream_failure,
+            idle_s=self.connection.stream_idle_timeout,
+            base_timeout=base,
+            hint=hint,
+            deadline=deadline,
+            retries=self._retry_settings(),
+        )
+        for chunk in chunks:
+            self.loaded = True  # a chunk came: the model is in memory
+            yield chunk
+
+    def _retrying(
+        self, attempt: Callable[[float, str], Any], base: float, deadline: float | None, hint: str
+    ) -> Any:
+        return with_retries(
+            attempt, base_timeout=base, deadline=deadline, hint=hint, **self._retry_settings()
+        )
+
+    def _retry_settings(self) -> dict[str, Any]:
+        return {
+            "max_attempts": self.connection.max_attempts,
+            "backoff": self.connection.backoff,
+            "sleep": self._sleep,
+            "warn": self._warn,
+        }
+
+    def _attempt(self, method: str, path: str, body: Any, timeout: float, hint: str) -> Any:
+        """One request and its JSON; failures become ``ModelError``s, in :class:`Retry` when
+        another attempt may help."""
+        connect_s = min(timeout, self.connection.connect_timeout)
+        try:
+            response = self._http().request(
+                method, path, body, timeout=timeout, connect_timeout=connect_s
+            )
+        except ConnectFailed as exc:
+            raise self._connect_error(exc) from None
+        except Timeout:
+            raise self._timed_out(timeout, hint) from None
+        except ConnectionCut as exc:
+            why = f"{self._server} cut the connection mid-reply ({exc})."
+            raise Retry(BadResponse(why, retryable=True)) from None
+        except HTTPError as exc:
+            raise BadResponse(f"Could not talk to {self.wire.server}: {exc}") from None
+        if response.status >= 400:
+            raise self._status_error(response, path)
+        try:
+            return self.wire.decode(response)
+        except Garbled as exc:
+            raise Retry(BadResponse(str(exc), retryable=True)) from None
+
+    def _stream_failure(
+        self, exc: Exception, watchdog: Watchdog | None, chars: int, hint: str, timeout: float
+    ) -> Exception:
+        """A stream's failure as the ``ModelError`` to raise, in ``Retry`` only when no text
+        was handed out yet (``chars``). The watchdog comes first: a stream it cut fails as a
+        cut connection (or one that ended early), and was a timeout."""
+        if watchdog is not None and watchdog.fired is not None:
+            return ModelTimeout(timeout_text(watchdog, self._server, chars, hint))
+        if isinstance(exc, ModelError | Retry):
+            return exc
+        if isinstance(exc, ConnectFailed):
+            return self._connect_error(exc)
+        if isinstance(exc, Timeout):
+            return self._timed_out(timeout, hint)
+        if isinstance(exc, Garbled):
+            error = BadResponse(str(exc), retryable=not chars)
+            return error if chars else Retry(error)
+        if isinstance(exc, ConnectionCut):
+            if not chars:
+                why = f"{self._server} cut the connection before the answer began ({exc})."
+                return Retry(BadResponse(why, retryable=True))
+            return BadResponse(
+                f"{self._server} cut the connection mid-answer, after {chars} characters "
+                f"({exc}). Not retried, so that the answer is not shown twice; the partial "
+                "answer is kept."
+            )
+        if isinstance(exc, HTTPError):
+            return BadResponse(f"Could not talk to {self.wire.server}: {exc}")
+        return exc
+
+    def _status_error(self, response: Response, path: str) -> Exception:
+        """An error answer (read whole) as the ``ModelError`` to raise, in ``Retry`` when its
+        status is worth another attempt."""
+        status = response.status
+        text = self.wire.error_text(response)
+        refusal = self.wire.refusal(status, text, path)
+        if refusal is not None:
+            return refusal
+        error = BadResponse(
+            f"{self._server} answered HTTP {status}: {text}",
+            retryable=status in RETRY_STATUSES,
+            status=status,
+        )
+        return Retry(error) if error.retryable else error
+
+    def _connect_error(self, exc: ConnectFailed) -> Exception:
+        # An http:// address gets a TLS context without CAs (_http_connect.tls_context), so a
+        # redirect to https:// fails here: say what to give instead of "cannot reach".
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc) and self.url.startswith("http:"):
+            return BadResponse(
+                f"{self._server} redirected to https: give its https:// address with "
+                f"{self.wire.address_flags}."
+            )
+        return Retry(self.wire.unavailable())
+
+    def _timed_out(self, timeout: float, hint: str) -> ModelTimeout:
+        return ModelTimeout(
+            f"{self._server} did not answer for '{self.wire.model}' within {timeout:.3g} s "
+            f"({hint}, or use a smaller model)."
+        )
+
+    @property
+    def _server(self) -> str:
+        """The server's name at the start of a sentence."""
+        server = self.wire.server
+        return server[:1].upper() + server[1:]
+
+    def _http(self) -> Client:
+        """The one client for every request and stream, made at the first (closed by
+        ``close``). Timeouts are set per request: the first may wait for the model to load."""
+        with self._lock:
+            if self._client is None:
+                self._client = Client(self.url, self._headers)
+            return self._client
+
+
+def _ndjson(chunks: Iterable[bytes]) -> Iterator[str]:
+    return (line for line in ndjson_lines(chunks) if line.strip())
+
+
+def _kicking(items: Iterator[Item], watchdog: Watchdog) -> Iterator[Item]:
+    """``items``, each one restarting the watchdog's idle clock as it arrives."""
+    for item in items:
+        watchdog.kick()
+        yield item
