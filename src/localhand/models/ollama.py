@@ -9,7 +9,9 @@ same for both network backends: see ``models.transport``):
   (2048 before 0.6.7, then 4096, now 4k/32k/256k by VRAM). So every request carries
   ``options.num_ctx`` sized from the prompt plus a reply reserve, rounded up to a power of two
   (at least ``num_ctx_min``), bounded by ``num_ctx_max`` and the model's trained length from
-  ``/api/show``. It only ever grows: a different ``num_ctx`` makes Ollama reload the model. For
+  ``/api/show``. The tool loop chooses it once, before its first request, for the whole run
+  (``plan_context``); it grows mid-run only when a prompt would otherwise be cut, with a
+  warning, since a different ``num_ctx`` makes Ollama reload the model. For
   the same reason it starts from the window the model is already loaded with (``/api/ps``)
   when that is within bounds, so consecutive runs do not reload it.
 - **Reply ceiling.** ``options.num_predict`` on every request (``max_reply_tokens``, 4096 by
@@ -274,14 +276,42 @@ class OllamaModel(NetworkBackend):
         trained = self.context_length()
         return min(self.num_ctx_max, trained) if trained else self.num_ctx_max
 
+    def plan_context(self, tokens: int) -> int:
+        """Choose the window before the run's first request, for a conversation expected to
+        reach ``tokens`` (``localhand.run.context.expected_tokens``: the first prompt, the
+        iterations the task may take, its token budget). The window the model is already
+        loaded with is kept when it is that large (no reload); otherwise the run starts with
+        the window it will need, so that Ollama loads the model once, now, rather than again
+        in the middle of the run, where a reload also throws away the prompt cache."""
+        limit = self.context_limit
+        self._adopt_loaded_window(limit)
+        with self._lock:
+            self._num_ctx = max(self._num_ctx, self._window_for(tokens, limit))
+            return self._num_ctx
+
     def _size_context(self, estimate: int) -> int:
+        """The ``num_ctx`` of one request: the window chosen for the run, grown only when this
+        prompt would not fit it (and then said, since Ollama reloads the model)."""
         limit = self.context_limit
         if self._num_ctx == 0:
             self._adopt_loaded_window(limit)
-        wanted = max(self.num_ctx_min, 1 << max(0, estimate + self.reply_reserve - 1).bit_length())
+        wanted = self._window_for(estimate, limit)
         with self._lock:  # only grow: a new num_ctx reloads the model
-            self._num_ctx = max(self._num_ctx, min(wanted, limit))
-            return self._num_ctx
+            before = self._num_ctx
+            self._num_ctx = max(before, wanted)
+            grown = self._num_ctx
+        if before and grown > before:
+            self._warn(
+                f"the prompt (about {estimate} tokens) no longer fits num_ctx={before}: raised "
+                f"to {grown}, which makes Ollama reload {self._model} (seconds for a large "
+                "model) and start its prompt cache over"
+            )
+        return grown
+
+    def _window_for(self, tokens: int, limit: int) -> int:
+        """The power of two that holds ``tokens`` and a reply, within the bounds."""
+        wanted = max(self.num_ctx_min, 1 << max(0, tokens + self.reply_reserve - 1).bit_length())
+        return min(wanted, limit)
 
     def _adopt_loaded_window(self, limit: int) -> None:
         """Start from the window the model is already loaded with (``/api/ps``), an earlier

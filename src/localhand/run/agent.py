@@ -32,7 +32,7 @@ from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
 from localhand.run import gitstate
 from localhand.run.asking import ask_model
 from localhand.run.changes import WrittenFiles
-from localhand.run.context import ContextWindow
+from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Ending, Run
@@ -129,6 +129,7 @@ class Agent:
         self.take_written()  # writes before the run are in the tracker's baseline
         self.git_before = gitstate.record_before(self.workspace, self.task_id)
         self.messages = build_messages(task, self.workspace, self.system_prompt, self.context_files)
+        self.plan_context()
         life.start(
             task,
             self.model.name,
@@ -138,6 +139,12 @@ class Agent:
         ending = life.drive(self.work, done=FinalAnswer.reason, iteration=self.iteration)
         self.tools.close()  # background processes the model started must not outlive the run
         return self.finish(ending)
+
+    def plan_context(self) -> None:
+        """Ollama's ``num_ctx`` chosen for the run before its first request (see the backend)."""
+        if (plan := getattr(self.model, "plan_context", None)) is not None:
+            limit, budget = self.limits.max_iterations, self.limits.token_budget
+            plan(expected_tokens(self.estimate_prompt(), limit, budget))
 
     def work(self) -> None:
         """Steps until one of them stops the run (a final answer is a stop too)."""

@@ -21,6 +21,10 @@ COMPACT_TO = 0.5
 KEEP_RECENT = 2
 """The most recent tool results are always kept whole: the model is working with them."""
 STUB_HEAD = 200
+GROWTH_PER_ITERATION = 400
+"""Tokens a conversation grows by per iteration, for choosing the window before the first
+request: a tool call and its (capped) result. The 30-step benchmark task grows by ~270."""
+DEFAULT_ITERATIONS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,13 @@ _STUB_NOTE = "[... older output compacted to save context:"
 
 def _is_stub(content: str) -> bool:
     return _STUB_NOTE in content[STUB_HEAD : STUB_HEAD + len(_STUB_NOTE) + 2]
+
+
+def expected_tokens(first_prompt: int, max_iterations: int | None, budget: int | None) -> int:
+    """How long a run's conversation may get: its first prompt and what each iteration it may
+    take adds, never more than its token budget (every prompt counts against it)."""
+    expected = first_prompt + (max_iterations or DEFAULT_ITERATIONS) * GROWTH_PER_ITERATION
+    return min(expected, budget) if budget else expected
 
 
 class ContextWindow:
