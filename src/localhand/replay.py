@@ -236,7 +236,9 @@ def _task(
     and the replay workspace. Without a stored spec, the events tell what they can."""
     spec = store.task_spec(task_id)
     if not spec.get("description"):
-        checks = next((e.data.get("checks") for e in events if e.type == "verification"), [])
+        checks: list[Any] = next(
+            (e.data.get("checks") or [] for e in events if e.type == "verification"), []
+        )
         routing = started.get("routing") or {}
         spec = {
             "description": str(started.get("description", "")),

@@ -100,8 +100,9 @@ def run_batch(
     _check_backends(items, settings)
     console = console or Console(stderr=True, highlight=False)
     on_result = on_result or (lambda result: None)
-    report = BatchReport(state_path=options.state or default_state_path(path))
-    with BatchState(report.state_path, fresh=options.fresh) as state:
+    state_path = options.state or default_state_path(path)
+    report = BatchReport(state_path=state_path)
+    with BatchState(state_path, fresh=options.fresh) as state:
         rows: dict[str, Row] = {}
         todo = []
         for item in items:

@@ -187,7 +187,7 @@ class EndpointPool:
             e
             for e in self.endpoints
             if (backend in (None, "auto") or e.backend == backend)
-            and (self._models[e.url] is None or wanted in self._models[e.url])  # None: maybe
+            and ((served := self._models[e.url]) is None or wanted in served)  # None: maybe
         ]
 
     def _due(self, url: str) -> bool:

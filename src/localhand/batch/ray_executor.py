@@ -177,7 +177,7 @@ class Relay:
         event = RelayedEvent(item["event"])
         if self.on_node is not None and event.type == "task_started":
             self.on_node(event.task_id, item["where"])
-        self.bus.emit(event)
+        self.bus.emit(event)  # type: ignore[arg-type]  # has all of an Event its subscribers use
 
 
 def _outcome(ray: Any, ref: Any, task: Task, settings: Settings, retries: int) -> TaskOutcome:

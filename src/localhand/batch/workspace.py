@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,7 +117,7 @@ def _remove(dest: Path, repo: Path | None) -> None:
         shutil.rmtree(dest, ignore_errors=True)
 
 
-def _not_inside(root: Path):  # type: ignore[no-untyped-def]
+def _not_inside(root: Path) -> Callable[[str, list[str]], list[str]]:
     root = root.resolve()
 
     def ignore(directory: str, names: list[str]) -> list[str]:

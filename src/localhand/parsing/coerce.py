@@ -164,7 +164,7 @@ def _descend(value: Any, kind: str, schema: Mapping[str, Any], depth: int) -> An
         result = []
         for position, item in enumerate(value):
             tuple_item = isinstance(prefix, list) and position < len(prefix)
-            sub = prefix[position] if tuple_item else items
+            sub = prefix[position] if tuple_item and isinstance(prefix, list) else items
             result.append(_coerce(item, sub, depth + 1))
         return result
     return value

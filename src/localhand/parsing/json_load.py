@@ -153,9 +153,9 @@ def read_lenient(text: str, *, allow_repair: RepairGate = True) -> Loaded | None
     try:
         return Loaded(json.loads(stripped, strict=False), len(text), "json")
     except RecursionError:
-        found = decode_too_deep(stripped)
-        if found is not None and not stripped[found[1] :].strip():
-            return Loaded(found[0], len(text), "json")
+        deep = decode_too_deep(stripped)
+        if deep is not None and not stripped[deep[1] :].strip():
+            return Loaded(deep[0], len(text), "json")
     except Exception:
         pass
     if len(stripped) > MAX_LENIENT_CHARS:

@@ -46,7 +46,8 @@ def native_calls(tool_calls: Any, index: ToolIndex) -> tuple[list[ToolCall], lis
             calls.append(finish(RawCall(item.name, dict(item.arguments), item.id), index))
             continue
         entry = as_mapping(item) if not isinstance(item, Mapping) else item
-        function = entry.get("function") if isinstance(entry.get("function"), Mapping) else entry
+        inner = entry.get("function")
+        function = inner if isinstance(inner, Mapping) else entry
         name = function.get("name")
         raw = function.get("arguments", function.get("parameters"))
         arguments = arguments_from(raw)

@@ -49,7 +49,8 @@ def _tool_entries(tools: Iterable[Any]) -> Iterable[tuple[str, dict[str, Any]]]:
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        inner = tool.get("function")
+        function = inner if isinstance(inner, dict) else tool
         name = function.get("name")
         if isinstance(name, str) and name:
             params = function.get("parameters")

@@ -27,8 +27,9 @@ class WrittenFiles:
         """Tools that report the files they write: no walk of the workspace after them."""
         self._owners: list[FileTools] = []
         for tool in reporting:
-            if tool.function.__self__ not in self._owners:
-                self._owners.append(tool.function.__self__)
+            owner: FileTools = tool.function.__self__  # type: ignore[attr-defined]  # a bound method
+            if owner not in self._owners:
+                self._owners.append(owner)
 
     def take(self) -> set[Path]:
         """The files the file tools wrote since the last call."""

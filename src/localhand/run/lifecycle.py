@@ -39,7 +39,8 @@ CANCELLED = "cancelled"
 class Finished(Protocol):
     """What a run ends with: run mode's ``Result`` or plan mode's ``PlanResult``."""
 
-    status: str
+    @property
+    def status(self) -> str: ...
 
     def to_dict(self) -> dict[str, Any]: ...
 

@@ -69,7 +69,8 @@ def _imperative(text: str) -> str | None:
     workspace", "gives an order ('do')"), if one opens as such. A sentence that is itself a
     question ("Do you know?") orders nothing."""
     for sentence, question_mark in _sentences(text):
-        rest = sentence[_LEAD.match(sentence).end() :]
+        lead = _LEAD.match(sentence)  # it matches the empty string too
+        rest = sentence[lead.end() if lead else 0 :]
         action = _ACTION.match(rest)
         if action:
             return f"asks to {action.group(0).lower()} something in the workspace"

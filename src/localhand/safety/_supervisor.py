@@ -22,7 +22,7 @@ from __future__ import annotations
 # ``_signal``, not ``signal``: the same functions and numbers without ``enum``; and
 # ``_quietly`` rather than ``contextlib.suppress``: those two imports were 6 ms of every
 # command's ~15 (benchmarks/sandbox_bench.py). Every import here is paid once per command.
-import _signal as signal
+import _signal as signal  # type: ignore[import-not-found]  # (typeshed has no stub for it)
 import os
 import select
 import sys
@@ -133,7 +133,7 @@ def _socket_filter(native: int, nr_socket: int, compat: int, compat_sockets: tup
             labels[item] = count
         else:
             count += 1
-    assembled = []
+    assembled: list[tuple[int, int, int, int]] = []
     for code, k, if_true, if_false in (item for item in program if not isinstance(item, str)):
         here = len(assembled)
         jump = [0 if label is None else labels[label] - here - 1 for label in (if_true, if_false)]

@@ -32,7 +32,7 @@ def check_policy(value: str) -> ApprovalPolicy:
         raise ConfigError(
             f"unknown approval policy {value!r}; use --approve never, dangerous or always"
         )
-    return value  # type: ignore[return-value]
+    return value
 
 
 def needs_approval(risk: Risk, policy: ApprovalPolicy) -> bool:

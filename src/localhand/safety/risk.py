@@ -21,6 +21,7 @@ share this classifier; ``localhand.safety.approval`` decides what needs a person
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,7 +156,9 @@ class Analyzer:
         if words:
             self.run(words, feed, cmd.redirects)
 
-    def run(self, words: list[Word], feed: Feed | None, redirects: list[Redirect] = ()) -> None:
+    def run(
+        self, words: list[Word], feed: Feed | None, redirects: Sequence[Redirect] = ()
+    ) -> None:
         """Classify one simple command, ``words[0]`` being the program."""
         head = words[0]
         name = program_name(head.text)

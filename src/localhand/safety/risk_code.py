@@ -10,6 +10,7 @@ its string literals are classified as shell commands when the code runs shell co
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from localhand.safety.risk_paths import is_secret
@@ -103,7 +104,7 @@ _HOME = ("expanduser", "Path.home", "homedir", "HOME", "ENV['HOME']", "$ENV{HOME
 
 
 def interpreter(
-    a: Analyzer, name: str, args: list[Word], feed: Feed | None, redirects: list[Redirect]
+    a: Analyzer, name: str, args: list[Word], feed: Feed | None, redirects: Sequence[Redirect]
 ) -> None:
     """``name`` (a shell or an interpreter) runs code from ``-c``, a file or its stdin."""
     if name == "busybox" and args and args[0].text in SHELLS:

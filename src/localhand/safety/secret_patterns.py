@@ -219,7 +219,8 @@ def _query_secrets(text: str, p: _Patterns) -> str:
     for start in _find_all(text, ("://",)):
         if start < done:
             continue
-        end = p.url_rest.match(text, start).end()
+        rest = p.url_rest.match(text, start)  # it matches the empty string too
+        end = rest.end() if rest else start
         url = text[start:end]
         if "=" in url:
             new = p.query.sub(_query, url)

@@ -157,9 +157,9 @@ class _Parser:
         head, args = cmd.words[0].text, cmd.words[1:]
         if head in ("export", "declare", "typeset", "local", "readonly"):
             for word in args:
-                name, eq, value = word.text.partition("=")
+                name, eq, assigned = word.text.partition("=")
                 if eq and name.isidentifier():
-                    self.vars[name] = None if word.dynamic else value
+                    self.vars[name] = None if word.dynamic else assigned
         elif head in ("for", "select") and args and args[0].text.isidentifier():
             items = args[2:] if len(args) > 1 and args[1].text == "in" else []
             first = items[0] if items else None

@@ -15,6 +15,7 @@ localhand's own files are never packed, should they lie in the workspace
 
 from __future__ import annotations
 
+import builtins
 import io
 import os
 import tarfile
@@ -34,7 +35,7 @@ _NAMED_IN_NOTE = 5
 class Archive:
     files: int
     bytes: int
-    data: bytes | None
+    data: builtins.bytes | None
     """None when the workspace was too big (``note`` says why)."""
     note: str = ""
 

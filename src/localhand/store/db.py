@@ -258,7 +258,8 @@ class Store:
 
     def _run_info(self, row: tuple[Any, ...]) -> RunInfo:
         *fields, pid, token, hostname = row
-        info = RunInfo(*fields[:16], result=json.loads(fields[16]) if fields[16] else None)
+        result = json.loads(fields[16]) if fields[16] else None
+        info = RunInfo(*fields[:16], result)  # type: ignore[call-arg]  # the 16 columns before it
         if info.status == "running" and not is_alive(pid, token, hostname, info.heartbeat_at):
             with self._write() as db:
                 db.execute(

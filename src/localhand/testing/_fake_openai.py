@@ -42,6 +42,7 @@ class OpenAIEndpoints:
 
     server: _Server
     path: str
+    close_connection: bool
     _send: Callable[[int, bytes, str], None]
     _start_chunked: Callable[[int, str], None]
     _write_chunk: Callable[[bytes], None]
@@ -49,7 +50,7 @@ class OpenAIEndpoints:
     _exchange: Callable[..., Any]
 
     def _v1_routes(self, path: str) -> dict[str, dict[str, Callable[[Any], None]]]:
-        routes = {
+        routes: dict[str, dict[str, Callable[[Any], None]]] = {
             "/v1/chat/completions": {"POST": self._v1_chat},
             "/v1/models": {"GET": self._v1_models},
         }

@@ -184,7 +184,7 @@ def _setup_openat2() -> Any:
                 ("resolve", ctypes.c_uint64),
             ]
 
-        function = ctypes.CDLL(None, use_errno=True).syscall
+        function: Any = ctypes.CDLL(None, use_errno=True).syscall  # carries how and machine
     except (OSError, AttributeError, ImportError):
         return False
     function.restype = ctypes.c_long

@@ -272,7 +272,7 @@ class ShellTool:
         timeout_s = bounded / 1000
         left = remaining_s()
         cut_by_deadline = left is not None and left < timeout_s
-        if cut_by_deadline:
+        if left is not None and cut_by_deadline:
             timeout_s = max(left, 0.1)
         done = run_shell(
             command,
