@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import localhand
 from localhand.config import Settings
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
@@ -94,17 +94,6 @@ def recorded_run(
     assert recording.run_id is not None
     results = [m["content"] for m in model.calls[-1].messages if m["role"] == "tool"]
     return recording.run_id, results
-
-
-def localhand(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "localhand", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
-    )
 
 
 def kept(taken: checkpoint.Checkpoint, rel: str) -> bytes:

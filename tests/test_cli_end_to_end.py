@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import localhand
 from localhand.testing import FakeOllama
 from workspaces import example_copy
 
@@ -31,19 +29,6 @@ FIX = [
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
     return example_copy("calc", tmp_path / "demo")
-
-
-def localhand(*args: str, host: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OLLAMA_HOST": host, "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "localhand", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_run_fixes_the_demo_and_prints_the_result(demo: Path, tmp_path: Path) -> None:

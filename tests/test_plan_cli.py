@@ -4,9 +4,7 @@ in process through ``main`` (fast)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cli_helpers import localhand
 from localhand.cli import main
 from localhand.errors import ServerUnavailable
 from localhand.models import ScriptedModel
@@ -22,8 +21,6 @@ from localhand.store import open_store
 from localhand.testing import FakeOllama
 from workspaces import example_copy
 
-COMMAND = [sys.executable, "-m", "localhand", "plan"]
-
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
@@ -31,18 +28,7 @@ def demo(tmp_path: Path) -> Path:
 
 
 def localhand_plan(*args: str, host: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OLLAMA_HOST": host, "NO_COLOR": "1"}
-    env.pop("LOCALHAND_CONFIG", None)
-    return subprocess.run(
-        [*COMMAND, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    return localhand("plan", *args, host=host, cwd=cwd)
 
 
 def last_json(stdout: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import localhand as _localhand
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.agent import Agent
@@ -366,17 +367,6 @@ HOSTILE = (
     "\u202eevil"  # right-to-left override
 )
 RAW_CONTROLS = ("\x1b", "\x9b", "\x07", "\u202e", "\r")
-
-
-def _localhand(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "localhand", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def _hostile_run(tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict]:
