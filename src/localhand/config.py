@@ -5,7 +5,8 @@ Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALH
 ``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_MAX_REPLY_TOKENS``, ``LOCALHAND_PLAN_MODE`` and the
 others in ``_ENV``.
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``),
-from its ``[localhand]`` table or its top level, plus the ``[sandbox]`` and ``[plan]`` tables.
+from its ``[localhand]`` table or its top level, plus the ``[sandbox]``, ``[plan]`` and
+``[mcp.servers.NAME]`` tables.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
+
+if TYPE_CHECKING:
+    from localhand.mcp.config import McpServer
 
 BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
@@ -73,6 +77,9 @@ class Settings:
     plan_mode: str = "planner"
     """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
     ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """MCP servers whose tools the tool loop offers (``[mcp.servers.NAME]``, ``--mcp-config``;
+    see ``localhand.mcp.config``). Each says which file it came from."""
 
     config_file: str | None = None
     """The ``localhand.toml`` these settings were read from, if any."""
@@ -112,16 +119,30 @@ def distrusting(settings: Settings, workspace: Path) -> tuple[Settings, list[str
         for name, loosens in LOOSENING.items()
         if name in settings.from_file and loosens(getattr(settings, name))
     }
+    messages = []
+    if ignored:
+        said = ", ".join(f"{name} = {getattr(settings, name)!r}" for name in ignored)
+        messages.append(
+            f"{settings.config_file} is inside the workspace, where the model can write, so its "
+            f"{said} is ignored: such a file cannot lower the safety of a run. Give it as a flag "
+            "(--sandbox off, --approve never) or a LOCALHAND_* variable, or keep the file "
+            "outside the workspace (LOCALHAND_CONFIG=PATH)."
+        )
+    # An MCP server is a program started outside the sandbox: one the model could have added
+    # (or marked trusted) by writing the file is not started. Servers from --mcp-config files,
+    # which the person named, stay.
+    kept = tuple(s for s in settings.mcp_servers if s.source != settings.config_file)
+    if len(kept) < len(settings.mcp_servers):
+        dropped = ", ".join(s.name for s in settings.mcp_servers if s not in kept)
+        ignored["mcp_servers"] = kept
+        messages.append(
+            f"{settings.config_file} is inside the workspace, where the model can write, so "
+            f"its MCP servers ({dropped}) are not started. Give them with --mcp-config FILE, "
+            "or keep the file outside the workspace (LOCALHAND_CONFIG=PATH)."
+        )
     if not ignored:
         return settings, []
-    said = ", ".join(f"{name} = {getattr(settings, name)!r}" for name in ignored)
-    message = (
-        f"{settings.config_file} is inside the workspace, where the model can write, so its "
-        f"{said} is ignored: such a file cannot lower the safety of a run. Give it as a flag "
-        "(--sandbox off, --approve never) or a LOCALHAND_* variable, or keep the file outside "
-        "the workspace (LOCALHAND_CONFIG=PATH)."
-    )
-    return replace(settings, **ignored, from_file=settings.from_file - set(ignored)), [message]
+    return replace(settings, **ignored, from_file=settings.from_file - set(ignored)), messages
 
 
 _ENV = {
@@ -181,7 +202,29 @@ def _read_toml(path: Path) -> dict[str, Any]:
         **values,
         **_sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
+        **_mcp_table(data.get("mcp"), path),
     }
+
+
+def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[mcp.servers.NAME]``: the MCP servers to start (``localhand.mcp.config``)."""
+    if table is None:
+        return {}
+    from localhand.mcp.config import servers_from_toml  # only when a file has the table
+
+    return {"mcp_servers": servers_from_toml(table, path)}
+
+
+def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
+    """``settings`` with the MCP servers of ``--mcp-config`` files added (a name given again
+    replaces the earlier one). Read before localhand forgets its secrets: a ``${VAR}`` in a
+    file is read from the environment as it is now."""
+    if not files:
+        return settings
+    from localhand.mcp.config import load_mcp_json, merge
+
+    loaded = [load_mcp_json(path) for path in files]
+    return replace(settings, mcp_servers=merge(settings.mcp_servers, *loaded))
 
 
 def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
@@ -270,6 +313,10 @@ def _convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
         if name == "sandbox_read":
             return tuple(value)
+        if name == "mcp_servers":  # read and checked by _mcp_table
+            if not isinstance(value, tuple):
+                raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
+            return value
         if name == "plan_mode" and value not in PLAN_MODES:
             raise ValueError(f"must be one of {', '.join(PLAN_MODES)}")
         if name == "tool_mode" and value not in TOOL_MODES:

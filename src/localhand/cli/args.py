@@ -113,6 +113,18 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_mcp_option(parser: argparse.ArgumentParser) -> None:
+    """``--mcp-config FILE``, for every command whose model gets tools."""
+    parser.add_argument(
+        "--mcp-config",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="Offer the tools of the MCP servers in FILE (the mcpServers JSON of Claude "
+        "Desktop, Cursor and Goose), besides [mcp.servers.NAME] in localhand.toml. Repeatable.",
+    )
+
+
 def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--json", action="store_true", dest="json_output", help=help)
 

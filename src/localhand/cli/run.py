@@ -12,6 +12,7 @@ from localhand.cli.args import (
     TIERS,
     Command,
     add_json_option,
+    add_mcp_option,
     add_model_options,
     add_sandbox_option,
     add_watch_option,
@@ -46,11 +47,12 @@ def run(
     approve: str | None,
     no_network: bool | None,
     sandbox: str | None,
+    mcp_config: list[Path] | None,
     serve: bool,
     json_output: bool,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
-    from localhand.config import load_settings
+    from localhand.config import load_settings, with_mcp_config
     from localhand.events import EventBus
     from localhand.run.recording import RunRecording
     from localhand.run.runner import run_task
@@ -79,6 +81,7 @@ def run(
             isolate_network=no_network,
             sandbox=sandbox,
         )
+        settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
         forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
         if not json_output:
@@ -162,6 +165,7 @@ def run_arguments(parser: ArgumentParser) -> None:
         help="Run commands without network access (Linux).",
     )
     add_sandbox_option(parser)
+    add_mcp_option(parser)
     parser.add_argument(
         "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,20 +123,34 @@ def _run(
         isolate_network=settings.isolate_network,
         checkpoint=checkpoint_hook(task, store),
     )
-    agent = Agent(
-        model,
-        task.workspace,
-        tools=tools,
-        limits=task.limits(decision.agentic),
-        checks=task.checks,
-        bus=bus,
-        task_id=task.id,
-        follow_up=follow_up,
-        routing=decision,
-        ledger=ledger,
-        context_files=task.context_files,
-    )
-    return agent.run(task.description)
+    with ExitStack() as lifetime:
+        if settings.mcp_servers:  # only then: the SDK takes half a second to import
+            from localhand.mcp.tools import mcp_registry
+
+            tools = lifetime.enter_context(  # the servers stop when the run ends
+                mcp_registry(
+                    tools,
+                    settings.mcp_servers,
+                    policy=check_policy(settings.approve),
+                    approver=approver or DenyAll(),
+                    bus=bus,
+                    task_id=task.id,
+                )
+            )
+        agent = Agent(
+            model,
+            task.workspace,
+            tools=tools,
+            limits=task.limits(decision.agentic),
+            checks=task.checks,
+            bus=bus,
+            task_id=task.id,
+            follow_up=follow_up,
+            routing=decision,
+            ledger=ledger,
+            context_files=task.context_files,
+        )
+        return agent.run(task.description)
 
 
 def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | None]:

@@ -1,0 +1,112 @@
+"""``localhand mcp``: serve localhand over MCP to other agents and editors. Wiring only."""
+
+from __future__ import annotations
+
+import os
+from argparse import ArgumentParser
+from pathlib import Path
+
+from localhand.cli.args import (
+    APPROVE_POLICIES,
+    Command,
+    add_db_option,
+    add_mcp_option,
+    add_model_options,
+    add_sandbox_option,
+    fail,
+    number,
+    stderr,
+)
+from localhand.errors import ConfigError
+
+TOKEN_VARIABLE = "LOCALHAND_MCP_TOKEN"
+
+
+def mcp(
+    *,
+    http: int | None,
+    root: list[Path] | None,
+    model: str | None,
+    backend: str | None,
+    host: str | None,
+    max_reply_tokens: int | None,
+    approve: str | None,
+    sandbox: str | None,
+    mcp_config: list[Path] | None,
+    db: Path | None,
+) -> int:
+    """Serve localhand over MCP (stdio, or --http PORT) so other agents can delegate tasks.
+
+    Tools: run_task, plan, list_runs, show_run. A workspace must lie under a root the client
+    declares or one given with --root (default: the current directory, unless it is /)."""
+    try:
+        import mcp as _sdk  # noqa: F401  (the extra: say how to get it before anything else)
+    except ImportError:
+        fail("localhand mcp needs the MCP SDK: pip install 'localhand[mcp]'")
+    from localhand.config import load_settings, with_mcp_config
+    from localhand.mcp.http import new_token, serve_http
+    from localhand.mcp.server import build_server
+    from localhand.safety.own_env import forget_secrets
+
+    try:
+        for directory in root or []:
+            if not directory.expanduser().is_dir():
+                raise ConfigError(f"--root {directory} is not a directory")
+        settings = load_settings().with_overrides(
+            model=model,
+            backend=backend,
+            host=host,
+            max_reply_tokens=max_reply_tokens,
+            approve=approve,
+            sandbox=sandbox,
+        )
+        settings = with_mcp_config(settings, mcp_config or [])
+        chosen = os.environ.get(TOKEN_VARIABLE)
+        token = (chosen or new_token()) if http is not None else ""
+        forget_secrets()  # settings and the token read: no secret stays for a command to read
+        app = build_server(settings, roots=root or [], db=db)
+    except ConfigError as exc:
+        fail(str(exc))
+    if http is None:
+        app.run("stdio")  # until the client closes stdin
+        return 0
+    # A token the user chose is theirs to know; a new one is shown, or nobody could connect.
+    shown = f"the token in {TOKEN_VARIABLE}" if chosen else token
+    stderr().print(
+        f"localhand mcp: serving http://127.0.0.1:{http}/mcp; clients must send the header "
+        f"'Authorization: Bearer {shown}'"
+        + ("" if chosen else f" (set {TOKEN_VARIABLE} to choose the token)")
+    )
+    serve_http(app, http, token)
+    return 0
+
+
+def mcp_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--http",
+        type=number(int, 1, 65535),
+        metavar="PORT",
+        help="Serve Streamable HTTP on 127.0.0.1:PORT/mcp, behind a bearer token "
+        f"({TOKEN_VARIABLE}, or a new one printed at start), instead of stdio.",
+    )
+    parser.add_argument(
+        "--root",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="A directory workspaces may be under, besides the client's roots. Repeatable "
+        "(default: the current directory, unless it is /).",
+    )
+    add_model_options(parser)
+    parser.add_argument(
+        "--approve",
+        choices=APPROVE_POLICIES,
+        help="Which commands need approval; nobody can give it here, so they are refused "
+        "(default: dangerous).",
+    )
+    add_sandbox_option(parser)
+    add_mcp_option(parser)
+    add_db_option(parser)
+
+
+COMMANDS = {"mcp": Command(mcp, mcp_arguments)}
