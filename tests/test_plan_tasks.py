@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from cli_helpers import localhand
 from dashboard_helpers import client
 from localhand.batch import BatchOptions, run_batch
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.errors import ConfigError
+from localhand.run.runner import run_task
 from localhand.store import Store
 from localhand.taskfile import task_from_dict
 from localhand.testing import FakeOllama
@@ -134,3 +136,22 @@ def test_the_dashboard_refuses_checks_with_a_plan(
         )
     assert refused.status_code == 400
     assert "plan runs its own steps" in refused.text
+
+
+def test_localhand_run_with_a_plan_task_file_runs_the_plan(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "task.yaml").write_text(
+        "workspace: ws\nplan:\n  goal: greet\n  steps:\n"
+        "    - {description: say hi, command: echo hi > hi.txt}\n"
+    )
+    done = localhand("run", "--task-file", str(tmp_path / "task.yaml"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (result["goal"], result["status"], result["mode"]) == ("greet", "pass", "planner")
+    assert (tmp_path / "ws" / "hi.txt").read_text() == "hi\n"
+
+
+def test_run_task_refuses_a_plan_task_and_says_where_it_goes(tmp_path: Path) -> None:
+    task = task_from_dict({"plan": {"goal": "g", "steps": []}}, tmp_path)
+    with pytest.raises(ConfigError, match="names a plan: run it with run_plan"):
+        run_task(task, Settings())

@@ -18,12 +18,14 @@ from localhand.cli.args import (
     add_watch_option,
     fail,
     number,
+    stderr,
 )
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
 
+    from localhand.config import Settings
     from localhand.run.task import Task
     from localhand.types import Result
 
@@ -83,6 +85,8 @@ def run(
         )
         settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
         forget_secrets()  # settings read: no secret stays where a command could read it
+        if spec.is_plan:  # a task file that names a plan (or a mode): plan mode runs it
+            return _run_plan_task(spec, settings, json_output)
         bus = EventBus()
         if not json_output:
             from localhand.cli.view import TerminalView
@@ -186,6 +190,24 @@ def _task_from(description: str | None, task_file: Path | None) -> Task:
     if not description or not description.strip():
         raise ConfigError('say what to do: localhand run "TASK", or --task-file FILE')
     return Task(description=description, workspace=Path.cwd())
+
+
+def _run_plan_task(spec: Task, settings: Settings, json_output: bool) -> int:
+    """A plan task from a task file, run and shown as ``localhand plan`` runs and shows one."""
+    from localhand.events import EventBus
+    from localhand.plan.view import PlanView
+    from localhand.run.plans import run_any
+    from localhand.run.recording import RunRecording
+    from localhand.safety.approval import TerminalApprover
+
+    bus = EventBus()
+    if not json_output:
+        bus.subscribe(PlanView(stderr()))
+    with RunRecording(spec, bus, settings=settings):
+        result = run_any(spec, settings, bus=bus, approver=TerminalApprover())
+    sys.stdout.write((result.to_json() if json_output else result.output) + "\n")
+    sys.stdout.flush()
+    return EXIT_CODES[result.status]
 
 
 def _print_result(result: Result, json_output: bool) -> None:

@@ -55,6 +55,11 @@ def run_task(
     Commands that ``settings.approve`` says need approval go to ``approver`` (default: refuse,
     since nobody is there to ask); each request is announced as an ``approval_needed`` event.
     """
+    if task.is_plan:
+        raise ConfigError(
+            f"task {task.id} names a plan: run it with run_plan or run_any "
+            "(localhand.run.plans), as localhand plan and localhand batch do"
+        )
     if not task.workspace.is_dir():
         raise ConfigError(
             f"workspace {task.workspace} is not a directory; create it or pass --workspace DIR"
