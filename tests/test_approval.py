@@ -85,6 +85,14 @@ def test_prompt_lists_the_command_and_reasons() -> None:
     )
 
 
+def test_a_call_that_is_not_a_command_is_asked_about_as_what_it_is() -> None:
+    risk = Risk("dangerous", ("calls a tool of the MCP server 'gh'",), action="call an MCP tool")
+    assert prompt("MCP server 'gh', tool 'create_issue'", risk) == (
+        "\nlocalhand wants to call an MCP tool (dangerous):\n    MCP server 'gh', tool "
+        "'create_issue'\n  - it calls a tool of the MCP server 'gh'\nAllow it? [y/N] "
+    )
+
+
 @pytest.fixture
 def terminal() -> tuple[int, str]:
     master, slave = os.openpty()

@@ -96,7 +96,7 @@ class McpGate:
                 f"calls a tool of the MCP server '{server.name}', a program outside the "
                 'sandbox (trust = "allow" in its entry skips this question)'
             )
-        risk = Risk("dangerous", (reason,))
+        risk = Risk("dangerous", (reason,), action="call a tool of an MCP server")
         step = f"mcp:{server.name}/{tool}"
         self.bus.emit(
             ApprovalNeeded(

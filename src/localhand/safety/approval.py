@@ -129,6 +129,9 @@ def prompt(command: str, risk: Risk) -> str:
     """The question a person sees: the command (escaped), its risk and the reasons."""
     shown = "\n".join("    " + escape(line) for line in command.split("\n"))
     reasons = "".join(f"\n  - it {reason}" for reason in risk.reasons)
+    if risk.action:
+        asked = f"\nlocalhand wants to {risk.action} ({risk.level}):"
+        return f"{asked}\n{shown}{reasons}\nAllow it? [y/N] "
     return f"\nlocalhand wants to run a {risk.level} command:\n{shown}{reasons}\nRun it? [y/N] "
 
 

@@ -22,6 +22,9 @@ class Risk:
 
     level: RiskLevel
     reasons: tuple[str, ...] = ()
+    action: str = ""
+    """What is asked for, when it is not a shell command to run (an MCP tool's call): the
+    approval question names it instead of "command"."""
 
     def __str__(self) -> str:
         return f"{self.level}: {'; '.join(self.reasons)}" if self.reasons else self.level
