@@ -55,8 +55,8 @@ class McpTool(Tool):
     """The model's field names to the arguments' names."""
 
     @property
-    def arguments_model(self) -> type[BaseModel]:  # type: ignore[override]
-        return self.model  # type: ignore[no-any-return]
+    def arguments_model(self) -> type[BaseModel]:
+        return self.model
 
     def __call__(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Check the arguments as for a built-in tool, then call the server with those the
