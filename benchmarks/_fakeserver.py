@@ -6,12 +6,14 @@ Every agent (localhand and the peers, each in its own virtual environment) talks
 server the same way: ``url`` is an Ollama look-alike (``/api/chat`` and ``/v1/chat/completions``).
 The control port, on another socket, is how a benchmark drives it:
 
-- ``POST /load`` ``{"mode": "noisy", "trajectory", "dialect", "workspace", "rates", "seed"}``
-  answers each chat request with the noisy model (rates ``{}`` is a clean replay), or
-  ``{"mode": "replay", "items": [...]}`` answers with the given replies in order. Loading
-  clears the request log.
+- ``POST /load`` ``{"mode": "noisy", "trajectory", "dialect", "workspace", "rates", "seed",
+  "correlation"}`` answers each chat request with the noisy model (rates ``{}`` is a clean
+  replay), or ``{"mode": "replay", "items": [...]}`` answers with the given replies in order.
+  Loading clears the request log.
 - ``GET /log``: the requests since the last load (``t`` is the arrival time, ``time.time()``),
-  the replies given, and the noisy model's state.
+  the replies given, the noisy model's state, and ``loads``: each time a chat request made the
+  server (re)load the model, ``[name, num_ctx]`` (Ollama reloads on any change of ``num_ctx``,
+  losing its prompt cache).
 - ``GET /archive``: the logs of the jobs loaded with a ``job`` id, by id (taken once).
 - ``POST /tool`` ``{"workspace", "name", "arguments"}``: runs one of localhand's default tools
   without coercing the arguments, so the peers' tools give the same results as localhand's.
@@ -56,6 +58,8 @@ class Controller:
         self.registries: dict[str, Any] = {}
         self.job: str | None = None
         self.archive: dict[str, dict[str, Any]] = {}
+        self.fake: FakeOllama | None = None
+        self.loads_before = 0
 
     def load(self, spec: dict[str, Any]) -> None:
         self.keep()
@@ -71,7 +75,9 @@ class Controller:
                     spec["workspace"],
                     rates=spec.get("rates"),
                     seed=int(spec.get("seed", 0)),
+                    correlation=float(spec.get("correlation", 0.0)),
                 )
+            self.loads_before = len(self.fake.loads) if self.fake is not None else 0
 
     def __call__(self, body: dict[str, Any]) -> Any:
         """One chat request's script item."""
@@ -93,11 +99,13 @@ class Controller:
             self.log.append({"t": time.time(), "method": method, "path": path, "body": body})
 
     def snapshot(self) -> dict[str, Any]:
+        loads = self.fake.loads if self.fake is not None else []
         with self.lock:
             return {
                 "requests": list(self.log),
                 "replies": list(self.given),
                 "noisy": self.noisy.stats() if self.noisy else None,
+                "loads": [list(load) for load in loads[self.loads_before :]],
             }
 
     def keep(self) -> None:
@@ -138,6 +146,7 @@ class Controller:
 def main() -> int:
     controller = Controller()
     fake = FakeOllama([controller] * SCRIPT_LENGTH, models=MODELS)
+    controller.fake = fake
     original_record = fake._record
 
     def record(method: str, path: str, body: Any, headers: dict[str, str]) -> None:

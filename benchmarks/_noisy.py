@@ -1,4 +1,4 @@
-"""A noisy model: replays a correct trajectory, corrupting replies the way small models do.
+"""A noisy model: replays a correct trajectory, failing the way small models do.
 
 The model keeps a pointer into the trajectory. Each request it answers with the current step,
 corrupted with some probability; before answering, it looks at what the agent sent back to
@@ -12,7 +12,8 @@ does after an error message or a nudge. So every agent sees the same intended tr
 Corruption decisions come from a random stream keyed by (seed, trajectory, reply number), so
 two agents at the same point of the same replay get the same corruption.
 
-Kinds (``KINDS``), each a realistic failure of a small model or its server:
+Format noise (``FORMAT_KINDS``; the model meant the right call and botched its form, or the
+server failed):
 
 - ``other_format``: no native call; the call is written in the text in another model family's
   format (Hermes/Qwen ``<tool_call>``, Mistral ``[TOOL_CALLS]``, Llama 3.1 ``<|python_tag|>``,
@@ -25,6 +26,32 @@ Kinds (``KINDS``), each a realistic failure of a small model or its server:
 - ``truncated``: the reply cut off at the length limit (``done_reason: length``);
 - ``repeated``: the previous call sent again instead of the next one;
 - ``http_500``: the server answers 500 (a runner crash); the agent should retry.
+
+Behaviour (``BEHAVIOUR_KINDS``; a well-formed reply that does the wrong thing, which no parser
+can see):
+
+- ``premature``: a final answer ("Done, the task is complete.") at a step that is not the last
+  (in the agent's vocabulary: text, smolagents' ``final_answer`` call, mini-swe-agent's submit
+  command);
+- ``false_claim``: a final answer saying the work is done and the checks pass, sent instead of
+  the trajectory's last step that changes the workspace (``last_work``), so the claim is false;
+- ``wrong_content``: the right tool and path, but written text (``edit_file``'s ``new_text``,
+  ``write_file``'s ``content``) that lacks what the step needs: the text the step's
+  expectation names, with one character changed (a digit off by one, or an identifier or word
+  missing its last letter). The model believes it did the step and moves on. If a later step
+  then fails after a well-formed reply (the tests still fail, the script does not print what
+  it should), it notices, repairs the file with a call of its own and tries that step again;
+  if nothing later reveals it, it gives its final answer with the file still wrong.
+
+Rates are per reply, counted where the kind applies (a reply to which a kind does not apply is
+sent clean: ``stringly`` needs a number in the arguments, ``false_claim`` the ``last_work``
+step, ``wrong_content`` a step that writes a file).
+
+Correlated errors: with ``correlation`` c, a reply that follows a corrupted reply repeats the
+same kind with probability c (where the kind applies; else the usual draw), as small models
+repeat a mistake once they have made it. A server error (``http_500``) is not a model's
+mistake and is not repeated this way. c is 0 in the "format noise" profile, so that profile
+replays exactly what it replayed before the behaviour kinds existed.
 """
 
 from __future__ import annotations
@@ -38,7 +65,7 @@ from typing import Any
 
 from _tasks import Step, Trajectory, is_text_final, render_call
 
-KINDS = (
+FORMAT_KINDS = (
     "other_format",
     "stringly",
     "double_encoded",
@@ -48,6 +75,9 @@ KINDS = (
     "repeated",
     "http_500",
 )
+BEHAVIOUR_KINDS = ("premature", "false_claim", "wrong_content")
+KINDS = FORMAT_KINDS + BEHAVIOUR_KINDS
+EARLY_FINALS = ("premature", "false_claim")
 
 DEFAULT_RATES: dict[str, float] = {
     "other_format": 0.06,
@@ -59,8 +89,33 @@ DEFAULT_RATES: dict[str, float] = {
     "repeated": 0.03,
     "http_500": 0.03,
 }
-"""Probability per reply (about 0.29 in all). Chosen, not measured: the order of magnitude
-reported for 1-8B models without grammar-constrained decoding; every script takes a scale."""
+"""Format noise, probability per reply (about 0.29 in all). Chosen, not measured: the order of
+magnitude reported for 1-8B models without grammar-constrained decoding; every script takes a
+scale."""
+
+BEHAVIOUR_RATES: dict[str, float] = {
+    "premature": 0.03,
+    "false_claim": 0.10,
+    "wrong_content": 0.05,
+}
+"""Behaviour, probability per reply where the kind applies: a premature final answer in 3% of
+replies; a false claim of success in 10% of the replies made at the last step that changes the
+workspace; wrong content in 5% of the calls that write a file. Chosen, not measured."""
+
+DEFAULT_CORRELATION = 0.5
+
+PROFILES: dict[str, tuple[dict[str, float], bool]] = {
+    "format": (DEFAULT_RATES, False),
+    "format+behaviour": ({**DEFAULT_RATES, **BEHAVIOUR_RATES}, True),
+}
+"""Noise profiles: their rates, and whether ``--correlation`` applies (else 0)."""
+
+PREMATURE_TEXTS = (
+    "Done, the task is complete.",
+    "I have finished the task.",
+    "The changes are made. Task complete.",
+)
+CLAIM_TEXT = "All done: I made the change and ran the checks; they all pass."
 
 FAMILIES = ("hermes", "mistral", "llama31", "llama32", "pythonic", "fenced")
 
@@ -70,6 +125,12 @@ wire = threading.local()
 
 def _uniform(seed: str) -> random.Random:
     return random.Random(int(hashlib.sha256(seed.encode()).hexdigest()[:16], 16))
+
+
+def last_work(steps: list[Step]) -> int | None:
+    """The index of the trajectory's last step that changes the workspace."""
+    found = [i for i, s in enumerate(steps) if "file" in (s.get("expect") or {})]
+    return found[-1] if found else None
 
 
 class NoisyModel:
@@ -82,6 +143,7 @@ class NoisyModel:
         workspace: str | Path,
         rates: dict[str, float] | None = None,
         seed: int = 0,
+        correlation: float = 0.0,
     ) -> None:
         self.trajectory = trajectory
         self.steps: list[Step] = trajectory["steps"]
@@ -89,13 +151,27 @@ class NoisyModel:
         self.workspace = Path(workspace)
         self.rates = dict(DEFAULT_RATES if rates is None else rates)
         self.seed = seed
+        self.correlation = correlation
+        self.last_work = last_work(self.steps)
         self.pointer = 0
         self.replies = 0
         self.faults = 0
         self.corruptions: list[dict[str, Any]] = []
         self.items: list[Any] = []
         self.final_sent = False
+        self.botched: list[dict[str, Any]] = []
+        """Wrong contents the model believes were right steps: ``{"step", "repair", "bad"}``."""
+        self.repairing: dict[str, Any] | None = None
+        """The botched step being repaired now, when the model has noticed one."""
+        self.repairs = 0
+        self.wrong_landed = 0
+        self.early_finals: list[dict[str, Any]] = []
+        """Early final answers sent (premature, false claims), and whether the agent asked for
+        more after one (``refused``)."""
         self._assistants = -1
+        self._last_kind: str | None = None
+        self._sent: dict[str, Any] = {"kind": None}
+        """What the last reply was: its corruption kind, and the wrong content it carried."""
         self._lock = threading.Lock()
 
     # -- what the server calls ----------------------------------------------------------------
@@ -104,22 +180,25 @@ class NoisyModel:
             messages = body.get("messages") or []
             assistants = sum(1 for m in messages if m.get("role") == "assistant")
             new_turn = assistants != self._assistants and self.replies
-            if new_turn and self._step_ran(messages):
-                self.pointer = min(self.pointer + 1, len(self.steps) - 1)
+            if new_turn:
+                self._advance(messages)
             self._assistants = assistants
             number = self.replies + self.faults
             rng = _uniform(f"{self.seed}:{self.trajectory['id']}:{number}")
-            kind = self._draw(rng)
-            item = self._reply(kind, rng)
-            if item is None:  # the kind does not apply to this step: a clean reply
-                kind, item = None, self._clean(self.steps[self.pointer])
+            kind, item = self._choose(rng, number)
             if kind is not None:
                 self.corruptions.append({"reply": number, "step": self.pointer, "kind": kind})
             if kind == "http_500":
                 self.faults += 1
             else:
                 self.replies += 1
-                if "final" in self.steps[self.pointer] and kind is None:
+                self._last_kind = kind
+                if kind in EARLY_FINALS:
+                    self.early_finals.append(
+                        {"reply": number, "step": self.pointer, "kind": kind, "refused": False}
+                    )
+                at_final = self.repairing is None and "final" in self.steps[self.pointer]
+                if at_final and kind is None:
                     self.final_sent = True
             self.items.append(item)
             return _to_item(item)
@@ -137,20 +216,68 @@ class NoisyModel:
             "replies": self.replies,
             "faults": self.faults,
             "corruptions": kinds,
+            "early_finals": self.early_finals,
+            "wrong_content_landed": self.wrong_landed,
+            "wrong_content_repaired": self.repairs,
+            "wrong_content_left": len(self.botched),
+            "last_reply": self._ending(),
         }
 
+    def _ending(self) -> str:
+        """What the model's last reply was, for a run that ended on it: an early final
+        (``premature``, ``false_claim``); the final answer over a wrong content it never
+        noticed (``wrong_content``); the final answer (``final``); else the last reply's
+        corruption, or ``call`` for a clean call."""
+        kind = self._sent["kind"]
+        if kind is None and self.final_sent and self.pointer == len(self.steps) - 1:
+            return "wrong_content" if self.botched else "final"
+        return str(kind or "call")
+
     # -- progress -------------------------------------------------------------------------------
+    def current(self) -> Step:
+        """The call the model means to make now: a repair, or the trajectory's step."""
+        return self.repairing or self.steps[self.pointer]
+
+    def _advance(self, messages: list[dict[str, Any]]) -> None:
+        """A new turn: the agent sent back what came of the last reply. Decide what the model
+        does next (see the module docstring)."""
+        if self.early_finals and self._sent["kind"] in EARLY_FINALS:
+            self.early_finals[-1]["refused"] = True  # the agent asked for more after it
+        sent = self._sent
+        # a botched file may have been put right meanwhile (a repeated call wrote it again)
+        self.botched = [
+            b
+            for b in self.botched
+            if b["repair"] is self.repairing
+            or not _changed_as_expected(self.workspace, b["repair"]["expect"])
+        ]
+        if self.repairing is not None:
+            if _changed_as_expected(self.workspace, self.repairing["expect"]):
+                self.botched = [b for b in self.botched if b["repair"] is not self.repairing]
+                self.repairing = None
+                self.repairs += 1
+            return
+        if sent["kind"] == "wrong_content" and sent.get("bad") is not None:
+            bad = sent["bad"]
+            if _landed(self.workspace, bad):  # it ran: the model believes the step is done
+                self.wrong_landed += 1
+                self.botched.append(bad)
+                self.pointer = min(self.pointer + 1, len(self.steps) - 1)
+            return
+        if self._step_ran(messages):
+            self.pointer = min(self.pointer + 1, len(self.steps) - 1)
+        elif sent["kind"] is None and self.botched and "final" not in self.steps[self.pointer]:
+            # a well-formed call that did not do what it should: the model looks back and
+            # finds the file it got wrong
+            self.repairing = self.botched[0]["repair"]
+
     def _step_ran(self, messages: list[dict[str, Any]]) -> bool:
         step = self.steps[self.pointer]
         if "final" in step:
             return False
         expect = step["expect"]
         if "file" in expect:
-            path = self.workspace / expect["file"]
-            try:
-                return expect["contains"] in path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return False
+            return _changed_as_expected(self.workspace, expect)
         last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         results = [
             str(m.get("content") or "")
@@ -161,6 +288,24 @@ class NoisyModel:
         return any(form in text for text in results for form in forms)
 
     # -- replies ---------------------------------------------------------------------------------
+    def _choose(self, rng: random.Random, number: int) -> tuple[str | None, dict[str, Any]]:
+        """The kind of this reply (None: clean) and the reply itself."""
+        self._sent = {"kind": None}
+        previous = self._last_kind
+        if self.correlation and previous is not None and previous != "http_500":
+            again = _uniform(f"{self.seed}:{self.trajectory['id']}:{number}:again")
+            if again.random() < self.correlation:
+                item = self._reply(previous, rng)
+                if item is not None:
+                    self._sent["kind"] = previous
+                    return previous, item
+        kind = self._draw(rng)
+        item = self._reply(kind, rng)
+        if item is None:  # the kind does not apply to this step: a clean reply
+            kind, item = None, self._clean(self.current())
+        self._sent["kind"] = kind
+        return kind, item
+
     def _draw(self, rng: random.Random) -> str | None:
         roll = rng.random()
         for kind in KINDS:
@@ -176,7 +321,7 @@ class NoisyModel:
         return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]}
 
     def _reply(self, kind: str | None, rng: random.Random) -> Any:
-        step = self.steps[self.pointer]
+        step = self.current()
         if kind is None:
             return self._clean(step)
         if kind == "http_500":
@@ -184,9 +329,13 @@ class NoisyModel:
         if kind == "empty":
             return {"content": ""}
         if kind == "repeated":
-            if self.pointer == 0 or "final" in self.steps[self.pointer - 1]:
+            if self.repairing is not None or self.pointer == 0:
+                return None
+            if "final" in self.steps[self.pointer - 1]:
                 return None
             return self._clean(self.steps[self.pointer - 1])
+        if kind in BEHAVIOUR_KINDS:
+            return self._behaviour(kind, step, rng)
         text_final = is_text_final(step, self.dialect)
         if kind == "truncated":
             text = (
@@ -225,6 +374,78 @@ class NoisyModel:
                 "tool_calls": [{"function": {"name": name, "arguments": encoded}}],
             }
         raise ValueError(f"unknown corruption {kind!r}")
+
+    def _behaviour(self, kind: str, step: Step, rng: random.Random) -> Any:
+        if self.repairing is not None or "final" in step:
+            return None  # a repair is done deliberately; the last step is the final answer
+        if kind == "premature":
+            return self._final(rng.choice(PREMATURE_TEXTS))
+        if kind == "false_claim":
+            return self._final(CLAIM_TEXT) if self.pointer == self.last_work else None
+        if kind == "wrong_content":
+            bad = wrong_content(step)
+            if bad is None:
+                return None
+            self._sent["bad"] = bad
+            return self._clean(bad["step"])
+        raise ValueError(f"unknown corruption {kind!r}")
+
+    def _final(self, text: str) -> dict[str, Any]:
+        """A final answer with ``text``, in the dialect's form."""
+        return self._clean({"final": text})
+
+
+def corrupt(text: str) -> str:
+    """``text`` with one character changed, as a small model gets a detail wrong: its last
+    digit off by one, else the last letter of its last word dropped."""
+    for i in range(len(text) - 1, -1, -1):
+        if text[i].isdigit():
+            return text[:i] + str((int(text[i]) + 1) % 10) + text[i + 1 :]
+    for i in range(len(text) - 1, -1, -1):
+        if text[i].isalpha():
+            return text[:i] + text[i + 1 :]
+    return text + "?"
+
+
+def wrong_content(step: Step) -> dict[str, Any] | None:
+    """A well-formed version of ``step`` (an ``edit_file`` or ``write_file`` that should leave
+    ``expect["contains"]`` in a file) whose text lacks it, and the call that repairs it:
+    ``{"step", "repair", "path", "good", "bad"}``; None for any other step."""
+    tool, expect = step.get("tool"), step.get("expect") or {}
+    field = {"edit_file": "new_text", "write_file": "content"}.get(str(tool))
+    if field is None or "file" not in expect:
+        return None
+    good = expect["contains"]
+    text = step["args"][field]
+    if good not in text:
+        return None
+    bad = corrupt(good)
+    wrong_text = text.replace(good, bad)
+    wrong = {**step, "args": {**step["args"], field: wrong_text}}
+    if tool == "edit_file":
+        args = {"path": step["args"]["path"], "old_text": wrong_text, "new_text": text}
+        repair = {"tool": "edit_file", "args": args, "expect": expect}
+    else:
+        repair = {**step}
+    return {"step": wrong, "repair": repair, "path": expect["file"], "good": good, "bad": bad}
+
+
+def _read(workspace: Path, rel: str) -> str | None:
+    try:
+        return (workspace / rel).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _changed_as_expected(workspace: Path, expect: dict[str, str]) -> bool:
+    text = _read(workspace, expect["file"])
+    return text is not None and expect["contains"] in text
+
+
+def _landed(workspace: Path, bad: dict[str, Any]) -> bool:
+    """Whether the wrong content is in the file (the agent ran the call)."""
+    text = _read(workspace, bad["path"])
+    return text is not None and bad["bad"] in text and bad["good"] not in text
 
 
 def _marker_forms(marker: str) -> set[str]:

@@ -8,7 +8,10 @@ and the peers' harnesses (in their own virtual environments) all read the same t
 Each step is a tool call ``{"tool", "args", "expect"}`` or, last, ``{"final": text}``.
 ``expect`` says how to tell that the step really ran: ``{"marker": s}`` (``s`` appears in a
 tool result sent back after the call) or ``{"file": path, "contains": s}`` (the workspace
-shows the change). ``checks`` grade the workspace at the end.
+shows the change). ``checks`` grade the workspace at the end: ``{"file", "contains"}`` or
+``{"command"}`` (exits 0 in the workspace), what a user would give localhand as verification
+(``localhand.run.verify.FileContains``, ``CommandCheck``; ``--verify`` on the command line).
+A trajectory run to its end passes all of them.
 
 A step is rendered into a *dialect*, the tool vocabulary of one agent:
 
@@ -441,7 +444,10 @@ def _fix_bug(rng: random.Random, n: int) -> Trajectory:
         "task": f"The test in test_{word}.py fails. Fix {mod} so it passes.",
         "files": {mod: code, f"test_{word}.py": test, "README.md": f"# {word}\n"},
         "steps": steps,
-        "checks": [{"file": mod, "contains": right}],
+        "checks": [
+            {"file": mod, "contains": right},
+            {"command": f"python -m unittest -q test_{word}"},
+        ],
     }
 
 
@@ -476,7 +482,10 @@ def _add_function(rng: random.Random, n: int) -> Trajectory:
         "task": f"Implement requirement 12 of SPEC.txt in {mod}.",
         "files": {mod: code, "SPEC.txt": spec},
         "steps": steps,
-        "checks": [{"file": mod, "contains": f"def double_{word}"}],
+        "checks": [
+            {"file": mod, "contains": f"def double_{word}"},
+            {"command": f"python -c 'import {word}_util as m; assert m.double_{word}(42) == 84'"},
+        ],
     }
 
 
@@ -514,6 +523,7 @@ def _rename(rng: random.Random, n: int) -> Trajectory:
         "checks": [
             {"file": "a.py", "contains": f"def {new_name}"},
             {"file": "b.py", "contains": f"return {new_name}"},
+            {"command": "python -c 'import b'"},
         ],
     }
 
@@ -568,7 +578,10 @@ def _new_file(rng: random.Random, n: int) -> Trajectory:
         "task": "Do what README.md asks.",
         "files": {"README.md": readme, "setup.cfg": "[metadata]\nname = demo\n"},
         "steps": steps,
-        "checks": [{"file": f"{word}.py", "contains": f"range({count})"}],
+        "checks": [
+            {"file": f"{word}.py", "contains": f"range({count})"},
+            {"command": f"python {word}.py | grep -q 'DONE {word}'"},
+        ],
     }
 
 
@@ -609,7 +622,10 @@ def _docs(rng: random.Random, n: int) -> Trajectory:
         "task": "Resolve the TODO in the docs and note it in docs/CHANGES.md.",
         "files": {"docs/guide.md": doc, "docs/index.md": "# Docs\n"},
         "steps": steps,
-        "checks": [{"file": "docs/guide.md", "contains": f"The {word} option"}],
+        "checks": [
+            {"file": "docs/guide.md", "contains": f"The {word} option"},
+            {"file": "docs/CHANGES.md", "contains": word},
+        ],
     }
 
 

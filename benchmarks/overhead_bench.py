@@ -1,40 +1,80 @@
-"""Per-iteration overhead: localhand's own time per loop iteration, beyond the bare round trip.
+"""Per-iteration overhead: what localhand adds to each loop iteration, first as a user runs it
+(``localhand run``), then broken down in process.
 
-The scripted 30-step task (29 tool calls and a final answer over a small Python package) runs
-through the whole loop and the real tools, with ``OllamaModel`` against the fake Ollama server
-in another process, answering at once. Then a bare client (``http.client``, one kept-alive
-connection) sends the same 30 chat requests and gets the same replies. localhand's time per
-iteration is
+**The command line** (``cli``, the headline). ``localhand run TASK --agentic --backend ollama
+--json`` is started as a user starts it (the console script, a fresh process, compiled modules
+cached as in an installed package, recording to its SQLite store in a temporary
+``LOCALHAND_HOME``, commands in its default sandbox) on the scripted 30-step task (29 tool
+calls and a final answer over a small Python package; ``_tasks.thirty_step_task``), in a real
+git repository (the task's files committed), against the fake Ollama server in another
+process, answering at once. The server stamps each request's arrival. Then a bare baseline
+does the same work without localhand, in a fresh copy of the repository: a bare client
+(``http.client``, one kept-alive connection) sends the same 30 chat requests, and between
+them the same tool calls are done as plainly as a program can (each command run with
+``bash -c`` in the environment ``localhand run`` had, files read and written with
+``pathlib``, the search with ``re``). The commands run ``python`` from this virtual
+environment, first on ``PATH`` (see ``cli_env`` and ``PYCACHE``). For each iteration,
+localhand's time is
+
+    (time from its request's arrival to the next request's arrival, or to the process's exit
+     after the last one) - (the bare round trip + the bare tool work)
+
+so it counts everything localhand adds, its tools' own machinery included: the command
+supervisor and sandbox, argument checking, events and their recording, the git snapshot and
+diff, the workspace change tracker, the end of the run. ``localhand_ms_per_iteration`` is the
+sum over the 30 iterations / 30 (median of ``--runs``); then its parts: an iteration with a
+file tool, one with a command (compare ``sandbox_bench.py``'s ``localhand_adds_ms``), the
+first tool call of the run and its first command (one-off costs: imports, the sandbox probe),
+and the end of the run (from the final answer to the process's exit). Start-up (process start
+to the first chat request) is not in the per-iteration figure; it is reported beside it
+(``startup_bench.py`` measures it in detail). There is no CPU-time figure for the command
+line: the kernel does not pass the CPU time of the sandboxed commands up to their parents
+(bubblewrap's PID namespace), so the process tree's CPU time would leave the commands out
+while the baseline's counts them.
+
+**In process** (the breakdown). The same task runs through ``Agent.run`` in this process,
+with ``OllamaModel`` and the real tools, without recording (no store, no CLI) and outside git;
+localhand's time per iteration is
 
     (wall time of Agent.run - time inside the tools - bare client's time) / iterations
 
-so it counts everything localhand adds: building messages, its HTTP layer, parsing,
-guardrails, events, the workspace change tracker, and its ``/api/show`` and ``/api/ps`` requests.
+where "time inside the tools" is the tools' whole time, localhand's own work in them included
+(the command supervisor, about 11 ms a command: see ``sandbox_bench.py``): this figure is the
+loop alone; what the command line's figure has beyond it is recording, git and the tools'
+machinery. The first run is a warm-up and is not counted. It counts building messages, the
+HTTP layer, parsing, guardrails, events, the workspace change tracker, and the ``/api/show``
+and ``/api/ps`` requests.
 
 The bare client runs twice. Back to back, its requests find the server and both processes' CPU
-caches hot: 1.7 ms a round trip here. In the loop, every request follows a tool (for this task
-often a ``python -m unittest`` in a child process), after which the same request takes about
-3 ms, for the bare client as much as for localhand. So the headline baseline
-(``bare_client_ms``) replays the requests with the same tool calls run between them, untimed,
-in a workspace of its own; ``bare_back_to_back_ms`` is the other one, and
-``localhand_ms_per_iteration_vs_back_to_back`` the overhead measured against it.
+caches hot. In the loop, every request follows a tool (for this task often a
+``python -m unittest`` in a child process), after which the same request takes longer, for
+the bare client as much as for localhand. So the baseline (``bare_client_ms``) replays the
+requests with the same tool calls run between them, untimed, in a workspace of its own;
+``bare_back_to_back_ms`` is the other one, and ``localhand_ms_per_iteration_vs_back_to_back``
+the overhead measured against it.
 
 The same difference in CPU time of this process (``localhand_cpu_ms_per_iteration``: the fake
 server is another process, the tools' commands are children) is much less disturbed by whatever
 else the machine runs. The official ``ollama`` client replays the requests back to back too
 (``ollama_client_ms``: what localhand used before it spoke the wire itself). And the same task
 runs with the in-process ScriptedModel (no HTTP; that model deep-copies every request it
-records, which the loop then pays for). Prints one JSON object. ``--profile FILE`` writes a
-pyinstrument text profile of one run (``pip install pyinstrument``).
+records, which the loop then pays for). Prints one JSON object, the command line's figures
+first. ``--profile FILE`` writes a pyinstrument text profile of one in-process run
+(``pip install pyinstrument``); ``--no-cli`` skips the command line (``patch_gains.py``).
 
-    python benchmarks/overhead_bench.py [--runs 5] [--filler-files 12] [--profile FILE]
+    python benchmarks/overhead_bench.py [--runs 5] [--filler-files 12] [--profile FILE] [--no-cli]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
 import shutil
+import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +82,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    BENCH,
     MODEL,
     BareClient,
     FakeServer,
@@ -54,6 +95,7 @@ from _common import (
 )
 from _noisy import clean_replies
 from _tasks import check_workspace, thirty_step_task, write_workspace
+from startup_bench import localhand_command
 
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel
@@ -170,18 +212,269 @@ def ollama_client_replay(server: FakeServer, requests: list[dict], replies: list
     return time.perf_counter() - started
 
 
+# -- the command line -----------------------------------------------------------------------
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+}
+FILE_TOOLS = ("read_file", "write_file", "edit_file", "list_directory", "search_files")
+
+
+def git_workspace(root: Path, trajectory: dict[str, Any]) -> Path:
+    """The task's files in a new git repository, committed."""
+    workspace = write_workspace(Path(tempfile.mkdtemp(dir=root)), trajectory)
+    env = {**os.environ, **GIT_ENV}
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        subprocess.run(["git", *command], cwd=workspace, env=env, check=True)
+    return workspace
+
+
+PYCACHE = BENCH / ".pycache"
+"""Where ``localhand run`` caches compiled modules here. Not under ``/tmp`` or ``$HOME``: the
+commands inherit ``PYTHONPYCACHEPREFIX``, and the sandbox gives them a private ``/tmp`` and
+hides ``$HOME``, so a prefix there would make every Python command compile the standard
+library it imports again (hundreds of milliseconds a command, none of it localhand's)."""
+
+
+def cli_env(root: Path) -> dict[str, str]:
+    """The environment of ``localhand run``: its store in a temporary ``LOCALHAND_HOME``,
+    compiled modules cached as in an installed package (see ``startup_bench.py``; ``PYCACHE``),
+    for localhand and for the standard library the task's commands import."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    # the task's commands run ``python``: this virtual environment's, as for a user working in
+    # one (not a version manager's shim, a shell script that adds its own time and noise)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["LOCALHAND_HOME"] = str(root / "home")
+    env["NO_COLOR"] = "1"
+    env.pop("OLLAMA_HOST", None)
+    return env
+
+
+def cli_once(
+    server: FakeServer, trajectory: dict[str, Any], root: Path, env: dict[str, str]
+) -> dict[str, Any]:
+    """One ``localhand run`` of the task, and the arrival time of each of its requests."""
+    workspace = git_workspace(root, trajectory)
+    server.load({"mode": "replay", "items": clean_replies(trajectory, "tools")})
+    command = [
+        *localhand_command(),
+        "run",
+        trajectory["task"],
+        "--agentic",
+        "--workspace",
+        str(workspace),
+        "--model",
+        MODEL,
+        "--host",
+        server.url,
+        "--backend",
+        "ollama",
+        "--max-iterations",
+        "40",
+        "--json",
+    ]
+    started_at = time.time()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    ended_at = time.time()
+    log = server.log()
+    chats = [r["t"] for r in chat_requests(log)]
+    intervals = [b - a for a, b in zip(chats, [*chats[1:], ended_at], strict=True)]
+    try:
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        result = {"status": "unreadable", "stderr": done.stderr[-1500:]}
+    return {
+        "exit_code": done.returncode,
+        "status": result.get("status"),
+        "iterations": result.get("iterations_used"),
+        "git_snapshot": bool((result.get("git") or {}).get("before")),
+        "checks_failed": check_workspace(workspace, trajectory["checks"]),
+        "whole": ended_at - started_at,
+        "to_first_request": log["requests"][0]["t"] - started_at if log["requests"] else None,
+        "to_first_chat": chats[0] - started_at if chats else None,
+        "intervals": intervals,
+        "log": log,
+        "events_recorded": recorded_events(Path(env["LOCALHAND_HOME"]), result.get("task_id")),
+        "stderr": done.stderr[-1500:] if done.returncode else "",
+    }
+
+
+def recorded_events(home: Path, task_id: str | None) -> int | None:
+    """How many events of the run the store holds (to show it recorded)."""
+    database = home / "runs.db"
+    if not task_id or not database.exists():
+        return None
+    with sqlite3.connect(database) as db:
+        row = db.execute(
+            "SELECT count(*) FROM events JOIN runs ON events.run_id = runs.id "
+            "WHERE runs.task_id = ?",
+            (task_id,),
+        ).fetchone()
+    return int(row[0]) if row else None
+
+
+def bare_work(workspace: Path, step: dict[str, Any], env: dict[str, str]) -> None:
+    """A tool call's work done as plainly as a program can, without localhand (a command in
+    ``env``)."""
+    tool, args = step["tool"], step["args"]
+    path = workspace / str(args.get("path", "."))
+    if tool == "run_command":
+        command = ["bash", "-c", args["command"]]
+        subprocess.run(command, cwd=workspace, capture_output=True, env=env)
+    elif tool == "read_file":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        start, end = args.get("start_line") or 1, args.get("end_line") or len(lines)
+        _ = "\n".join(lines[start - 1 : end])
+    elif tool == "write_file":
+        path.write_text(args["content"], encoding="utf-8")
+    elif tool == "edit_file":
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(args["old_text"], args["new_text"], 1), encoding="utf-8")
+    elif tool == "list_directory":
+        _ = sorted(entry.name for entry in os.scandir(path))
+    elif tool == "search_files":
+        pattern, found = re.compile(args["pattern"]), []
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    found += [line for line in f if pattern.search(line)]
+    else:
+        raise ValueError(tool)
+
+
+def bare_cli_baseline(
+    server: FakeServer,
+    requests: list[dict[str, Any]],
+    replies: list[Any],
+    trajectory: dict[str, Any],
+    root: Path,
+    env: dict[str, str],
+) -> tuple[list[float], list[float]]:
+    """The bare client's round trip for each request and the bare work of the tool call that
+    follows it (0 after the last), in a fresh copy of the repository. The commands get the
+    environment ``localhand run`` had, writing no compiled modules (as in the sandbox, where the
+    cache is read-only)."""
+    env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
+    workspace = git_workspace(root, trajectory)
+    steps = [s for s in trajectory["steps"] if "tool" in s]
+    server.load({"mode": "replay", "items": replies})
+    trips, work = [], []
+    with BareClient(server.url) as client:
+        for number, request in enumerate(requests):
+            started = time.perf_counter()
+            client.post(request["path"], request["body"])
+            trips.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            if number < len(steps):
+                bare_work(workspace, steps[number], env)
+            work.append(time.perf_counter() - started)
+    return trips, work
+
+
+def cli_section(
+    server: FakeServer, trajectory: dict[str, Any], root: Path, runs: int
+) -> dict[str, Any]:
+    env = cli_env(root)
+    scratch = write_workspace(Path(tempfile.mkdtemp(dir=root)), trajectory)
+    for step in trajectory["steps"]:  # cache what the commands import, as an installation has
+        if step.get("tool") == "run_command":
+            command = step["args"]["command"]
+            subprocess.run(["bash", "-c", command], cwd=scratch, env=env, capture_output=True)
+    cli_once(server, trajectory, root, env)  # warm-up: compiles and caches localhand
+    tools = [s["tool"] for s in trajectory["steps"] if "tool" in s]
+    first_command = tools.index("run_command")
+    rows = []
+    for _ in range(runs):
+        run = cli_once(server, trajectory, root, env)
+        requests = chat_requests(run["log"])
+        trips, work = bare_cli_baseline(
+            server, requests, run["log"]["replies"], trajectory, root, env
+        )
+        extra = [i - t - w for i, t, w in zip(run["intervals"], trips, work, strict=True)]
+        files = [x for n, x in enumerate(extra[1 : len(tools)], 1) if tools[n] in FILE_TOOLS]
+        commands = [x for n, x in enumerate(extra[: len(tools)]) if tools[n] == "run_command"][1:]
+        rows.append(
+            {
+                **{k: run[k] for k in ("exit_code", "status", "iterations", "git_snapshot")},
+                **{k: run[k] for k in ("checks_failed", "events_recorded", "stderr")},
+                "whole": run["whole"],
+                "to_first_request": run["to_first_request"],
+                "to_first_chat": run["to_first_chat"],
+                "from_first_chat": sum(run["intervals"]),
+                "bare_round_trips": sum(trips),
+                "bare_work": sum(work),
+                "bare_commands": sum(
+                    w for n, w in enumerate(work[: len(tools)]) if tools[n] == "run_command"
+                ),
+                "per_iteration": sum(extra) / len(extra),
+                "file_tool_iteration": statistics.median(files),
+                "command_iteration": statistics.median(commands),
+                "first_tool_call": extra[0] - statistics.median(files),
+                "first_command": extra[first_command] - statistics.median(commands),
+                "end_of_run": extra[-1],
+                "chat_requests": len(requests),
+            }
+        )
+    first = rows[0]
+
+    def med(key: str) -> dict[str, float]:
+        return summary([ms(r[key]) for r in rows])
+
+    return {
+        "what": "localhand run --agentic --backend ollama --json, 30-step task, git repository, "
+        "recording to the store, commands in the default sandbox",
+        "localhand_ms_per_iteration": med("per_iteration"),
+        "iteration_with_a_file_tool_ms": med("file_tool_iteration"),
+        "iteration_with_a_command_ms": med("command_iteration"),
+        "first_tool_call_once_ms": med("first_tool_call"),
+        "first_command_once_ms": med("first_command"),
+        "end_of_run_once_ms": med("end_of_run"),
+        "start_to_first_request_ms": med("to_first_request"),
+        "start_to_first_chat_ms": med("to_first_chat"),
+        "whole_run_ms": med("whole"),
+        "first_chat_to_exit_ms": med("from_first_chat"),
+        "bare_round_trips_ms": med("bare_round_trips"),
+        "bare_tool_work_ms": med("bare_work"),
+        "bare_commands_ms": med("bare_commands"),
+        "commands": tools.count("run_command"),
+        "file_tool_calls": sum(t in FILE_TOOLS for t in tools),
+        "run": {
+            k: first[k]
+            for k in (
+                "exit_code",
+                "status",
+                "iterations",
+                "chat_requests",
+                "git_snapshot",
+                "events_recorded",
+                "checks_failed",
+                "stderr",
+            )
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="measured runs (after one warm-up)")
     parser.add_argument("--filler-files", type=int, default=12, help="extra files in the workspace")
     parser.add_argument("--profile", type=Path, help="write a pyinstrument profile here")
+    parser.add_argument("--no-cli", action="store_true", help="only the in-process figures")
     args = parser.parse_args(argv)
 
     trajectory = thirty_step_task(args.filler_files)
     root = Path(tempfile.mkdtemp(prefix="lh-overhead-"))
     runs: list[dict[str, Any]] = []
+    cli = None
     try:
         with FakeServer() as server:
+            if not args.no_cli:
+                cli = cli_section(server, trajectory, root, args.runs)
             run_once(server, trajectory, root)  # warm-up: imports, the server's first load
             for _ in range(args.runs):
                 run = run_once(server, trajectory, root)
@@ -223,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
         {
             "benchmark": "overhead",
             "machine": machine(),
+            "load_average": os.getloadavg(),
+            "cli": cli,
             "task": {
                 "iterations": n,
                 "tool_calls": sum(1 for s in trajectory["steps"] if "tool" in s),

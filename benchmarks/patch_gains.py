@@ -6,7 +6,8 @@ the ``src/`` of a git revision (``--rev REV``, repeatable: how much faster the c
 than at REV). The variants are measured in alternating rounds so that whatever else the
 machine does affects them alike. Per variant:
 
-- ``overhead_bench.py`` (localhand's wall and CPU time per iteration on the 30-step task);
+- ``overhead_bench.py --no-cli`` (localhand's wall and CPU time per iteration on the 30-step
+  task, in process: the loop alone, without the command line's recording and git);
 - in ``--starts`` interleaved rounds, the import of the CLI path (``localhand.cli`` and the
   backends) as CPU time of the child, and the time from ``localhand run --backend ollama`` to
   its first request, bytecode cache warm; the fastest of the rounds is kept, since other load
@@ -86,7 +87,7 @@ def _imported_from(env: dict[str, str]) -> str:
 
 def measure_loop(env: dict[str, str], runs: int) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, str(BENCH / "overhead_bench.py"), "--runs", str(runs)],
+        [sys.executable, str(BENCH / "overhead_bench.py"), "--runs", str(runs), "--no-cli"],
         capture_output=True,
         text=True,
         env=env,

@@ -1,28 +1,45 @@
-"""Prompt economy and prompt-cache friendliness of localhand on the scripted 30-step task.
+"""Prompt economy and prompt-cache friendliness of localhand on the scripted 30-step task, and
+localhand's token estimate against real tokenizers.
 
-- ``fixed_prompt``: tokens of the system prompt and of the default tools' schemas, counted
-  with a real tokenizer (Gemma 3's, from the GGUF package the project already uses; see
-  ``_common.Tokenizer``), both bare and as Qwen's chat template wraps the schemas;
-  target: at most 1,200 tokens together.
+- ``fixed_prompt``: tokens of the system prompt and of the default tools' schemas, both bare
+  and as Qwen's chat template wraps the schemas; target: at most 1,200 tokens together.
 - ``thirty_steps``: prompt tokens of each request of the 30-step task (as recorded by the
   fake server, rendered the way a Qwen-style template renders them), their growth, the total,
   the final context, "prefill amplification" (total prompt tokens sent / final context), and
-  what a server with a warm prompt cache would have to prefill.
-- ``cache``: the fraction of requests whose messages extend the previous request's messages
-  byte for byte, with identical tools (target: 100% until compaction). Also run with a small
-  context window (``num_ctx_max`` 4096), where localhand compacts the history: the first break
-  should be the compaction.
+  what a server with a warm prompt cache would have to prefill, with and without the reloads.
+- ``cache`` (the headline): how many requests **reuse** the server's prompt cache: their
+  messages extend the previous request's byte for byte, with identical tools, *and* they ask
+  for the same ``num_ctx`` (Ollama reloads the model on any change of ``num_ctx``, and the
+  reloaded model prefills the whole prompt again: seconds for an 8B model). The fake server
+  counts the loads. Then the breakdown: how many extend the previous request whatever the
+  window, and where ``num_ctx`` changed. Also run with a small context window
+  (``num_ctx_max`` 4096), where localhand compacts the history: the breaks should be the
+  compactions. These figures change when localhand fixes ``num_ctx`` once per run.
+- ``tokens``: counts with every real tokenizer available offline (``_common.tokenizers()``):
+  Gemma 3's, which the project's own dependency ships, and, after
+  ``python benchmarks/fetch_vocabs.py``, Qwen2/2.5/3's, Llama 3's and Phi-3's vocabularies
+  from llama-cpp-python's source distribution. For each, the fixed prompt, the task's first,
+  last and total prompt tokens, and localhand's estimate (``localhand.run.tokens``) against the
+  tokenizer, on the last request and on several kinds of text: prose (the paragraphs of this
+  repository's Markdown), Python source, the same through ``read_file`` (line numbers), JSON
+  (tool schemas, the task's tool calls, a Result), and shell output (``git log --stat``,
+  ``ls -l``, ``pip list``, unittest's verbose output). A ratio above 1 means localhand
+  underestimates (the prompt is longer than it thinks).
 
-Prints one JSON object.
+Counts of the breakdown use the first tokenizer (Gemma 3's), as in earlier editions. Prints
+one JSON object.
 
-    python benchmarks/prompt_bench.py
+    python benchmarks/prompt_bench.py [--small-window 4096]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,12 +49,15 @@ from _common import (
     MODEL,
     QWEN_TOOLS_HEAD,
     QWEN_TOOLS_TAIL,
+    REPO,
     FakeServer,
     Tokenizer,
     chat_requests,
     economy,
     emit,
     machine,
+    prompt_tokens,
+    tokenizers,
 )
 from _noisy import clean_replies
 from _tasks import thirty_step_task, write_workspace
@@ -47,8 +67,9 @@ from localhand.models.ollama import OllamaModel
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.prompt import SYSTEM_PROMPT
-from localhand.run.tokens import estimate_prompt_tokens
+from localhand.run.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.tools import default_tools
+from localhand.types import ToolCall
 
 TARGET_FIXED = 1200
 
@@ -89,14 +110,110 @@ def run_task(server: FakeServer, root: Path, num_ctx_max: int | None) -> dict[st
     result = agent.run(trajectory["task"])
     model.close()
     warnings = [e.message for e in log.events if isinstance(e, Warning)]
-    return {"result": result, "log": server.log(), "warnings": warnings}
+    unittest = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v"], cwd=workspace, capture_output=True, text=True
+    )
+    return {
+        "result": result,
+        "log": server.log(),
+        "warnings": warnings,
+        "unittest_output": unittest.stdout + unittest.stderr,
+    }
+
+
+# -- kinds of text ------------------------------------------------------------------------------
+
+
+def prose() -> str:
+    """The paragraphs of this repository's Markdown: no code blocks, tables or headings."""
+    paragraphs, fenced = [], False
+    for path in sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")]):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("```"):
+                fenced = not fenced
+            elif not fenced and re.match(r"[A-Za-z]", line) and "|" not in line:
+                paragraphs.append(line)
+    return "\n".join(paragraphs)
+
+
+def shell(command: list[str], cwd: Path = REPO) -> str:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    return done.stdout + done.stderr
+
+
+def texts(normal: dict[str, Any]) -> dict[str, str]:
+    """Samples of each kind of text an agent's prompt is made of."""
+    sources = sorted((REPO / "src" / "localhand" / "run").glob("*.py"))
+    code = "\n".join(path.read_text(encoding="utf-8") for path in sources)
+    registry = default_tools(REPO)
+    read = "\n".join(
+        registry.execute(ToolCall("read_file", {"path": str(path.relative_to(REPO))})).content
+        for path in sources
+    )
+    requests = chat_requests(normal["log"])
+    calls = [
+        json.dumps(call["function"], ensure_ascii=False)
+        for message in requests[-1]["body"]["messages"]
+        for call in message.get("tool_calls") or []
+    ]
+    definitions = default_tools(tempfile.gettempdir()).definitions()
+    json_text = "\n".join(
+        [
+            *(json.dumps(d, ensure_ascii=False) for d in definitions),
+            *calls,
+            json.dumps(normal["result"].to_dict(), ensure_ascii=False, indent=2),
+        ]
+    )
+    pip = [sys.executable, "-m", "pip", "list", "--disable-pip-version-check"]
+    shell_text = "\n".join(
+        [
+            shell(["git", "log", "--stat", "-n", "25", "--no-color"]),
+            shell(["ls", "-l", "src/localhand", "src/localhand/run", "tests"]),
+            shell(pip),
+            normal["unittest_output"],
+        ]
+    )
+    return {
+        "prose": prose(),
+        "python_source": code,
+        "read_file_output": read,
+        "json": json_text,
+        "shell_output": shell_text,
+    }
+
+
+def estimate_table(toks: list[Tokenizer], samples: dict[str, str], last: dict) -> dict:
+    """Each tokenizer's count of each sample (and of the last request), localhand's estimate,
+    and their ratio (above 1: localhand underestimates)."""
+    estimate_last = estimate_prompt_tokens(last["messages"], last.get("tools"))
+    table: dict[str, Any] = {}
+    for tok in toks:
+        rows: dict[str, Any] = {}
+        for kind, text in samples.items():
+            counted, estimated = tok.count(text), estimate_text_tokens(text)
+            rows[kind] = {
+                "chars": len(text),
+                "tokens": counted,
+                "estimate": estimated,
+                "ratio": round(counted / estimated, 3),
+                "chars_per_token": round(len(text) / counted, 2),
+            }
+        counted_last = sum(prompt_tokens(last, tok))
+        rows["last_request_of_the_task"] = {
+            "tokens": counted_last,
+            "estimate": estimate_last,
+            "ratio": round(counted_last / estimate_last, 3),
+        }
+        table[tok.name] = rows
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small-window", type=int, default=4096, help="num_ctx_max to compact")
     args = parser.parse_args(argv)
-    tok = Tokenizer()
+    toks = tokenizers()
+    tok = toks[0]
     root = Path(tempfile.mkdtemp(prefix="lh-prompt-"))
     try:
         with FakeServer() as server:
@@ -110,11 +227,51 @@ def main(argv: list[str] | None = None) -> int:
     estimate = estimate_prompt_tokens(last["messages"], last.get("tools"))
     small_requests = chat_requests(small["log"])
     small_stats = economy(small_requests, tok, small["result"].output)
+    loads = normal["log"].get("loads", [])
+    per_tokenizer = {}
+    for other in toks:
+        counted = economy(requests, other, normal["result"].output)
+        per_tokenizer[other.name] = {
+            "vocabulary": other.vocabulary,
+            "fixed_prompt": {
+                k: v
+                for k, v in fixed_prompt(other).items()
+                if k.endswith("_tokens") and k != "target_tokens"
+            },
+            "prompt_tokens_first": counted["prompt_tokens_first"],
+            "prompt_tokens_last": counted["prompt_tokens_last"],
+            "prompt_tokens_total": counted["prompt_tokens_total"],
+            "prefill_tokens_with_warm_cache_and_reloads": counted[
+                "prefill_tokens_with_warm_cache_and_reloads"
+            ],
+        }
     emit(
         {
             "benchmark": "prompt",
             "machine": machine(),
+            "load_average": os.getloadavg(),
             "tokenizer": tok.name,
+            "tokenizers": [t.name for t in toks],
+            "cache": {
+                "reuse_requests": stats["cache_reuse_requests"],
+                "comparable_requests": stats["cache_comparable_requests"],
+                "what_reuse_means": "the request extends the previous one byte for byte, with "
+                "the same tools and the same num_ctx (no reload)",
+                "model_loads_during_the_run": loads,
+                "num_ctx_sent": stats["num_ctx_sent"],
+                "num_ctx_changes_at_request": stats["num_ctx_changes_at"],
+                "extends_fraction": stats["cache_extends_fraction"],
+                "breaks": stats["cache_breaks"],
+                "prefill_tokens_with_warm_cache_and_reloads": stats[
+                    "prefill_tokens_with_warm_cache_and_reloads"
+                ],
+                "prefill_tokens_with_warm_cache_without_reloads": stats[
+                    "prefill_tokens_with_warm_cache"
+                ],
+                "note": "Ollama reloads the model, and so loses its prompt cache, whenever "
+                "num_ctx changes between requests; this changes when num_ctx is fixed per run",
+                "target": 1.0,
+            },
             "fixed_prompt": fixed_prompt(tok),
             "thirty_steps": {
                 "status": normal["result"].status,
@@ -122,29 +279,28 @@ def main(argv: list[str] | None = None) -> int:
                 "server_reported_prompt_tokens_total": normal["result"].tokens_in,
                 **{k: v for k, v in stats.items() if k != "cache_breaks"},
             },
-            "cache": {
-                "extends_fraction": stats["cache_extends_fraction"],
-                "breaks": stats["cache_breaks"],
-                "num_ctx_changes": stats["num_ctx_changes"],
-                "note": "Ollama reloads the model, and so loses its prompt cache, whenever "
-                "num_ctx changes between requests",
-                "target": 1.0,
-            },
             "estimate_vs_tokenizer": {
                 "localhand_estimate_last_request": estimate,
                 "tokenizer_last_request": stats["prompt_tokens_last"],
                 "ratio": round(stats["prompt_tokens_last"] / estimate, 2) if estimate else None,
                 "note": "localhand sizes num_ctx and decides compaction from its estimate "
-                "(character classes, calibrated on this tokenizer; see localhand.run.tokens); "
-                "a ratio above 1 means it underestimates",
+                "(character classes, calibrated on Gemma 3's tokenizer; see "
+                "localhand.run.tokens); a ratio above 1 means it underestimates",
+            },
+            "tokens": {
+                "per_tokenizer": per_tokenizer,
+                "estimate_by_kind_of_text": estimate_table(toks, texts(normal), last),
             },
             "small_window": {
                 "num_ctx_max": args.small_window,
                 "status": small["result"].status,
                 "iterations": small["result"].iterations_used,
                 "compaction_warnings": [w for w in small["warnings"] if "compact" in w],
+                "reuse_requests": small_stats["cache_reuse_requests"],
                 "extends_fraction": small_stats["cache_extends_fraction"],
                 "breaks": small_stats["cache_breaks"],
+                "num_ctx_sent": small_stats["num_ctx_sent"],
+                "model_loads_during_the_run": small["log"].get("loads", []),
                 "prompt_tokens_total": small_stats["prompt_tokens_total"],
                 "prompt_tokens_last": small_stats["prompt_tokens_last"],
             },

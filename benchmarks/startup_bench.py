@@ -4,11 +4,18 @@ request reaching the server.
 - ``import``: wall time of ``python -c "import localhand"`` (and of ``localhand.cli``, what
   the console script imports before it parses its arguments) minus ``python -c "pass"``
   (median of ``--runs``), and the slowest imports by ``python -X importtime``.
-- ``run_to_first_request``: ``localhand run TASK --host URL --json`` is started as a user
-  would start it (the console script, a fresh process) against the fake server; the time is
-  from just before the process starts to the arrival of the first request, of any kind, and of
-  the first ``/api/chat``. Measured with ``--backend auto`` (the default: it probes Ollama
-  first) and ``--backend ollama``. The run store goes to a temporary ``LOCALHAND_HOME``.
+- ``run_to_first_request_in_git_repository`` (the headline): ``localhand run TASK --host URL
+  --json`` is started as a user would start it (the console script, a fresh process, recording
+  to its store in a temporary ``LOCALHAND_HOME``) against the fake server, in a git repository
+  of ``--files`` files (2,000 by default: a Python project's tree, generated in a temporary
+  directory and committed); the time is from just before the process starts to the arrival of
+  the first request, of any kind, and of the first ``/api/chat`` (when the model gets the
+  task: what a user waits for). Measured with ``--backend auto`` (the default: it probes
+  Ollama first) and ``--backend ollama``. What the repository adds is localhand's work before
+  the first chat request: the git snapshot of the workspace (``run/gitstate.py``) and the
+  change tracker's first walk.
+- ``run_to_first_request``: the same in a workspace of one file, not a git repository (the
+  figure of earlier editions: the least a start can cost).
 
 Python caches compiled modules (``__pycache__``); an installed package has them from the
 first run on. ``PYTHONDONTWRITEBYTECODE=1`` (set in some sandboxes, this one included) stops
@@ -21,7 +28,7 @@ first request (``DEPENDENCIES``): no start-up of ``localhand run`` can be shorte
 
 Prints one JSON object. Target: first request within 0.3 s.
 
-    python benchmarks/startup_bench.py [--runs 7]
+    python benchmarks/startup_bench.py [--runs 7] [--files 2000] [--cold]
 """
 
 from __future__ import annotations
@@ -92,10 +99,54 @@ def localhand_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "localhand"]
 
 
-def first_request(server: FakeServer, backend: str, root: Path, env: dict[str, str]) -> dict:
-    workspace = root / f"ws-{backend}-{time.monotonic_ns()}"
-    workspace.mkdir()
-    (workspace / "README.md").write_text("# demo\n")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+}
+
+
+def make_repository(path: Path, files: int) -> Path:
+    """A git repository of ``files`` files shaped like a Python project (packages of modules
+    of 20-60 lines, their tests, some docs), committed."""
+    path.mkdir(parents=True)
+    (path / "README.md").write_text("# project\n\nA generated repository for the benchmark.\n")
+    (path / "pyproject.toml").write_text('[project]\nname = "project"\nversion = "1.0"\n')
+    made = 2
+    for n in range(files - made):
+        package, kind = n % 40, n % 10
+        if kind == 9:
+            rel = f"docs/section_{package:02d}/page_{n:04d}.md"
+            text = f"# Page {n}\n\n" + f"Paragraph about part {n} of the project.\n" * (n % 7 + 3)
+        elif kind == 8:
+            rel = f"tests/pkg_{package:02d}/test_mod_{n:04d}.py"
+            text = f"from pkg_{package:02d}.mod_{n - 1:04d} import f_{n - 1}\n\n\n"
+            text += f"def test_f_{n}():\n    assert f_{n - 1}(1) == {n}\n"
+        else:
+            rel = f"src/pkg_{package:02d}/mod_{n:04d}.py"
+            body = "".join(f"    value = value + {i}  # step {i}\n" for i in range(n % 40 + 10))
+            text = f'"""Module {n}."""\n\n\ndef f_{n}(value):\n{body}    return value\n'
+        target = path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    env = {**os.environ, **GIT_ENV}
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        subprocess.run(["git", *command], cwd=path, env=env, check=True)
+    return path
+
+
+def first_request(
+    server: FakeServer,
+    backend: str,
+    root: Path,
+    env: dict[str, str],
+    workspace: Path | None = None,
+) -> dict:
+    if workspace is None:
+        workspace = root / f"ws-{backend}-{time.monotonic_ns()}"
+        workspace.mkdir()
+        (workspace / "README.md").write_text("# demo\n")
     call = {"function": {"name": "list_directory", "arguments": {"path": "."}}}
     server.load({"mode": "replay", "items": [{"content": "", "tool_calls": [call]}, "Done."]})
     command = [
@@ -136,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--cold", action="store_true", help="also measure without bytecode cache")
+    parser.add_argument("--files", type=int, default=2000, help="files in the git repository")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="lh-startup-"))
     base = {**os.environ, "LOCALHAND_HOME": str(root / "home"), "NO_COLOR": "1"}
@@ -144,17 +196,28 @@ def main(argv: list[str] | None = None) -> int:
     warm["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     cold = {**base, "PYTHONDONTWRITEBYTECODE": "1"}
     cold.pop("PYTHONPYCACHEPREFIX", None)
-    output: dict[str, Any] = {"benchmark": "startup", "machine": machine(), "runs": args.runs}
+    output: dict[str, Any] = {
+        "benchmark": "startup",
+        "machine": machine(),
+        "load_average": os.getloadavg(),
+        "runs": args.runs,
+        "git_repository_files": args.files,
+    }
+    repository = make_repository(root / "repository", args.files)
     try:
         with FakeServer() as server:
             for label, env in [("warm_bytecode", warm)] + ([("cold", cold)] if args.cold else []):
                 timed_python("import localhand.cli, localhand.models.auto", env)  # compile once
                 output[label] = {
-                    "import": import_times(args.runs, env),
+                    "run_to_first_request_in_git_repository": {
+                        backend: startup(server, backend, root, env, args.runs, repository)
+                        for backend in ("auto", "ollama")
+                    },
                     "run_to_first_request": {
                         backend: startup(server, backend, root, env, args.runs)
                         for backend in ("auto", "ollama")
                     },
+                    "import": import_times(args.runs, env),
                 }
             output["dependency_floor_ms"] = summary(
                 [
@@ -170,10 +233,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def startup(
-    server: FakeServer, backend: str, root: Path, env: dict[str, str], count: int
+    server: FakeServer,
+    backend: str,
+    root: Path,
+    env: dict[str, str],
+    count: int,
+    workspace: Path | None = None,
 ) -> dict[str, Any]:
-    first_request(server, backend, root, env)  # warm the page cache
-    runs = [first_request(server, backend, root, env) for _ in range(count)]
+    first_request(server, backend, root, env, workspace)  # warm the page cache
+    runs = [first_request(server, backend, root, env, workspace) for _ in range(count)]
     firsts = [r["first_request_s"] for r in runs if r["first_request_s"] is not None]
     chats = [r["first_chat_s"] for r in runs if r["first_chat_s"] is not None]
     return {

@@ -6,8 +6,9 @@ peer's own virtual environment, next to nothing of localhand's.
 ``JOBS.json``: ``{"url", "control", "jobs": [{"id", "task", "workspace", "max_steps",
 "load"}]}``. For each job the harness posts ``load`` to the fake server's control port, builds
 the agent, runs it on ``task`` in ``workspace`` and writes one result per job to ``OUT.json``:
-``{"id", "finished", "output", "error", "wall_s", "cpu_s", "tool_s", "tool_cpu_s"}``, plus
-``import_s``, the time the agent's package took to import, once.
+``{"id", "finished", "output", "error", "wall_s", "cpu_s", "tool_s", "tool_cpu_s", "extra"}``,
+plus ``import_s``, the time the agent's package took to import, once. ``extra`` is what the
+agent's harness adds (localhand's: the Result's status and the nudges it gave).
 
 ``finished`` means the agent ended the run by itself with an answer (not an exception, a step
 limit or a guardrail). Whether the work was done is judged from the workspace afterwards.
@@ -136,8 +137,8 @@ def main(
     run_job: Callable[[dict[str, Any], Harness], tuple[Any, ...]],
     import_seconds: float,
 ) -> int:
-    """``run_job(job, harness) -> (finished, output[, why it stopped])``; an exception counts
-    as not finished, and says why."""
+    """``run_job(job, harness) -> (finished, output[, why it stopped[, extra]])``; an
+    exception counts as not finished, and says why."""
     jobs_path, out_path = sys.argv[1], sys.argv[2]
     with open(jobs_path, encoding="utf-8") as handle:
         spec = json.load(handle)
@@ -147,11 +148,13 @@ def main(
         harness.post("/load", job["load"])
         harness.tool_seconds = harness.tool_cpu_seconds = 0.0
         started, cpu = time.perf_counter(), time.process_time()
-        finished, output, error = False, "", None
+        finished, output, error, extra = False, "", None, {}
         try:
             finished, output, *why = run_job(job, harness)
             if why and not finished:
                 error = str(why[0])
+            if len(why) > 1:
+                extra = why[1]
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"[:500]
             if job.get("debug"):
@@ -166,6 +169,7 @@ def main(
                 "cpu_s": time.process_time() - cpu,
                 "tool_cpu_s": harness.tool_cpu_seconds,
                 "tool_s": harness.tool_seconds,
+                "extra": extra,
             }
         )
     with open(out_path, "w", encoding="utf-8") as handle:
