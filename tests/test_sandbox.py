@@ -307,3 +307,16 @@ def test_the_sandbox_starts_quickly(place: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert sandbox_module.fallback_warning(Sandbox()) is None
+
+
+def test_a_pyc_cache_prefix_the_sandbox_hides_is_not_handed_to_commands(
+    place: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python looks for compiled files only under the prefix: hidden, it compiles every import
+    # of every command again. Without it, the __pycache__ folders beside the sources serve.
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
+    shown = run_shell('echo "${PYTHONPYCACHEPREFIX-unset}"', place, timeout_s=10)
+    assert shown.output.strip() == "unset"
+    inside = str(place / ".pycache")
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", inside)  # in the workspace: writable, kept
+    assert run_shell('echo "$PYTHONPYCACHEPREFIX"', place, timeout_s=10).output.strip() == inside

@@ -102,6 +102,8 @@ def run_shell(
         argv = [*_network_isolation(), *argv]
     started = time.monotonic()
     environment = command_environment(env, keep=keep_env)
+    if wrap is not None:
+        environment = box.environment(environment, workspace or cwd)
     flags = box.offline_flags(workspace or cwd)
     supervised = Supervised(argv, cwd, environment, wrap, flags=flags)
     capture = _HeadTail(head_bytes, tail_bytes)
