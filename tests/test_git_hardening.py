@@ -176,6 +176,26 @@ def test_record_before_and_with_diff_run_nothing_and_stay_right(armed: Armed) ->
     assert armed.fired() == []
 
 
+def test_a_snapshot_lists_the_config_once_and_each_later_call_afresh(
+    armed: Armed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed: list[int] = []
+    real_run = safegit._run
+
+    def counting(argv: list[str], *rest: object) -> subprocess.CompletedProcess[str]:
+        if "config" in argv[1:3]:
+            listed.append(1)
+        return real_run(argv, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(safegit, "_run", counting)
+    state = gitstate.record_before(armed.repo, "t1")
+    assert state is not None and len(listed) == 1, "one listing for the whole snapshot"
+    safegit.git(armed.repo, "status", "--short")
+    safegit.git(armed.repo, "status", "--short")
+    assert len(listed) == 3, "outside a snapshot, every call reads the config again"
+    assert armed.fired() == []
+
+
 def test_no_secret_reaches_a_program_git_might_run(
     armed: Armed, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from localhand.safety.git import GIT_TIMEOUT_S, git, run_git
+from localhand.safety.git import GIT_TIMEOUT_S, config_read_once, git, run_git
 from localhand.safety.scrub import scrub_text
 
 __all__ = [
@@ -63,6 +63,11 @@ class GitState:
 
 def record_before(workspace: Path, task_id: str) -> GitState | None:
     """Snapshot the workspace as a commit; ``None`` when it is not in a git repository."""
+    with config_read_once():  # before the model's first command: nothing else runs yet
+        return _record_before(workspace, task_id)
+
+
+def _record_before(workspace: Path, task_id: str) -> GitState | None:
     places = git(workspace, "rev-parse", "--absolute-git-dir", "--git-common-dir")
     if places is None:
         return None
@@ -79,7 +84,13 @@ def record_before(workspace: Path, task_id: str) -> GitState | None:
 
 
 def with_diff(state: GitState, workspace: Path) -> GitState:
-    """The same state, plus the diff from ``before`` to the workspace now."""
+    """The same state, plus the diff from ``before`` to the workspace now (after the run:
+    the model's commands, background ones included, have ended)."""
+    with config_read_once():
+        return _with_diff(state, workspace)
+
+
+def _with_diff(state: GitState, workspace: Path) -> GitState:
     after = snapshot_commit(workspace, "localhand: workspace after the run", state.writable)
     if after is None:
         return state

@@ -41,7 +41,9 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,8 +209,7 @@ def run_git(
     executable = git_executable(repository)
     if executable is None:
         return _failed(argv, 127, "git not found (or too old to run safely: need 2.32)")
-    base = git_environment(repository)
-    listing = _run([executable, "config", "--list", "--null", "--includes"], cwd, base, timeout)
+    listing = _config_listing(executable, repository, cwd, timeout)
     if listing.returncode not in (0, 1):  # 1: no config at all; anything else: unreadable
         return _failed(argv, listing.returncode, listing.stderr)
     overrides = [*FIXED_OVERRIDES, *driver_overrides(listing.stdout), *_excludes(executable)]
@@ -219,6 +220,38 @@ def run_git(
         args = (args[0], *SUBCOMMAND_FLAGS[args[0]], *args[1:])
     argv = _contained([executable, "--no-pager", *args], cwd, writable)
     return _run(argv, cwd, environment, timeout)
+
+
+_listings: ContextVar[dict[Path, subprocess.CompletedProcess[str]] | None] = ContextVar(
+    "localhand_git_listings", default=None
+)
+
+
+@contextmanager
+def config_read_once() -> Iterator[None]:
+    """Within the block, each repository's config is listed once rather than before every git
+    call (about 5 ms each; a snapshot makes seven calls). Only for a run of git calls during
+    which nothing else can change the config: the snapshots before the model's first command
+    and after its last (its background processes are ended by then)."""
+    token = _listings.set({})
+    try:
+        yield
+    finally:
+        _listings.reset(token)
+
+
+def _config_listing(
+    executable: str, repository: Repository, cwd: Path, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``git config --list`` of ``repository``: what names the drivers to override."""
+    kept = _listings.get()
+    if kept is not None and repository.git_dir in kept:
+        return kept[repository.git_dir]
+    base = git_environment(repository)
+    listing = _run([executable, "config", "--list", "--null", "--includes"], cwd, base, timeout)
+    if kept is not None:
+        kept[repository.git_dir] = listing
+    return listing
 
 
 def _contained(
