@@ -20,6 +20,7 @@ from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from localhand.mcp.config import McpServer
+    from localhand.profiles import ProfileSettings
 
 BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
@@ -77,6 +78,12 @@ class Settings:
     plan_mode: str = "planner"
     """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
     ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""
+    think_budget: int | None = None
+    """Tokens a reply may think before it is cut and asked again with thinking off (0: no
+    budget); ``None``: the model family's profile decides (``localhand.profiles``)."""
+    profiles: ProfileSettings | None = None
+    """The ``[profiles.NAME]`` and ``[profile]`` tables of ``localhand.toml``; ``None``: the
+    built-in profiles as they are."""
     mcp_servers: tuple[McpServer, ...] = ()
     """MCP servers whose tools the tool loop offers (``[mcp.servers.NAME]``, ``--mcp-config``;
     see ``localhand.mcp.config``). Each says which file it came from."""
@@ -164,6 +171,7 @@ _ENV = {
     "price_in": "LOCALHAND_PRICE_IN",
     "price_out": "LOCALHAND_PRICE_OUT",
     "plan_mode": "LOCALHAND_PLAN_MODE",
+    "think_budget": "LOCALHAND_THINK_BUDGET",
 }
 
 
@@ -203,7 +211,18 @@ def _read_toml(path: Path) -> dict[str, Any]:
         **_sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
         **_mcp_table(data.get("mcp"), path),
+        **_profiles_table(data, path),
     }
+
+
+def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``[profiles.NAME]`` and ``[profile]``: changes to the model families' profiles."""
+    table = data.get("localhand", data)
+    if not any(key in table or key in data for key in ("profiles", "profile")):
+        return {}
+    from localhand.profiles import read_profiles  # only when a file has the tables
+
+    return {"profiles": read_profiles(data, source=str(path))}
 
 
 def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
@@ -313,6 +332,13 @@ def _convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
         if name == "sandbox_read":
             return tuple(value)
+        if name == "think_budget":
+            number = int(value)
+            if number < 0:
+                raise ValueError("must be 0 (no budget) or a number of tokens")
+            return number
+        if name == "profiles":  # read and checked by _profiles_table
+            return value
         if name == "mcp_servers":  # read and checked by _mcp_table
             if not isinstance(value, tuple):
                 raise ValueError("give MCP servers as [mcp.servers.NAME] tables")

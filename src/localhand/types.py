@@ -132,10 +132,16 @@ class Result:
     """Whether the task ran the tool loop or the simple path, and why."""
     git: dict[str, str] | None = None
     """In a git workspace: the commit of the state before the run, how to restore it, the diff."""
+    profile: dict[str, Any] | None = None
+    """Which model-family profile applied (``localhand.profiles``): its name, thinking,
+    sampling, history choices and think budget. None when no model was asked (a run that
+    ended before, or a plan)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["verification"] = [asdict(check) for check in self.verification]
+        if data["profile"] is None:  # only runs of the tool loop have one (added key)
+            del data["profile"]
         return data
 
     def to_json(self) -> str:

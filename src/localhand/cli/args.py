@@ -102,6 +102,19 @@ def add_watch_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_think_budget_option(parser: argparse.ArgumentParser) -> None:
+    """``--think-budget N``, for every command that runs the tool loop; its value goes to
+    ``Agent(think_budget=...)`` (``None`` when not given: the model's profile decides)."""
+    parser.add_argument(
+        "--think-budget",
+        type=number(int, 0),
+        metavar="N",
+        help="Most tokens a reply may think before it is stopped and asked again with "
+        "thinking off, what it reasoned kept (default: the model family's, 2048 for most "
+        "thinking models; 0: no budget). The reply is read as a stream while it applies.",
+    )
+
+
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
     """``--sandbox``, for every command that runs commands a model wrote or influenced."""
     parser.add_argument(

@@ -19,6 +19,7 @@ from localhand.cli.args import (
     add_json_option,
     add_reply_ceiling_option,
     add_sandbox_option,
+    add_think_budget_option,
     add_watch_option,
     number,
     stderr,
@@ -40,6 +41,7 @@ def batch(
     backend: str | None,
     max_reply_tokens: int | None,
     watch_replies: bool | None,
+    think_budget: int | None,
     sandbox: str | None,
     state: Path | None,
     fresh: bool,
@@ -83,6 +85,7 @@ def batch(
             backend=backend,
             max_reply_tokens=max_reply_tokens,
             watch_replies=watch_replies,
+            think_budget=think_budget,
             sandbox=sandbox,
         )
         forget_secrets()  # settings read: no secret stays where a command could read it
@@ -139,6 +142,7 @@ def batch_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("--backend", choices=POOL_BACKENDS, help="Server kind of --host endpoints.")
     add_reply_ceiling_option(parser)
     add_watch_option(parser)
+    add_think_budget_option(parser)
     add_sandbox_option(parser)
     parser.add_argument(
         "--state",

@@ -15,6 +15,7 @@ from localhand.cli.args import (
     add_mcp_option,
     add_model_options,
     add_sandbox_option,
+    add_think_budget_option,
     add_watch_option,
     fail,
     number,
@@ -39,6 +40,7 @@ def run(
     host: str | None,
     max_reply_tokens: int | None,
     watch_replies: bool | None,
+    think_budget: int | None,
     tier: str | None,
     max_iterations: int | None,
     timeout: float | None,
@@ -79,6 +81,7 @@ def run(
             host=host,
             max_reply_tokens=max_reply_tokens,
             watch_replies=watch_replies,
+            think_budget=think_budget,
             approve=approve,
             isolate_network=no_network,
             sandbox=sandbox,
@@ -111,6 +114,7 @@ def run_arguments(parser: ArgumentParser) -> None:
     )
     add_model_options(parser)
     add_watch_option(parser)
+    add_think_budget_option(parser)
     parser.add_argument("--tier", choices=TIERS, help="Complexity: sets the iteration limit.")
     parser.add_argument(
         "--max-iterations",

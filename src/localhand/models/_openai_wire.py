@@ -62,7 +62,9 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The history as OpenAI messages.
 
     Calls without an id (a call the parser found in the text, not one the server returned)
-    get one, and each tool result is matched to its call: by ``tool_call_id`` when it has one,
+    get one; reasoning left in the history (``localhand.profiles.wire_history`` decides which)
+    goes as ``reasoning_content``, the field llama-server and vLLM read; each tool result is
+    matched to its call: by ``tool_call_id`` when it has one,
     else the oldest unanswered call of that tool. A result with no call to answer becomes a
     user message, since servers reject a ``tool`` message that answers nothing.
     """
@@ -93,6 +95,8 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 out.append({"role": "assistant", "content": content or None, "tool_calls": calls})
             else:
                 out.append({"role": "assistant", "content": content})
+            if message.get("thinking"):  # kept only where the profile sends it back
+                out[-1]["reasoning_content"] = str(message["thinking"])
         elif role == "tool":
             call_id = _answer(pending, message.get("tool_call_id"), message.get("tool_name"))
             if call_id is None:

@@ -35,6 +35,7 @@ from localhand.models.ollama import OllamaModel
 
 if TYPE_CHECKING:
     from localhand.models.openai_compat import OpenAICompatModel
+    from localhand.profiles import Profile
 
 __all__ = ["default_gguf", "select_backend"]
 
@@ -70,6 +71,8 @@ def select_backend(
     """
     model = _select(settings, on_warning, on_status or on_warning, probe_timeout)
     model.watch_replies = bool(getattr(settings, "watch_replies", False))
+    # --think-budget, read by the tool loop as --watch-replies is (settings that have it).
+    model.think_budget = getattr(settings, "think_budget", None)  # type: ignore[union-attr]
     return model
 
 
@@ -90,6 +93,8 @@ def _select(
             connection=_connection(settings),
             tool_mode=settings.tool_mode,
             reasoning_effort=_effort(settings.think),
+            think=settings.think,
+            profile=_profile(settings),
             on_warning=on_warning,
         )
     if backend == "embedded":
@@ -127,8 +132,17 @@ def _ollama(settings: Any, on_warning: Callable[[str], None] | None) -> OllamaMo
         num_ctx_max=settings.num_ctx_max,
         keep_alive=settings.keep_alive,
         think=settings.think,
+        profile=_profile(settings),
         on_warning=on_warning,
     )
+
+
+def _profile(settings: Any) -> Profile | None:
+    """The model's profile with the user's ``[profiles]`` changes, when the settings carry
+    them (a ``ProfileSettings`` as ``settings.profiles``); else the backend takes the built-in
+    profile of the model's name."""
+    profiles = getattr(settings, "profiles", None)
+    return profiles.resolve(settings.model) if profiles is not None else None
 
 
 def _connection(settings: Any) -> Connection:

@@ -33,6 +33,9 @@ class ChatOptions:
     """A JSON schema the reply must follow (constrained decoding). Tools are not sent with it."""
     timeout: float | None = None
     """Seconds this request may take at most, e.g. what is left of the task's wall clock."""
+    think: bool | str | None = None
+    """Thinking for this request only (the think-budget retry asks with it off); ``None``: the
+    backend's setting, else the model's profile (``localhand.profiles``)."""
 
 
 @runtime_checkable

@@ -43,6 +43,7 @@ from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
+from localhand.profiles.table import JSON_CALLS
 from localhand.types import Message, Reply, Usage
 
 __all__ = ["EmbeddedModel", "Timing", "chat_template", "embedded_available"]
@@ -149,6 +150,7 @@ class EmbeddedModel:
     """
 
     watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
+    profile = JSON_CALLS  # it renders the history itself, as grammar-checked JSON calls
 
     def __init__(
         self,

@@ -68,6 +68,7 @@ from localhand.models._ollama_wire import (
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.transport import Transport
+from localhand.profiles import Profile, profile_for, sampling_options, thinking_switch, wire_history
 from localhand.types import Message, Reply
 
 __all__ = ["OllamaModel", "estimate_prompt_tokens"]
@@ -89,7 +90,11 @@ class OllamaModel(NetworkBackend):
             level ``"low"``/``"medium"``/``"high"`` for models that take one.
         keep_alive: how long the server keeps the model loaded (``"30m"``, ``-1``); ``None``
             leaves the server's default.
-        options: extra Ollama options (``temperature``...); ``num_ctx`` is always ours.
+        options: extra Ollama options (``temperature``...); ``num_ctx`` is always ours. They
+            win over the profile's sampling.
+        profile: what the model's family needs (``localhand.profiles``): the sampling its
+            makers recommend goes into ``options``, ``think`` is spelled as it takes it, and
+            the history is sent as its template expects. Default: the profile of ``model``.
         num_ctx_min, num_ctx_max, reply_reserve: the context window's bounds, and the tokens
             kept free in it for the reply (see the module docstring).
         sleep: the backoff's sleep function, replaceable in tests.
@@ -114,11 +119,13 @@ class OllamaModel(NetworkBackend):
         reply_reserve: int = 4096,
         sleep: Callable[[float], None] = time.sleep,
         on_warning: Callable[[str], None] | None = None,
+        profile: Profile | None = None,
         **settings: Unpack[ConnectionSettings],
     ) -> None:
         if not model:
             raise ConfigError("No model name given: pass one such as qwen3:8b (see `ollama list`).")
         self._model = model
+        self.profile = profile or profile_for(model)
         given = connection_from(connection, host, settings)
         url = parse_host(given.host or os.getenv("OLLAMA_HOST"))
         self._wire = OllamaWire(url, model, host_given=given.host is not None)
@@ -163,10 +170,10 @@ class OllamaModel(NetworkBackend):
     ) -> Iterator[StreamChunk]:
         """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
         deadline = deadline_of(options)
-        wire = [wire_message(m) for m in messages]
+        wire = [wire_message(m) for m in wire_history(messages, self.profile)]
         estimate = estimate_prompt_tokens(wire, [])
         num_ctx = self._size_context(estimate)
-        body = self._request_body(wire, num_ctx, stream=True)
+        body = self._request_body(wire, num_ctx, stream=True, options=options)
         yield from self._streamed(body, deadline, estimate, num_ctx)
 
     def stream_reply(
@@ -218,10 +225,10 @@ class OllamaModel(NetworkBackend):
         and the window it gets (both for the truncation check)."""
         schema = options.format if options is not None else None
         sent_tools = [] if schema is not None else list(tools or [])  # format replaces tools
-        wire = [wire_message(m) for m in messages]
+        wire = [wire_message(m) for m in wire_history(messages, self.profile)]
         estimate = estimate_prompt_tokens(wire, sent_tools)
         num_ctx = self._size_context(estimate)
-        body = self._request_body(wire, num_ctx, stream=stream)
+        body = self._request_body(wire, num_ctx, stream=stream, options=options)
         if sent_tools:
             body["tools"] = sent_tools
         if schema is not None:
@@ -229,16 +236,29 @@ class OllamaModel(NetworkBackend):
         return body, estimate, num_ctx
 
     def _request_body(
-        self, wire: list[dict[str, Any]], num_ctx: int, *, stream: bool
+        self,
+        wire: list[dict[str, Any]],
+        num_ctx: int,
+        *,
+        stream: bool,
+        options: ChatOptions | None = None,
     ) -> dict[str, Any]:
+        """The body, with the profile's sampling under the user's ``options``. ``think`` is
+        sent only when asked for (``--think``, or this request's ``options.think``): as the
+        family spells it (gpt-oss's levels); unasked, the model's own default stands, and a
+        model that cannot think is never sent ``think: true``."""
+        asked = options.think if options is not None and options.think is not None else self.think
+        switch = thinking_switch(self.profile, asked)
+        think = switch.ollama_think if switch.ollama_think is not None else asked
+        sampling = sampling_options(self.profile, switch.thinks, "ollama")
         return chat_body(
             self._model,
             wire,
             num_ctx=num_ctx,
             stream=stream,
-            options=self.options,
+            options={**sampling, **self.options},
             num_predict=self.max_reply_tokens,
-            think=self.think,
+            think=None if asked is None else think,
             keep_alive=self.keep_alive,
         )
 

@@ -38,7 +38,13 @@ transport's, the same for both network backends: see ``models.transport``):
 
 The context window is the server's business here (``llama-server -c``, vLLM
 ``--max-model-len``; Ollama's ``/v1`` uses the model's default, so prefer ``--backend ollama``
-for Ollama): a request that does not fit is reported with that advice.
+for Ollama): a request that does not fit is reported with that advice. Before the first
+request the window is read from the server (``_served_context``: llama-server's ``/props``,
+vLLM's ``/v1/models``), so that the loop compacts in time.
+
+The model's profile (``localhand.profiles``) adds the sampling its makers recommend (under
+``temperature`` and ``extra_body``, which win), the template's thinking switch in
+``chat_template_kwargs`` when thinking is asked for, and the history as its template expects.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from localhand.models._openai_wire import base_url, request_headers, to_openai_m
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.transport import Transport
+from localhand.profiles import Profile, profile_for, sampling_options, thinking_switch, wire_history
 from localhand.types import Message, Reply
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAICompatModel", "OpenAISettings", "ToolMode"]
@@ -90,8 +97,11 @@ class OpenAICompatModel(NetworkBackend):
         reasoning_effort: sent as ``reasoning_effort`` when set (``low``... or ``none``).
         temperature: ``None`` leaves the server's default.
         extra_body: more fields for every request (``{"top_k": 20}``).
-        context_length: the server's context window in tokens, if known (llama-server ``-c``,
-            vLLM ``--max-model-len``); the loop then compacts the history before reaching it.
+        context_length: the server's context window in tokens (llama-server ``-c``, vLLM
+            ``--max-model-len``); ``None`` asks the server before the first request.
+        think: ``True``/``False`` or a level: sent as the profile's template switch
+            (``chat_template_kwargs``); ``None`` leaves the template's default.
+        profile: the model's family (``localhand.profiles``); default: the profile of ``model``.
         sleep: the backoff's sleep function, replaceable in tests.
         on_warning: receives retry and mode-switch warnings; defaults to the ``localhand``
             logger.
@@ -116,6 +126,8 @@ class OpenAICompatModel(NetworkBackend):
         temperature: float | None = None,
         extra_body: Mapping[str, Any] | None = None,
         context_length: int | None = None,
+        think: bool | str | None = None,
+        profile: Profile | None = None,
         sleep: Callable[[float], None] = time.sleep,
         on_warning: Callable[[str], None] | None = None,
         **settings: Unpack[OpenAISettings],
@@ -129,6 +141,8 @@ class OpenAICompatModel(NetworkBackend):
                 raise ConfigError("max_tokens and max_reply_tokens are one setting: give one.")
             settings["max_reply_tokens"] = settings.pop("max_tokens")
         self._model = model
+        self.profile = profile or profile_for(model)
+        self.think = think
         given = connection_from(connection, host, settings)
         url = base_url(given.host or os.getenv("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self._wire = OpenAIWire(url, model)
@@ -140,6 +154,7 @@ class OpenAICompatModel(NetworkBackend):
         self.reasoning_effort = reasoning_effort
         self.temperature, self.extra_body = temperature, dict(extra_body or {})
         self.context_length = context_length
+        self._asked_context = context_length is not None
         self.format_style = "json_schema"
         """How ``response_format`` is sent: ``json_schema``, or llama.cpp's older ``json_object``
         with a ``schema`` once the server has refused the standard form."""
@@ -151,7 +166,14 @@ class OpenAICompatModel(NetworkBackend):
 
     @property
     def context_limit(self) -> int | None:
-        """The window the loop keeps the history within: ``context_length``, if given."""
+        """The window the loop keeps the history within: ``context_length``, else what the
+        server says (asked once, before the first request), else unknown."""
+        if not self._asked_context:
+            from localhand.models._served_context import served_context
+
+            self._asked_context = True
+            timeout = self.connection.metadata_timeout
+            self.context_length = served_context(self.base_url, self._model, timeout)
         return self.context_length
 
     # -- the ChatModel protocol ----------------------------------------------------------------
@@ -165,7 +187,7 @@ class OpenAICompatModel(NetworkBackend):
         fmt = options.format if options is not None else None
         while True:
             schema_mode = self.tool_mode == "schema"
-            body = self._request(messages, tools, fmt, schema_mode)
+            body = self._request(messages, tools, fmt, schema_mode, think=_think(options))
             try:
                 data = self.transport.ask("/chat/completions", body, deadline, self._completion)
             except (FormatRefused, ToolsUnsupported) as exc:
@@ -179,7 +201,7 @@ class OpenAICompatModel(NetworkBackend):
         self, messages: Sequence[Message], options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
-        body = self._request(messages, None, None, False, stream=True)
+        body = self._request(messages, None, None, False, stream=True, think=_think(options))
         yield from self._streamed(body, deadline_of(options))
 
     def stream_reply(
@@ -196,7 +218,9 @@ class OpenAICompatModel(NetworkBackend):
         while True:  # a refusal comes before the first delta: ask again as ``chat`` would
             schema_mode = self.tool_mode == "schema"
             calls: dict[int, dict[str, Any]] = {}
-            body = self._request(messages, tools, fmt, schema_mode, stream=True)
+            body = self._request(
+                messages, tools, fmt, schema_mode, stream=True, think=_think(options)
+            )
             chunks = self._streamed(body, deadline, calls)
             try:
                 first = next(chunks)
@@ -283,9 +307,15 @@ class OpenAICompatModel(NetworkBackend):
         schema_mode: bool,
         *,
         stream: bool = False,
+        think: bool | str | None = None,
     ) -> dict[str, Any]:
         """The JSON body; ``extra_body`` is merged in last, so its keys win (as in the SDK)."""
         body: dict[str, Any] = {"model": self._model, "stream": stream}
+        asked = self.think if think is None else think
+        switch = thinking_switch(self.profile, asked)
+        if asked is not None and switch.template_kwargs:  # unasked: the template's default
+            body["chat_template_kwargs"] = switch.template_kwargs
+        body.update(sampling_options(self.profile, switch.thinks, "openai"))
         if stream:
             body["stream_options"] = {"include_usage": True}
         if schema_mode:
@@ -293,7 +323,7 @@ class OpenAICompatModel(NetworkBackend):
             if tools and fmt is None:
                 fmt = reply_schema(tools)
         else:
-            body["messages"] = to_openai_messages(messages)
+            body["messages"] = to_openai_messages(wire_history(messages, self.profile))
             if tools and fmt is None:  # with a format the reply is JSON: no tools then
                 body["tools"] = list(tools)
         if fmt is not None:
@@ -310,3 +340,8 @@ class OpenAICompatModel(NetworkBackend):
         if self.format_style == "json_object":
             return {"type": "json_object", "schema": schema}
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+
+
+def _think(options: ChatOptions | None) -> bool | str | None:
+    """This request's own thinking, if it has one (the think-budget retry's)."""
+    return options.think if options is not None else None

@@ -152,6 +152,8 @@ class Watched:
     loop: Loop | None
     tokens: int
     elapsed_s: float
+    thought: int | None = None
+    """Thinking tokens when the reply was stopped for passing the think budget, else None."""
 
     def stopped(self) -> str:
         """What was stopped and why, for a warning a person reads."""
@@ -183,11 +185,14 @@ def watch_reply(
     progress_every_s: float = 1.0,
     detector: Callable[[], LoopDetector] = LoopDetector,
     clock: Callable[[], float] = time.monotonic,
+    think_budget: int | None = None,
 ) -> Watched:
-    """Read the reply from ``stream_reply`` (a backend's), stopping it if it loops.
+    """Read the reply from ``stream_reply`` (a backend's), stopping it if it loops, or if it
+    thinks for more than ``think_budget`` tokens (thinking deltas: servers stream about one
+    token each).
 
     ``on_progress`` gets a :class:`Progress` at most every ``progress_every_s`` seconds. A
-    looping reply is closed at once (its connection with it) and returned as far as it came,
+    reply stopped is closed at once (its connection with it) and returned as far as it came,
     with ``done_reason`` ``length``, no tool calls, and the prompt's tokens estimated (the
     server's count comes only with the end the reply never reached)."""
     started = clock()
@@ -196,8 +201,14 @@ def watch_reply(
     detectors = {"content": detector(), "thinking": detector(), "arguments": detector()}
     content: list[str] = []
     thinking: list[str] = []
-    tokens = 0
+    tokens = thought = 0
     chunks = stream_reply(messages, tools, options)
+
+    def cut() -> Reply:
+        usage = Usage(estimate_prompt_tokens(messages, tools), tokens)
+        text, thoughts = "".join(content), "".join(thinking)
+        return Reply(text, thoughts, usage=usage, done_reason="length", model=model_name)
+
     try:
         for chunk in chunks:
             now = clock()
@@ -208,6 +219,9 @@ def watch_reply(
             first = first if first is not None else now
             content.append(chunk.content)
             thinking.append(chunk.thinking)
+            thought += bool(chunk.thinking)
+            if think_budget is not None and thought > think_budget:
+                return Watched(cut(), None, tokens, now - started, thought)
             for channel, text in (
                 ("content", chunk.content),
                 ("thinking", chunk.thinking),
@@ -215,16 +229,8 @@ def watch_reply(
             ):
                 loop = detectors[channel].feed(text)
                 if loop is not None:
-                    usage = Usage(estimate_prompt_tokens(messages, tools), tokens)
-                    cut = Reply(
-                        "".join(content),
-                        "".join(thinking),
-                        usage=usage,
-                        done_reason="length",
-                        model=model_name,
-                    )
                     found = Loop(channel, loop.span, loop.run)
-                    return Watched(cut, found, tokens, now - started)
+                    return Watched(cut(), found, tokens, now - started)
             if on_progress is not None and now - last_progress >= progress_every_s:
                 last_progress = now
                 rate = (tokens - 1) / (now - first) if tokens > 1 and now > first else None

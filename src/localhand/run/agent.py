@@ -13,14 +13,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from localhand.errors import (
-    FinalAnswer,
-)
+from localhand.errors import FinalAnswer
 from localhand.events import (
     Event,
     EventBus,
     ModelReply,
     ModelRequest,
+    ModelStatus,
     Nudge,
     ToolCallEvent,
     summarize,
@@ -29,17 +28,16 @@ from localhand.events import Warning as WarningEvent
 from localhand.models.base import ChatModel, ChatOptions
 from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
+from localhand.profiles import Profile, assistant_turn, profile_for
 from localhand.run import gitstate
-from localhand.run.asking import ask_model
+from localhand.run.asking import ask_model, budget_warning, rethink_note
 from localhand.run.changes import WrittenFiles
 from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
-from localhand.run.prompt import (
-    build_messages,
-)
+from localhand.run.prompt import build_messages
 from localhand.run.routing import Route
 from localhand.run.snapshot import ChangeTracker
 from localhand.run.tokens import estimate_prompt_tokens
@@ -77,8 +75,11 @@ class Agent:
         ledger: Ledger | None = None,
         context_files: Sequence[str] = (),
         watch_replies: bool | None = None,
+        profile: Profile | None = None,
+        think_budget: int | None = None,
     ) -> None:
         self.model = model
+        self.profile = profile or getattr(model, "profile", None) or profile_for(model.name)
         self.workspace = Path(workspace).resolve()
         self.tools = tools if tools is not None else default_tools(self.workspace)
         self.limits = limits or Limits()
@@ -99,6 +100,9 @@ class Agent:
         self.watch_replies = watch_replies
         """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
         off, each request is ``stream: false``. Only for backends with ``stream_reply``."""
+        given = think_budget if think_budget is not None else getattr(model, "think_budget", None)
+        budget = self.profile.think_budget if watch_replies else None  # a budget needs a stream
+        self.think_budget = budget if given is None else given  # 0: none; one given streams
         self._definitions = self.tools.definitions()
         self._written = WrittenFiles(self.tools)
         self._reset()
@@ -136,6 +140,9 @@ class Agent:
             max_iterations=self.limits.max_iterations or 0,
             routing=self.routing.to_dict() if self.routing else None,
         )
+        if self.profile.patterns:  # a family's profile applies: say which, and what it does
+            status = self.profile.describe(self.think_budget)
+            self.emit(ModelStatus(task_id=self.task_id, message=status))
         ending = life.drive(self.work, done=FinalAnswer.reason, iteration=self.iteration)
         self.tools.close()  # background processes the model started must not outlive the run
         return self.finish(ending)
@@ -159,7 +166,7 @@ class Agent:
         self.limits.check_iterations(self.state)
         self.limits.check_wall_clock(self.state)
         reply, parsed = self.turn()
-        self.messages.append(self.history_message(reply))
+        self.messages.append(self.history_message(reply, parsed))
         self.state.iteration += 1
         changed = False
         if parsed.type == "tool_calls" and not parsed.truncated:
@@ -193,6 +200,11 @@ class Agent:
     def turn(self) -> tuple[Reply, ParsedReply]:
         """Ask the model and parse its reply, retrying once constrained if the call was botched."""
         reply = self.query()
+        if self._thought is not None:  # stopped at the think budget: ask again, thinking off
+            budget = self.think_budget or 0
+            self.warn(budget_warning(self._thought, budget))
+            self.messages.append(rethink_note(reply, self._thought, budget, self.profile))
+            reply = self.query(think=False)
         parsed = self.parse(reply)
         if parsed.needs_constrained_retry and not parsed.truncated:
             # The model tried to call a tool and broke the syntax: ask again with the reply
@@ -213,36 +225,24 @@ class Agent:
         self._asked_to_act = True
         return True
 
-    def query(self, fmt: dict | None = None) -> Reply:
+    def query(self, fmt: dict | None = None, think: bool | None = None) -> Reply:
         """Ask the model for the next turn, within the budget and the wall clock."""
         prompt = self.keep_within_context()
         cost = self.estimate_cost(prompt)
         self.limits.check_budget(self.state, cost)
         if self.ledger is not None:
             self.ledger.check(cost)
-        self.emit(
-            ModelRequest(
-                task_id=self.task_id,
-                iteration=self.state.iteration + 1,
-                messages=len(self.messages),
-                constrained=fmt is not None,
-            )
-        )
-        options = ChatOptions(format=fmt, timeout=self.limits.remaining_s(self.state))
+        number = self.state.iteration + 1
+        self.emit(ModelRequest(task_id=self.task_id, iteration=number,
+                               messages=len(self.messages), constrained=fmt is not None))
+        options = ChatOptions(format=fmt, timeout=self.limits.remaining_s(self.state), think=think)
         started = time.perf_counter()
         with self.life.deadline_stops():
-            asked = ask_model(
-                self.model,
-                self.messages,
-                None if fmt else self._definitions,
-                options,
-                watch=self.watch_replies,
-                task_id=self.task_id,
-                iteration=self.state.iteration + 1,
-                emit=self.emit,
-                warn=self.warn,
-            )
-        reply = asked.reply
+            tools = None if fmt else self._definitions
+            asked = ask_model(self.model, self.messages, tools, options, watch=self.watch_replies,
+                              task_id=self.task_id, iteration=number, emit=self.emit,
+                              warn=self.warn, think_budget=self.think_budget or None)
+        reply, self._thought = asked.reply, asked.thought  # thinking tokens, if cut at the budget
         self._cut_off = CutOff(self.model, reply.usage.completion_tokens, asked.loop)
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
@@ -251,11 +251,7 @@ class Agent:
         if self.ledger is not None:
             self.ledger.book(self.task_id, reply.usage, self.model.name)
             self.state.cost += self.ledger.cost(reply.usage)
-        self.emit(
-            ModelReply.of(
-                reply, task_id=self.task_id, iteration=self.state.iteration + 1, started=started
-            )
-        )
+        self.emit(ModelReply.of(reply, task_id=self.task_id, iteration=number, started=started))
         return reply
 
     def parse(self, reply: Reply) -> ParsedReply:
@@ -329,12 +325,14 @@ class Agent:
         )
         self.messages.append({"role": "user", "content": text})
 
-    def history_message(self, reply: Reply) -> Message:
-        """The assistant turn as it goes into the history: exactly what the model said, minus
-        its thinking, which templates drop anyway and which would only fill the context."""
-        message = reply.to_message()
-        message.pop("thinking", None)
-        return message
+    def history_message(self, reply: Reply, parsed: ParsedReply | None = None) -> Message:
+        """The assistant turn as it goes into the history, as the model's family needs it
+        (``localhand.profiles.assistant_turn``: a call written as text kept as written or
+        stored natively, call ids, thinking only where its template renders it)."""
+        ok = parsed is not None and parsed.type == "tool_calls" and not parsed.truncated
+        calls, prose = (parsed.calls, parsed.content) if ok and parsed else ((), "")
+        number = self.state.iteration + 1
+        return assistant_turn(reply, calls, self.profile, prose=prose, turn=number)
 
     def estimate_cost(self, prompt: int | None = None) -> int:
         """Tokens the next request will likely cost: the prompt (``prompt``, when it has just
@@ -375,6 +373,7 @@ class Agent:
             completed=[check.name for check in results if check.passed],
             remaining=[check.name for check in results if not check.passed],
             routing=self.routing.to_dict() if self.routing else None,
+            profile=self.profile.summary(),
             cost=round(self.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
         if self.git_before is not None:

@@ -1,0 +1,52 @@
+"""The context window an OpenAI-compatible server gives a request, asked before the first one.
+
+The loop compacts the history before the window is full and warns when a prompt will not
+fit; both need the window the server really has, not a guess:
+
+- llama-server publishes it at ``GET /props`` (at the server's root, not under ``/v1``):
+  ``default_generation_settings.n_ctx``, the window of one slot (its ``-c`` divided among
+  ``--parallel`` slots), which is what one request gets.
+- vLLM lists ``max_model_len`` for each model at ``GET /v1/models``.
+- LM Studio and Ollama's ``/v1`` say nothing here (Ollama's is read by its own backend from
+  ``/api/show``); the window then stays unknown unless given (``context_length``).
+
+Never raises: a server that does not answer just leaves the window unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localhand.models._http import Client, HTTPError
+
+
+def served_context(base_url: str, model: str, timeout: float = 5.0) -> int | None:
+    """The window, in tokens, the server at ``base_url`` (``.../v1``) gives ``model``."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    client = Client(root)
+    try:
+        props = _get(client, "/props", timeout)
+        settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        if _tokens(n_ctx):
+            return int(n_ctx)
+        listed = _get(client, base_url.rstrip("/")[len(root):] + "/models", timeout)
+        for entry in (listed.get("data") if isinstance(listed, dict) else None) or []:
+            if isinstance(entry, dict) and entry.get("id") in (model, model.split("/")[-1]):
+                length = entry.get("max_model_len")
+                return int(length) if _tokens(length) else None
+        return None
+    finally:
+        client.close()
+
+
+def _get(client: Client, path: str, timeout: float) -> Any:
+    try:
+        response = client.request("GET", path, timeout=timeout, connect_timeout=timeout)
+        return response.json() if response.status == 200 else None
+    except (HTTPError, OSError, ValueError):
+        return None
+
+
+def _tokens(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
