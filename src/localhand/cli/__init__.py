@@ -22,6 +22,7 @@ COMMAND_MODULES = {
     "serve": "localhand.cli.store",
     "plan": "localhand.cli.plan",
     "batch": "localhand.cli.batch",
+    "eval": "localhand.cli.eval",
     "mcp": "localhand.cli.mcp",
 }
 DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."

