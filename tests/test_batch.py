@@ -199,3 +199,13 @@ def test_every_endpoint_down_at_start_is_a_clear_error(tmp_path: Path) -> None:
         pytest.raises(ConfigError, match=r"no endpoint in the pool serves qwen3:8b"),
     ):
         run_batch(tasks, Settings(), options(tmp_path, hosts=[other.url]), live=False)
+
+
+def test_a_batch_that_watches_replies_reads_them_as_streams(tmp_path: Path) -> None:
+    tasks = write_batch(tmp_path, ["w0"])
+    with FakeOllama(writer(), models=QWEN) as server:
+        settings = Settings(model="qwen3:8b", host=server.url, watch_replies=True)
+        report = run_batch(tasks, settings, options(tmp_path), live=False)
+        streamed = {request.body.get("stream") for request in server.chat_requests}
+    assert report.exit_code == 0, [r.result for r in report.rows]
+    assert streamed == {True}, "every reply watched, as --watch-replies asks"

@@ -1135,6 +1135,10 @@ def execute_class(
         with FakeOllama([], models={MODEL: {}}) as server:
             layout.values["OLLAMA"] = server.url
             script = script_for(attacks, layout.placeholders())
+            if "--verify" in (*spec.flags, *flags):
+                # The model-written check fails in the sandbox (its attack is stopped), so the
+                # answer is met with what failed; the model answers again and that is taken.
+                script.append("Done probing, as I said.")
             server.add(*script)
             done = run_localhand(layout, server, *spec.flags, *flags)
             leftovers = processes_with([a.token for a in attacks if a.process], layout.base)

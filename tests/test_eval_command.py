@@ -118,7 +118,8 @@ class Script:
             return tool_call("read_file", path="README.md")
         if repeat == 1:  # nothing usable until the nudges run out
             return ""
-        return [tool_call("write_file", path="b.txt", content="beta"), "Done."][turn]
+        # Done too soon: told that c.txt is missing, it says so again, and the answer is taken.
+        return [tool_call("write_file", path="b.txt", content="beta"), "Done.", "Done."][turn]
 
     @staticmethod
     def account(reply: Any, turn: int) -> dict[str, Any]:
@@ -186,11 +187,11 @@ RUNS: dict[tuple[str, str, int], tuple[str, str, int, list[str]]] = {
     (BAD, "write-a", 1): ("fail", "repetition", 3, ["0", "1", "2"]),
     (BAD, "write-a", 2): ("fail", "repetition", 3, ["0", "1", "2"]),
     (BAD, "write-b", 1): ("fail", "nudge_exhausted", 3, ["0", "1", "2"]),
-    (BAD, "write-b", 2): ("partial_pass", "final_answer", 2, ["0", "1"]),
+    (BAD, "write-b", 2): ("partial_pass", "final_answer", 3, ["0", "1", "2"]),
     (BAD, "plan-out", 1): ("fail", "aborted", 1, ["0"]),
     (BAD, "plan-out", 2): ("fail", "aborted", 1, ["0"]),
 }
-NUDGES = {(GOOD, "write-a", 2): 1, (BAD, "write-b", 1): 2}
+NUDGES = {(GOOD, "write-a", 2): 1, (BAD, "write-b", 1): 2, (BAD, "write-b", 2): 1}
 GUARDRAILS = {(BAD, "write-a", 1): {"repetition": 1}, (BAD, "write-a", 2): {"repetition": 1},
               (BAD, "write-b", 1): {"nudges": 1}}
 
@@ -283,13 +284,13 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
     import statistics
 
     good, bad = evaluated.model(GOOD), evaluated.model(BAD)
-    # Iterations: good 2, 3, 3, 3, 1, 1; bad 3, 3, 3, 2, 1, 1.
-    assert good["median_iterations"] == bad["median_iterations"] == 2.5
-    # Tokens per run: good 430, 630, 630, 630, 110, 110; bad 630, 630, 630, 320, 110, 110.
+    # Iterations: good 2, 3, 3, 3, 1, 1; bad 3, 3, 3, 3, 1, 1.
+    assert (good["median_iterations"], bad["median_iterations"]) == (2.5, 3.0)
+    # Tokens per run: good 430, 630, 630, 630, 110, 110; bad 630, 630, 630, 630, 110, 110.
     assert good["tokens"] | {"out_per_s": None} == {"median_per_run": 530, "in": 2400,
                                                     "out": 140, "out_per_s": None}
     assert (bad["tokens"]["median_per_run"], bad["tokens"]["in"], bad["tokens"]["out"]) == (
-        475, 2300, 130)
+        630, 2600, 140)
     for name, model in ((GOOD, good), (BAD, bad)):
         durations = [r["result"]["duration_s"] for r in evaluated.state
                      if r["id"].split("-")[1] == name.split(":")[0]]
@@ -299,21 +300,21 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
         assert model["ttft_s"]["median"] == statistics.median(ttfts)
         assert model["ttft_s"]["requests"] == model["requests"] == len(ttfts)
     assert max(t for r in evaluated.report["runs"] for t in r["ttft_s"]) >= HANG_S
-    assert (good["requests"], bad["requests"]) == (14, 13)
-    # The parser's troubles, per request of the loop (12 and 11: the plans' are left out).
+    assert (good["requests"], bad["requests"]) == (14, 14)
+    # The parser's troubles, per request of the loop (12 each: the plans' are left out).
     assert good["nudges"] == {"total": 1, "runs": 1, "requests": 12, "per_request": 0.0833}
     assert good["constrained"] == {"total": 1, "runs": 1, "requests": 12, "per_request": 0.0833}
-    assert bad["nudges"] == {"total": 2, "runs": 1, "requests": 11, "per_request": 0.1818}
-    assert bad["constrained"] == {"total": 0, "runs": 0, "requests": 11, "per_request": 0.0}
+    assert bad["nudges"] == {"total": 3, "runs": 2, "requests": 12, "per_request": 0.25}
+    assert bad["constrained"] == {"total": 0, "runs": 0, "requests": 12, "per_request": 0.0}
     assert (good["guardrails"], bad["guardrails"]) == ({}, {"nudges": 1, "repetition": 2})
     assert good["stops"] == {"completed": 2, "final_answer": 4}
     assert bad["stops"] == {"aborted": 2, "final_answer": 1, "nudge_exhausted": 1,
                             "repetition": 2}
-    # Reusable: good 0 + 300 + 300 + 300 of 400 + 600 + 600 + 600; bad 300 * 3 + 100 of 2100.
+    # Reusable: good 0 + 300 + 300 + 300 of 400 + 600 + 600 + 600; bad 300 * 4 of 2400.
     assert good["prefix_reuse"] == {"share": 0.4091, "prompt_tokens": 2200,
                                     "reusable_tokens": 900, "runs": 4}
-    assert bad["prefix_reuse"] == {"share": 0.4762, "prompt_tokens": 2100,
-                                   "reusable_tokens": 1000, "runs": 4}
+    assert bad["prefix_reuse"] == {"share": 0.5, "prompt_tokens": 2400,
+                                   "reusable_tokens": 1200, "runs": 4}
     assert good["without_events"] == bad["without_events"] == good["downgraded"] == 0
 
 

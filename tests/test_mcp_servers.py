@@ -96,6 +96,7 @@ def test_a_run_calls_get_current_time_from_mcp_server_time(
     (event,) = [e for e in shown["events"] if e["type"] == "tool_call"]
     assert event["tool_name"] == "get_current_time" and event["ok"] is True
     assert "Europe/Paris" in event["args_summary"]
+    assert event["server"] == "time", "the event names the MCP server the tool came from"
 
 
 class Asked:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from localhand.events import EventBus, Guardrail, TaskFinished, Warning
+from localhand.events import ApprovalNeeded, EventBus, Guardrail, TaskFinished, Warning
 from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, RollingMemory, plan_from_data
 from localhand.plan import events as ev
@@ -34,7 +34,7 @@ def test_every_plan_event_is_shown(tmp_path: Path) -> None:
         ev.StepStarted(
             task_id=t, step_id="a", index=0, description="d", command="c", attempt=2, risk="safe"
         ),
-        ev.ApprovalNeeded(
+        ApprovalNeeded(
             task_id=t,
             step_id="a",
             command="c",

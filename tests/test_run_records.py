@@ -71,7 +71,11 @@ def test_unfinished_task_writes_a_follow_up_task_file(tmp_path: Path) -> None:
         checks=(FileContains("calc.py", "a + b"), FileExists("CHANGELOG.md"), CommandCheck("true")),
         tier="complex",
     )
-    result = run_task(task, Settings(), model=ScriptedModel(FIX), follow_up_dir=tmp_path / "tasks")
+    # Told that CHANGELOG.md is still missing, the model answers again without writing it.
+    model = ScriptedModel([*FIX, "Done, as I said."])
+    result = run_task(task, Settings(), model=model, follow_up_dir=tmp_path / "tasks")
+    told = model.calls[-1].messages[-1]["content"]
+    assert "1 of the task's checks fail" in told and "CHANGELOG.md" in told
 
     assert result.status == "partial_pass"
     assert result.completed == ["file contains: calc.py ∋ 'a + b'", "true"]

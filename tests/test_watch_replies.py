@@ -364,3 +364,29 @@ def test_the_embedded_model_keeps_to_its_ceiling_and_streams_the_reply_chat_give
     assert time.monotonic() - started < 120
     assert result.termination_reason not in ("error", "timeout"), result.error
     assert all(e.to_dict()["tokens_out"] <= 48 for e in log.of_type("model_reply"))
+
+
+def test_a_streamed_reply_without_the_servers_usage_is_counted_by_estimate() -> None:
+    # llama-cpp-python's server ignores stream_options.include_usage: the stream ends with no
+    # counts, and a watched run must not then book zero tokens against its budget.
+    from localhand.models._openai_wire import to_reply
+    from localhand.models._reply_stream import openai_reply
+    from localhand.models.base import StreamChunk
+    from localhand.types import Usage
+
+    def estimate(text: str) -> Usage:
+        return Usage(50, len(text))
+
+    def last_reply(*chunks: StreamChunk) -> Reply:
+        def as_reply(data: dict) -> Reply:
+            return to_reply(data, "m")
+
+        *_, end = openai_reply(chunks[0], iter(chunks[1:]), {}, as_reply, estimate)
+        assert end.reply is not None
+        return end.reply
+
+    uncounted = last_reply(StreamChunk(content="Hello, "), StreamChunk(content="world, twice."),
+                           StreamChunk(done=True))
+    assert (uncounted.content, uncounted.usage) == ("Hello, world, twice.", Usage(50, 20))
+    counted = last_reply(StreamChunk(content="x"), StreamChunk(done=True, usage=Usage(7, 3)))
+    assert counted.usage == Usage(7, 3), "the server's own counts, when it sends them"

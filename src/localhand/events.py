@@ -7,12 +7,13 @@ every event has ``type``, ``task_id`` and ``ts`` (seconds since the epoch).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from localhand.types import Reply
+from localhand.types import Reply, ToolCall, ToolResult
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,6 +84,31 @@ class ToolCallEvent(Event):
     iteration: int
     ok: bool
     duration_ms: int
+    server: str | None = None
+    """The MCP server whose tool it was; ``None`` for localhand's own tools."""
+
+    @classmethod
+    def of(
+        cls,
+        call: ToolCall,
+        result: ToolResult,
+        *,
+        task_id: str,
+        iteration: int,
+        started: float,
+        server: str | None = None,
+    ) -> ToolCallEvent:
+        """The event for ``call`` and its ``result``, timed from ``started``."""
+        return cls(
+            task_id=task_id,
+            tool_name=call.name,
+            args_summary=summarize(json.dumps(call.arguments, ensure_ascii=False)),
+            result_summary=summarize(result.content),
+            iteration=iteration,
+            ok=result.ok,
+            duration_ms=round((time.perf_counter() - started) * 1000),
+            server=server,
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

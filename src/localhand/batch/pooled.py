@@ -11,14 +11,14 @@ server too) is waited out with a growing pause, on the same endpoint, within the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
-from localhand.models.base import ChatModel, ChatOptions
+from localhand.models.base import ChatModel, ChatOptions, StreamChunk
 from localhand.types import Message, Reply
 
 ModelFactory = Callable[[Endpoint], ChatModel]
@@ -119,6 +119,29 @@ class PooledModel:
                 else:
                     raise
 
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        """The bound endpoint's reply as a stream (``--watch-replies``, the think budget).
+        Unlike ``chat``, a busy or dead endpoint is not waited out or failed over here: the
+        error reaches the loop, as it would from one server."""
+        model = self._bound(options.timeout if options is not None else None)
+        stream = getattr(model, "stream_reply", None)
+        if stream is None:
+            raise AttributeError(f"the backend at {self._url()} cannot stream replies")
+        result: Iterator[StreamChunk] = stream(messages, tools, options)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        """What the loop asks of the backend besides ``chat`` (whether to watch replies, the
+        reply ceiling, the family's profile, the window to plan): the bound endpoint's."""
+        if name in _FORWARDED:
+            return getattr(self._bound(None), name)
+        raise AttributeError(name)
+
     def close(self) -> None:
         """Give the slot back."""
         self._drop()
@@ -163,6 +186,11 @@ class PooledModel:
 
     def _url(self) -> str:
         return self.endpoint.url if self.endpoint else "the endpoint"
+
+
+_FORWARDED = frozenset(
+    {"watch_replies", "think_budget", "profile", "max_reply_tokens", "max_tokens", "plan_context"}
+)
 
 
 def _within(options: ChatOptions | None, deadline: float | None) -> ChatOptions | None:

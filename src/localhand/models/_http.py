@@ -227,10 +227,10 @@ class Client:
     ) -> Response:
         """One request, and the redirects it meets."""
         headers = {**self.headers, **(extra or {})}
-        data = None
+        data: bytes | None = None
         if body is not None:  # the very bytes httpx's json= sent
-            data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            data, headers["Content-Type"] = data.encode(), "application/json"
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            data, headers["Content-Type"] = text.encode(), "application/json"
         url = f"{self.base_url}/{path.lstrip('/')}"
         for _ in range(MAX_REDIRECTS + 1):
             origin, target = _split(url)

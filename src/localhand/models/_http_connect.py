@@ -107,7 +107,8 @@ def proxy_for(origin: Origin) -> tuple[str, int, dict[str, str]] | None:
 
     proxies = urllib.request.getproxies_environment()
     url = proxies.get(origin.scheme) or proxies.get("all")
-    if not url or urllib.request.proxy_bypass_environment(host, proxies):
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # not in typeshed
+    if not url or bypass(host, proxies):
         return None
     parts = urlsplit(url if "://" in url else f"http://{url}")
     if parts.scheme != "http" or not parts.hostname:

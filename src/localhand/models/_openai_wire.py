@@ -98,12 +98,12 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             if message.get("thinking"):  # kept only where the profile sends it back
                 out[-1]["reasoning_content"] = str(message["thinking"])
         elif role == "tool":
-            call_id = _answer(pending, message.get("tool_call_id"), message.get("tool_name"))
-            if call_id is None:
+            answered = _answer(pending, message.get("tool_call_id"), message.get("tool_name"))
+            if answered is None:
                 name = message.get("tool_name") or "a tool"
                 out.append({"role": "user", "content": f"Result of {name}:\n{content}"})
             else:
-                out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+                out.append({"role": "tool", "tool_call_id": answered, "content": content})
         else:
             out.append({"role": role, "content": content})
     return out

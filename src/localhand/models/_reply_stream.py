@@ -25,7 +25,7 @@ from typing import Any
 
 from localhand.models._ollama_wire import to_reply as ollama_to_reply
 from localhand.models.base import StreamChunk
-from localhand.types import Reply
+from localhand.types import Reply, Usage
 
 
 def ollama_reply(
@@ -55,25 +55,28 @@ def openai_reply(
     rest: Iterator[StreamChunk],
     calls: dict[int, dict[str, Any]],
     to_reply: Callable[[Mapping[str, Any]], Reply],
+    estimate: Callable[[str], Usage],
 ) -> Iterator[StreamChunk]:
     """``first`` and the ``rest`` of a ``/chat/completions`` stream whose tool calls are put
     together in ``calls``, the last one with the whole reply, made by ``to_reply`` from a
-    ``chat.completion``."""
+    ``chat.completion``. A server that sends no usage in streams (llama-cpp-python's server
+    ignores ``stream_options``) gets ``estimate`` of the reply's text instead of zeros: the
+    budget, the ledger and the Result count what was spent either way."""
     text = _Text()
     for chunk in _prepend(first, rest):
         if not chunk.done:
             text.add(chunk)
             yield chunk
             continue
-        usage = chunk.usage
+        usage = chunk.usage or estimate(text.content + text.thinking)
         message: dict[str, Any] = {"content": text.content, "reasoning_content": text.thinking}
         if calls:
             message["tool_calls"] = [calls[index] for index in sorted(calls)]
         data = {
             "choices": [{"message": message, "finish_reason": chunk.done_reason}],
             "usage": {
-                "prompt_tokens": usage.prompt_tokens if usage else 0,
-                "completion_tokens": usage.completion_tokens if usage else 0,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
             },
             "model": chunk.model,
         }

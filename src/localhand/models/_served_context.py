@@ -28,13 +28,13 @@ def served_context(base_url: str, model: str, timeout: float = 5.0) -> int | Non
         props = _get(client, "/props", timeout)
         settings = props.get("default_generation_settings") if isinstance(props, dict) else None
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-        if _tokens(n_ctx):
-            return int(n_ctx)
+        if isinstance(n_ctx, int) and _tokens(n_ctx):
+            return n_ctx
         listed = _get(client, base_url.rstrip("/")[len(root):] + "/models", timeout)
         for entry in (listed.get("data") if isinstance(listed, dict) else None) or []:
             if isinstance(entry, dict) and entry.get("id") in (model, model.split("/")[-1]):
                 length = entry.get("max_model_len")
-                return int(length) if _tokens(length) else None
+                return length if isinstance(length, int) and _tokens(length) else None
         return None
     finally:
         client.close()

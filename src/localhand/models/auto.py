@@ -91,7 +91,7 @@ def _select(
         return OpenAICompatModel(
             settings.model,
             connection=_connection(settings),
-            tool_mode=settings.tool_mode,
+            tool_mode=settings.tool_mode,  # type: ignore[arg-type]  # checked by the settings
             reasoning_effort=_effort(settings.think),
             think=settings.think,
             profile=_profile(settings),

@@ -66,7 +66,8 @@ from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.transport import Transport
 from localhand.profiles import Profile, profile_for, sampling_options, thinking_switch, wire_history
-from localhand.types import Message, Reply
+from localhand.run.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
+from localhand.types import Message, Reply, Usage
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAICompatModel", "OpenAISettings", "ToolMode"]
 
@@ -234,7 +235,11 @@ class OpenAICompatModel(NetworkBackend):
         def reply(data: Mapping[str, Any]) -> Reply:
             return self._reply(data, schema_calls)
 
-        yield from openai_reply(first, chunks, calls, reply)
+        def estimated(text: str) -> Usage:
+            prompt = estimate_prompt_tokens(list(messages), tools)
+            return Usage(prompt, max(1, len(text) // CHARS_PER_TOKEN) if text else 0)
+
+        yield from openai_reply(first, chunks, calls, reply, estimated)
 
     def _streamed(
         self,

@@ -177,7 +177,8 @@ def _json_reading(raw: str) -> str | None:
     if ambiguous:
         return None
     try:
-        return json.loads('"' + body + '"', strict=False)
+        decoded: str = json.loads('"' + body + '"', strict=False)
+        return decoded
     except ValueError:
         return None
 
@@ -201,7 +202,7 @@ def _string_matches(chunk: str, where: tuple[int, int, bool], value: str, python
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "invalid escape sequence": still a reading
-            return ast.literal_eval(chunk[start:end]) == value
+            return bool(ast.literal_eval(chunk[start:end]) == value)
     except Exception:  # SyntaxError, ValueError, MemoryError: not a Python string either
         return False
 

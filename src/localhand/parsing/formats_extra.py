@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, snippet
 from localhand.parsing.formats_more import GEMMA_QUOTES, _KeyValue
 from localhand.parsing.mention import in_inline_code, mid_line
@@ -37,7 +39,7 @@ def _line_start(text: str, pos: int) -> bool:
     return j < 0 or text[j] == "\n"
 
 
-def _gemma_args(text: str, brace: int, stop: int) -> tuple[dict, int] | None:
+def _gemma_args(text: str, brace: int, stop: int) -> tuple[dict[str, Any], int] | None:
     window = text[brace : min(stop, brace + _QUOTE_LOOK)]
     quote = next((q for q in reversed(GEMMA_QUOTES) if q in window), GEMMA_QUOTES[1])
     try:
@@ -96,7 +98,7 @@ def _after_colon(text: str, at: int, stop: int) -> int:
     return at
 
 
-def _qwen_agent_arguments(scan: Scan, name: str, raw: str) -> dict | None:
+def _qwen_agent_arguments(scan: Scan, name: str, raw: str) -> dict[str, Any] | None:
     raw = raw.strip()
     if raw.startswith("{"):
         # Qwen-Agent drops a trailing comment after the object ("{...} <!-- note -->").

@@ -12,6 +12,8 @@ All looks are bounded, so checking every marker of a hostile text stays linear.
 
 from __future__ import annotations
 
+from typing import Any
+
 _LOOK = 200
 _NAME_CHARS = frozenset("_-.:")
 # What may follow a name at the start of a markup body: its arguments (JSON, pythonic, XML
@@ -111,14 +113,20 @@ def is_mention(text: str, pos: int, body: int, stop: int, *, truncated: bool) ->
     return not (truncated and not text[body:stop].strip())
 
 
-def names_a_tool(scan_index_params: dict, text: str, start: int, stop: int) -> bool:
+def names_a_tool(scan_index_params: dict[str, Any], text: str, start: int, stop: int) -> bool:
     """Whether an offered tool's name appears near the start of ``text[start:stop]``."""
     head = text[start : min(stop, start + 300)]
     return any(name in head for name in scan_index_params)
 
 
 def failed_mention(
-    text: str, pos: int, start: int, stop: int, params: dict, offered: bool, truncated: bool
+    text: str,
+    pos: int,
+    start: int,
+    stop: int,
+    params: dict[str, Any],
+    offered: bool,
+    truncated: bool,
 ) -> bool:
     """A marker whose body did not parse is prose, not a failed call, when it sits mid-line
     and its body names none of the offered tools ("wraps calls in <tool_call>{...}</tool_call>

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from localhand.events import ApprovalNeeded, Event  # noqa: F401 - run mode emits it too
+from localhand.events import Event
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from localhand.events import Event
-from localhand.plan.events import ApprovalNeeded
+from localhand.events import ApprovalNeeded, Event
 from localhand.plan.model import Step, classified
 from localhand.safety.approval import ApprovalPolicy, Approver, needs_approval
 from localhand.safety.risk import Risk

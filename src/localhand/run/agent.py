@@ -7,11 +7,11 @@ ends the run, the workspace is verified and a Result is returned and emitted.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from localhand.errors import FinalAnswer
 from localhand.events import (
@@ -22,7 +22,6 @@ from localhand.events import (
     ModelStatus,
     Nudge,
     ToolCallEvent,
-    summarize,
 )
 from localhand.events import Warning as WarningEvent
 from localhand.models.base import ChatModel, ChatOptions
@@ -30,6 +29,7 @@ from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
 from localhand.profiles import Profile, assistant_turn, profile_for
 from localhand.run import gitstate
+from localhand.run.answer_check import AnswerCheck
 from localhand.run.asking import ask_model, budget_warning, rethink_note
 from localhand.run.changes import WrittenFiles
 from localhand.run.context import ContextWindow, expected_tokens
@@ -91,9 +91,7 @@ class Agent:
         self.system_prompt = system_prompt
         self.follow_up = follow_up
         """Called with an unfinished Result; returns the path of a task file for what remains."""
-        self.routing = routing
-        self.ledger = ledger
-        """Books every call in the store and checks the budget shared by all tasks per day."""
+        self.routing, self.ledger = routing, ledger  # the ledger books calls, checks the budget
         self.context_files = tuple(context_files)
         if watch_replies is None:  # as the backend was set up (``--watch-replies``)
             watch_replies = bool(getattr(model, "watch_replies", False))
@@ -114,6 +112,7 @@ class Agent:
         self._tools_used = 0
         self._asked_to_act = False
         self._window = ContextWindow(self.warn)
+        self._answer_check = AnswerCheck(self.checks, self.workspace)
         self._last_content = ""
         self._cut_off = CutOff(self.model)
         """What the last reply's nudge says if it was cut off (its tokens, a loop)."""
@@ -121,13 +120,9 @@ class Agent:
     def run(self, task: str) -> Result:
         self._reset()
         life = self.life = Run(
-            self.task_id,
-            self.workspace,
-            self.limits,
-            self.bus,
-            checks=self.checks,
-            follow_up=self.follow_up,
+            self.task_id, self.workspace, self.limits, self.bus, checks=self.checks
         )
+        life.follow_up = self.follow_up
         self.state = life.state
         self.tracker = ChangeTracker(self.workspace)
         self.take_written()  # writes before the run are in the tracker's baseline
@@ -173,14 +168,18 @@ class Agent:
             self.limits.check_repetition(self.state, parsed.calls)
             self.act(parsed.calls)
             self.state.nudges = 0  # the model recovered: the next nudge starts a new streak
-            changed = self.files_changed(parsed.calls)
+            if changed := self.files_changed(parsed.calls):
+                self._answer_check.workspace_changed()
         elif (
             parsed.type == "final_answer"
             and not parsed.truncated  # an answer cut off mid-way is not the answer: nudged
             and not parsed.needs_constrained_retry
             and not self.must_act_first()
         ):
-            raise FinalAnswer(parsed.content)
+            objection = self._answer_check.objection()  # the checks, before "done" is taken
+            if objection is None:
+                raise FinalAnswer(parsed.content)
+            self.nudge(objection)
         else:
             self.nudge(nudge_text(parsed, self.tools.names, self._cut_off))
         self.limits.check_progress(self.state, changed)
@@ -225,7 +224,7 @@ class Agent:
         self._asked_to_act = True
         return True
 
-    def query(self, fmt: dict | None = None, think: bool | None = None) -> Reply:
+    def query(self, fmt: dict[str, Any] | None = None, think: bool | None = None) -> Reply:
         """Ask the model for the next turn, within the budget and the wall clock."""
         prompt = self.keep_within_context()
         cost = self.estimate_cost(prompt)
@@ -289,15 +288,15 @@ class Agent:
 
     def record(self, call: ToolCall, result: ToolResult, started: float) -> None:
         """Emit the call's event and append its result to the history."""
+        server = getattr(self.tools.get(call.name), "server", None)  # an MCP tool's
         self.emit(
-            ToolCallEvent(
+            ToolCallEvent.of(
+                call,
+                result,
                 task_id=self.task_id,
-                tool_name=call.name,
-                args_summary=summarize(json.dumps(call.arguments, ensure_ascii=False)),
-                result_summary=summarize(result.content),
                 iteration=self.state.iteration,
-                ok=result.ok,
-                duration_ms=round((time.perf_counter() - started) * 1000),
+                started=started,
+                server=server,
             )
         )
         self.append_result(call, result)

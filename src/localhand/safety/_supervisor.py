@@ -28,6 +28,10 @@ import select
 import sys
 import time
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every command ~10 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -101,13 +105,15 @@ _LANDLOCK_WRITE_FILE = 1 << 1
 _NR_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self: the same everywhere
 
 
-def _socket_filter(native: int, nr_socket: int, compat: int, compat_sockets: tuple[int, ...]):
+def _socket_filter(
+    native: int, nr_socket: int, compat: int, compat_sockets: tuple[int, ...]
+) -> list[tuple[int, int, int, int]]:
     """The seccomp program, as (code, jump if true, jump if false, k) instructions: native
     ``socket(AF_UNIX, …)``, x32 calls and ``io_uring_setup`` fail; a 32-bit program may open
     no socket at all (``socketcall`` hides its arguments); any other architecture nothing."""
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
     allow, deny = 0x7FFF0000, 0x00050000 | _EACCES  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
-    program: list = [
+    program: list[str | tuple[int, int, str | None, str | None]] = [
         (ld, 4, None, None),  # the architecture
         (jeq, native, None, "compat"),
         (ld, 0, None, None),  # the system call's number
@@ -207,7 +213,7 @@ def _become_subreaper() -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -303,7 +309,7 @@ def _end_all(pid: int, grace: float, reap: _Reaper) -> int:
     return stopped
 
 
-def _quietly(call, *args) -> None:
+def _quietly(call: Callable[..., object], *args: object) -> None:
     """``call(*args)``, where failing (a process already gone, a closed pipe) changes nothing."""
     try:  # noqa: SIM105 (contextlib costs an import: see the imports above)
         call(*args)

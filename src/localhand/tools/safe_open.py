@@ -160,7 +160,7 @@ def _open2(root_fd: int, rel: str, flags: int, mode: int) -> int:
     how = _openat2.how(flags, mode if makes else 0, _RESOLVE)
     fd = _openat2(_SYS_OPENAT2[_openat2.machine], root_fd, os.fsencode(rel), how, 24)
     if fd >= 0:
-        return fd
+        return int(fd)
     import ctypes
 
     code = ctypes.get_errno()

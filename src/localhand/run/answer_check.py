@@ -1,0 +1,56 @@
+"""The task's checks, run when the model says it is done, before its answer is taken.
+
+Small models finish falsely: they answer "done" before the work is, or claim the tests pass
+when they do not (benchmarks/robustness_bench.py: 13 false finishes in 60 noisy runs, none of
+them caught by the loop itself). When the task has checks (``--verify``, a task file's
+``verify``), an answer is checked first; if some fail, the model is told which and what they
+printed, and goes on. Once per change of the workspace: an answer given again with nothing
+changed is taken, and the checks at the end grade it as they always did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from localhand.run.verify import Check, run_checks
+from localhand.safety.scrub import scrub_text
+from localhand.types import CheckResult
+
+TAIL_CHARS = 600
+"""How much of a failing check's output the model is shown."""
+
+NUDGE_CHECKS_FAIL = (
+    "You answered that the task is done, but {count} of the task's checks fail:\n{failures}\n"
+    "Fix what they show with the tools, then answer again."
+)
+
+
+class AnswerCheck:
+    """Whether an answer may be taken now, given the task's ``checks``."""
+
+    def __init__(self, checks: Sequence[Check], workspace: Path) -> None:
+        self.checks = list(checks)
+        self.workspace = workspace
+        self._checked_since_change = False
+
+    def workspace_changed(self) -> None:
+        """Files changed: the next answer is checked again."""
+        self._checked_since_change = False
+
+    def objection(self) -> str | None:
+        """The nudge for an answer the checks contradict, or ``None`` to take the answer."""
+        if not self.checks or self._checked_since_change:
+            return None
+        self._checked_since_change = True
+        failing = [r for r in run_checks(self.checks, self.workspace) if not r.passed]
+        if not failing:
+            return None
+        failures = "\n".join(_described(result) for result in failing)
+        return NUDGE_CHECKS_FAIL.format(count=len(failing), failures=failures)
+
+
+def _described(result: CheckResult) -> str:
+    # What a check printed goes to the model like a tool's output: scrubbed of secrets first.
+    tail = scrub_text(result.output_tail.strip()[-TAIL_CHARS:])
+    return f"- {result.name}" + (f":\n{tail}" if tail else "")
