@@ -7,60 +7,23 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-import optional_deps
+from llama_server_helpers import tiny_server
 from test_eval_command import run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
-STARTUP_S = 90
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    gguf = optional_deps.llama_cpp_server()  # skipped without them, required in CI
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
     # The GGUF's own chat template: it puts the system prompt in the first user turn, where
     # --chat_format gemma would drop it.
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
-               "tiny", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-               "--verbose", "false"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited:\n{log.read_text(errors='replace')}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.25)
+    with tiny_server(tmp_path_factory.mktemp("llama_server")) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_the_tiny_model_on_a_tier_1_task_is_measured_end_to_end(

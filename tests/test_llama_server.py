@@ -10,17 +10,12 @@ the way the fake server writes them."""
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-import optional_deps
+from llama_server_helpers import tiny_server
 from localhand.events import EventBus, EventLog
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.run.agent import Agent
@@ -30,51 +25,12 @@ from localhand.types import Result
 pytestmark = pytest.mark.slow  # a real model: seconds, not milliseconds
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
-STARTUP_S = 90
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    gguf = optional_deps.llama_cpp_server()  # skipped without them, required in CI
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(gguf), "--model_alias", "tiny",
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "4096", "--chat_format", "gemma", "--verbose", "false",
-    ]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited:\n{log.read_text(errors='replace')}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.25)
+    with tiny_server(tmp_path_factory.mktemp("llama_server"), "--chat_format", "gemma") as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_a_plain_chat(server: str) -> None:
