@@ -292,3 +292,32 @@ def test_a_dangerous_verify_command_typed_into_the_form_waits_for_the_page(
             expect(page.locator("tr.note.decision.denied")).to_contain_text("by page")
             assert (home / "canary.txt").read_text() == "alive\n"
             assert ollama.chat_requests == []
+
+
+def test_a_call_of_an_mcp_servers_tool_is_approved_from_the_timeline(
+    page: Page, store: Store, tmp_path: Path
+) -> None:
+    from localhand.mcp.config import McpServer
+    from test_mcp_servers import console_script
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    time_server = McpServer("time", command=console_script("mcp-server-time"), source="test")
+    script = [tool_call("get_current_time", timezone="Asia/Tokyo"), "It is evening in Tokyo."]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url, mcp_servers=(time_server,))
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
+            page.goto(server.url)
+            page.fill("textarea[name=description]", "Find out the time in Tokyo")
+            page.fill("input[name=workspace]", str(workspace))
+            page.select_option("select[name=mode]", "agentic")
+            page.click("button[type=submit]")
+
+            request = page.locator("tr.note.approval")  # an untrusted server's call asks first
+            expect(request).to_contain_text("get_current_time")
+            expect(request).to_contain_text("MCP server 'time'")
+            request.locator("button.approve").click()
+
+            expect(page.locator("#run-status")).to_have_text("pass", timeout=30_000)
+            expect(page.locator("tr.note.decision.approved")).to_contain_text("by page")
+            expect(page.locator("tr.tool-row.ok")).to_have_count(1)

@@ -349,7 +349,9 @@ class RunView {
 // Run mode's approval for run_command, and the page's own verify commands; plan mode's
 // approval_needed belongs to the plan view.
 function isRunApproval(e) {
-  return e.type === "approval_needed" && (e.step_id === "run_command" || e.step_id === "verify");
+  // run_command, a verify command, or a call of an MCP server's tool ("mcp:SERVER/TOOL")
+  const step = e.step_id || "";
+  return e.type === "approval_needed" && (step === "run_command" || step === "verify" || step.startsWith("mcp:"));
 }
 
 function note(kind, e, when, tag, ...content) {
