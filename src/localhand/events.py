@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
@@ -234,6 +235,29 @@ class EventBus:
                 subscriber(event)
             except Exception as exc:  # a consumer's bug must not end the run
                 self.errors.append((subscriber, exc))
+
+
+_holds: ContextVar[list[Callable[[], None]] | None] = ContextVar("localhand_holds", default=None)
+
+
+def hold(wait: Callable[[], None]) -> None:
+    """For a subscriber that records the workspace as the run found it (the store's copy for
+    replay) in the background: ``wait`` is called before the first tool may change anything
+    (``localhand.run.baseline``); where no run collects holds, at once."""
+    pending = _holds.get()
+    if pending is None:
+        wait()
+    else:
+        pending.append(wait)
+
+
+def collect_holds(pending: list[Callable[[], None]]) -> Token[list[Callable[[], None]] | None]:
+    """Holds made on this thread from now on go to ``pending`` (until the token is reset)."""
+    return _holds.set(pending)
+
+
+def release_holds(token: Token[list[Callable[[], None]] | None]) -> None:
+    _holds.reset(token)
 
 
 class EventLog:

@@ -31,6 +31,7 @@ from localhand.profiles import Profile, assistant_turn, profile_for
 from localhand.run import gitstate
 from localhand.run.answer_check import AnswerCheck
 from localhand.run.asking import ask_model, budget_warning, rethink_note
+from localhand.run.baseline import Baseline
 from localhand.run.changes import WrittenFiles
 from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import Limits, RunState
@@ -114,33 +115,31 @@ class Agent:
         self._window = ContextWindow(self.warn)
         self._answer_check = AnswerCheck(self.checks, self.workspace)
         self._last_content = ""
-        self._cut_off = CutOff(self.model)
-        """What the last reply's nudge says if it was cut off (its tokens, a loop)."""
+        self._cut_off = CutOff(self.model)  # what a cut-off reply's nudge says (tokens, a loop)
 
     def run(self, task: str) -> Result:
         self._reset()
-        life = self.life = Run(
-            self.task_id, self.workspace, self.limits, self.bus, checks=self.checks
-        )
-        life.follow_up = self.follow_up
-        self.state = life.state
-        self.tracker = ChangeTracker(self.workspace)
+        life = self.life = Run(self.task_id, self.workspace, self.limits, self.bus)
+        life.checks = self.checks
+        life.follow_up, self.state = self.follow_up, life.state
         self.take_written()  # writes before the run are in the tracker's baseline
-        self.git_before = gitstate.record_before(self.workspace, self.task_id)
-        self.messages = build_messages(task, self.workspace, self.system_prompt, self.context_files)
-        self.plan_context()
-        life.start(
-            task,
-            self.model.name,
-            max_iterations=self.limits.max_iterations or 0,
-            routing=self.routing.to_dict() if self.routing else None,
-        )
-        if self.profile.patterns:  # a family's profile applies: say which, and what it does
-            status = self.profile.describe(self.think_budget)
-            self.emit(ModelStatus(task_id=self.task_id, message=status))
-        ending = life.drive(self.work, done=FinalAnswer.reason, iteration=self.iteration)
-        self.tools.close()  # background processes the model started must not outlive the run
-        return self.finish(ending)
+        self.baseline = Baseline(self.workspace, self.task_id)  # while the first request goes
+        try:
+            self.messages = build_messages(
+                task, self.workspace, self.system_prompt, self.context_files
+            )
+            self.plan_context()
+            routing = self.routing.to_dict() if self.routing else None
+            limit = self.limits.max_iterations or 0
+            life.start(task, self.model.name, max_iterations=limit, routing=routing)
+            if self.profile.patterns:  # a family's profile applies: say which, what it does
+                status = self.profile.describe(self.think_budget)
+                self.emit(ModelStatus(task_id=self.task_id, message=status))
+            ending = life.drive(self.work, done=FinalAnswer.reason, iteration=self.iteration)
+            self.tools.close()  # background processes the model started must not outlive it
+            return self.finish(ending)
+        finally:
+            self.baseline.close()
 
     def plan_context(self) -> None:
         """Ollama's ``num_ctx`` chosen for the run before its first request (see the backend)."""
@@ -185,8 +184,8 @@ class Agent:
         self.limits.check_progress(self.state, changed)
 
     def files_changed(self, calls: Sequence[ToolCall]) -> bool:
-        """Whether this round's calls changed the contents of a file in the workspace: by
-        what the file tools reported, or by a walk after calls that may write unreported."""
+        """Whether this round's calls changed a file's contents (by the tools' reports, or by
+        a walk after calls that may write unreported)."""
         written = self.take_written()
         if self._written.walk_needed(calls):
             return bool(self.tracker.new_changes(written))  # what they wrote: by content
@@ -217,8 +216,7 @@ class Agent:
         return reply, parsed
 
     def must_act_first(self) -> bool:
-        """Small models often "answer" an agentic task before touching the workspace; the first
-        time that happens, they are nudged to use the tools instead."""
+        """Small models often "answer" before touching the workspace: nudged, the first time."""
         if not self.require_action or self._tools_used or self._asked_to_act:
             return False
         self._asked_to_act = True
@@ -260,8 +258,13 @@ class Agent:
             self._last_content = parsed.content
         return parsed
 
+    @property
+    def tracker(self) -> ChangeTracker:
+        return self.baseline.tracker  # waits, before the first tool, for the starting point
+
     def act(self, calls: Sequence[ToolCall]) -> None:
         """Run each call and append its result, so the model sees what happened."""
+        self.baseline.ready()  # nothing may change the workspace before it is recorded
         rounds = self.state.rounds
         previous = set(rounds[-2]) if len(rounds) >= 2 else set()
         to_run, refused = cap_calls(calls)
@@ -334,8 +337,8 @@ class Agent:
         return assistant_turn(reply, calls, self.profile, prose=prose, turn=number)
 
     def estimate_cost(self, prompt: int | None = None) -> int:
-        """Tokens the next request will likely cost: the prompt (``prompt``, when it has just
-        been estimated) plus an average reply."""
+        """Tokens the next request will likely cost: the prompt (``prompt``, if estimated)
+        plus an average reply."""
         iterations = self.state.iteration
         reply = self.state.tokens_out // iterations if iterations else 256
         if prompt is None:
@@ -347,8 +350,7 @@ class Agent:
         return estimate_prompt_tokens(self.messages, self._definitions)
 
     def keep_within_context(self) -> int:
-        """Compact older tool results when the prompt nears the window (see
-        ``localhand.run.context``); the prompt's estimated tokens, after any compaction."""
+        """Compact older tool results near the window; the prompt's tokens after it."""
         limit = getattr(self.model, "context_limit", None)  # known after the first request
         self.messages, used = self._window.keep(self.messages, self._definitions, limit)
         return used
@@ -375,8 +377,8 @@ class Agent:
             profile=self.profile.summary(),
             cost=round(self.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
-        if self.git_before is not None:
-            result.git = gitstate.with_diff(self.git_before, self.workspace).to_dict()
+        if (before := self.baseline.git) is not None:
+            result.git = gitstate.with_diff(before, self.workspace).to_dict()
         return self.life.finish(result)
 
     def output(self, ending: Ending) -> str:
