@@ -17,10 +17,14 @@ from the ids the processor is given. Pass ``grammar=None`` to llama-cpp-python a
 from __future__ import annotations
 
 import ctypes
+import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from llama_cpp import llama_cpp as C  # the C API
+
+from localhand.models._grammar_json import json_gbnf
 
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
@@ -67,3 +71,37 @@ class GrammarFilter:
         if self._sampler:
             C.llama_sampler_free(self._sampler)
             self._sampler = None
+
+
+def schema_gbnf(schema: dict[str, Any], cache: dict[str, str], warn: Callable[[str], None]) -> str:
+    """The GBNF grammar of a JSON schema, kept in ``cache`` by the schema's text (converting
+    takes milliseconds, and a tool loop asks for the same schema every turn)."""
+    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+
+    # Not sorted: the converter writes properties in the order it reads them, and a call's
+    # name should come before its arguments, as the tools' own order of arguments should.
+    key = json.dumps(schema)
+    if key not in cache:
+        try:
+            cache[key] = json_gbnf(schema) or json_schema_to_gbnf(key)
+        except Exception as exc:  # a schema feature the converter lacks: any JSON then
+            warn(
+                f"Could not turn the reply schema into a grammar ({exc}); constraining "
+                "replies to plain JSON instead."
+            )
+            cache[key] = JSON_GBNF
+    return cache[key]
+
+
+def grammar_for(
+    llm: Any, schema: dict[str, Any], cache: dict[str, str], warn: Callable[[str], None]
+) -> GrammarFilter:
+    """The filter for ``schema``; should llama.cpp refuse its grammar (its limits on size and
+    repetition are not documented), plain JSON instead, with a warning, not a failed run."""
+    from llama_cpp.llama_grammar import JSON_GBNF
+
+    try:
+        return GrammarFilter(llm, schema_gbnf(schema, cache, warn))
+    except ValueError:
+        warn("llama.cpp could not parse the reply's grammar; constraining it to plain JSON.")
+        return GrammarFilter(llm, JSON_GBNF)

@@ -51,9 +51,12 @@ def call_text(name: str, args: Any) -> str:
 
 
 def plain_messages(
-    messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] | None,
+    doc: str | None = None,
 ) -> list[dict[str, str]]:
-    """The conversation with only system/user/assistant text turns, merged to alternate."""
+    """The conversation with only system/user/assistant text turns, merged to alternate; with
+    tools, ``doc`` (by default ``describe_tools``) closes the system turn."""
     out: list[dict[str, str]] = []
     for message in messages:
         role = str(message.get("role") or "user")
@@ -78,7 +81,7 @@ def plain_messages(
         else:
             out.append({"role": role, "content": content})
     if tools:
-        doc = describe_tools(tools)
+        doc = describe_tools(tools) if doc is None else doc
         if out and out[0]["role"] == "system":
             out[0]["content"] += "\n\n" + doc
         else:

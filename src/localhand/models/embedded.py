@@ -12,6 +12,9 @@ What it takes care of, and why:
   llama-cpp-python's Jinja formatter; a GGUF without one falls back to ChatML, with a warning.
   We render and tokenize ourselves rather than call ``create_chat_completion`` so that we
   keep the token counts while streaming, and can time the first token.
+- **A tiny model gets a tiny view** (``_tiny``): under a billion parameters, a short prompt,
+  fewer tools, and a grammar that also refuses calls that cannot work (a file not known to
+  exist, an ``old_text`` not in the file), since such a model otherwise repeats one of those.
 - **Load once per process.** Loading takes seconds, so models are cached by path and
   settings, shared by every ``EmbeddedModel`` on them, and used under one lock (a llama.cpp
   context is not thread-safe). Loading happens on the first request, or on ``load()``.
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -42,6 +44,7 @@ from typing import Any
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
+from localhand.models._tiny import TINY_MAX_TOKENS, TINY_REPEAT_PENALTY, is_tiny, tiny_turn
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
 from localhand.profiles.table import JSON_CALLS
 from localhand.types import Message, Reply, Usage
@@ -104,6 +107,7 @@ class _Loaded:
     lock: threading.Lock
     load_s: float
     formatter: Any
+    n_params: int
 
 
 _CACHE: dict[tuple[str, int, int, int], _Loaded] = {}
@@ -143,6 +147,8 @@ class EmbeddedModel:
         repeat_penalty: discourages repeating recent tokens; small models otherwise fill
             a number with zeros or a string with one word.
         seed: the sampling seed, for repeatable runs.
+        tiny: whether the model gets the tiny view (see ``_tiny``); ``None``: when it has
+            fewer than a billion parameters.
         on_warning: receives warnings (no chat template in the GGUF, a schema the grammar
             converter cannot take).
         on_status: receives progress a person wants to see: the load time and the time to
@@ -164,6 +170,7 @@ class EmbeddedModel:
         temperature: float = 0.2,
         repeat_penalty: float = 1.1,
         seed: int = 0,
+        tiny: bool | None = None,
         on_warning: Callable[[str], None] | None = None,
         on_status: Callable[[str], None] | None = None,
     ) -> None:
@@ -177,7 +184,7 @@ class EmbeddedModel:
         self._name = name or self.path.name.removesuffix(".gguf")
         self.n_ctx, self.n_threads, self.n_batch = n_ctx, n_threads, n_batch
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
-        self.repeat_penalty = repeat_penalty
+        self.repeat_penalty, self.tiny = repeat_penalty, tiny
         self._warn = on_warning or _log.warning
         self._status = on_status or _log.info
         self._grammars: dict[str, str] = {}  # GBNF by schema
@@ -225,14 +232,20 @@ class EmbeddedModel:
         loaded = self._loaded()
         fmt = options.format if options is not None else None
         schema = fmt if fmt is not None else (reply_schema(tools) if tools else None)
-        prompt = self._render(loaded, plain_messages(messages, tools if fmt is None else None))
+        ceiling, penalty, doc = self.max_tokens, self.repeat_penalty, None
+        if tools and fmt is None and self._tiny(loaded):
+            messages, tools, schema, doc = tiny_turn(messages, tools)
+            ceiling, penalty = min(ceiling, TINY_MAX_TOKENS), TINY_REPEAT_PENALTY
+        shown = tools if fmt is None else None  # a format of the caller's: no tools described
+        prompt = self._render(loaded, plain_messages(messages, shown, doc))
         deadline = deadline_of(options)
         with loaded.lock:  # held while the caller reads: the context serves one stream
             tokens = self._tokens(loaded, prompt)
             started, first, reason = time.perf_counter(), 0.0, "stop"
             pieces: list[str] = []
-            max_tokens = min(self.max_tokens, self.n_ctx - len(tokens))
-            for text, finish in self._pieces(loaded, tokens, max_tokens, schema, deadline):
+            max_tokens = min(ceiling, self.n_ctx - len(tokens))
+            decoding = self._pieces(loaded, tokens, max_tokens, penalty, schema, deadline)
+            for text, finish in decoding:
                 first, reason = first or time.perf_counter() - started, finish
                 pieces.append(text)
                 if text:
@@ -278,21 +291,23 @@ class EmbeddedModel:
         loaded: _Loaded,
         tokens: list[int],
         max_tokens: int,
+        repeat_penalty: float,
         schema: dict[str, Any] | None,
         deadline: float | None,
     ) -> Iterator[tuple[str, str]]:
         """Each sampled piece of text with the finish reason so far; the caller holds the lock."""
         from llama_cpp import LogitsProcessorList
 
-        from localhand.models._grammar_filter import GrammarFilter
+        from localhand.models._grammar_filter import grammar_for
 
-        grammar = GrammarFilter(loaded.llm, self._gbnf(schema)) if schema is not None else None
+        grammar = None if schema is None else grammar_for(loaded.llm, schema, self._grammars,
+                                                          self._warn)
         reason, count = "stop", 0
         stream = loaded.llm.create_completion(
             tokens,
             max_tokens=max_tokens,
             temperature=self.temperature,
-            repeat_penalty=self.repeat_penalty,
+            repeat_penalty=repeat_penalty,
             seed=self.seed,
             logits_processor=LogitsProcessorList([grammar]) if grammar else None,
             stream=True,
@@ -313,20 +328,8 @@ class EmbeddedModel:
             if grammar is not None:
                 grammar.close()
 
-    def _gbnf(self, schema: dict[str, Any]) -> str:
-        from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
-
-        key = json.dumps(schema, sort_keys=True)
-        if key not in self._grammars:
-            try:
-                self._grammars[key] = json_schema_to_gbnf(key)
-            except Exception as exc:  # a schema feature the converter lacks: any JSON then
-                self._warn(
-                    f"Could not turn the reply schema into a grammar ({exc}); constraining "
-                    "replies to plain JSON instead."
-                )
-                self._grammars[key] = JSON_GBNF
-        return self._grammars[key]
+    def _tiny(self, loaded: _Loaded) -> bool:
+        return is_tiny(loaded.n_params) if self.tiny is None else self.tiny
 
     def _render(self, loaded: _Loaded, messages: list[dict[str, str]]) -> str:
         try:
@@ -389,4 +392,7 @@ class EmbeddedModel:
             stop_token_ids=[eos] if eos != -1 else None,
         )
         self._status(f"Loaded {self._name} in {load_s:.1f} s (n_ctx {self.n_ctx}).")
-        return _Loaded(llm, threading.Lock(), load_s, formatter)
+        from llama_cpp import llama_cpp as C
+
+        n_params = int(C.llama_model_n_params(llm._model.model))
+        return _Loaded(llm, threading.Lock(), load_s, formatter, n_params)

@@ -280,4 +280,6 @@ JSON_CALLS = replace(
 )
 """For the embedded backend, whatever the family: it renders the history itself, calls as the
 JSON its grammar allows and results as user turns (``models._json_calls``), so calls stay
-native in the history and no template's needs apply."""
+native in the history and no template's needs apply. A model under a billion parameters (the
+tiny default) also gets a short prompt, five tools and a grammar of only the calls that can
+work (``models._tiny``): the backend does that, since a profile names no prompt or tools."""
