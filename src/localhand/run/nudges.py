@@ -39,9 +39,7 @@ LOOPED = (
 )
 
 
-def nudge_text(
-    parsed: ParsedReply, tool_names: Sequence[str], cut_off: CutOff
-) -> str:
+def nudge_text(parsed: ParsedReply, tool_names: Sequence[str], cut_off: CutOff) -> str:
     """The nudge for the unusable reply ``parsed``; ``tool_names`` are the offered tools."""
     if parsed.truncated:
         return cut_off.text(parsed)

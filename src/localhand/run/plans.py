@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from localhand.safety.approval import Approver
     from localhand.types import Result
 
+
 def run_plan(
     plan: Plan | Mapping[str, Any] | str | Path | None,
     workspace: str | Path,
