@@ -314,6 +314,7 @@ def test_a_call_of_an_mcp_servers_tool_is_approved_from_the_timeline(
             page.click("button[type=submit]")
 
             request = page.locator("tr.note.approval")  # an untrusted server's call asks first
+            expect(page.locator("body")).to_contain_text("Waiting for approval of an MCP tool")
             expect(request).to_contain_text("get_current_time")
             expect(request).to_contain_text("MCP server 'time'")
             request.locator("button.approve").click()

@@ -182,7 +182,10 @@ class RunView {
       this.iteration = Math.max(this.iteration, e.iteration || 0);
     }
     if (e.type === "tool_call") this.tools += 1;
-    if (isRunApproval(e)) { this.waiting("Waiting for approval of a command…"); this.refreshApprovals(); }
+    if (isRunApproval(e)) {
+      const what = (e.step_id || "").startsWith("mcp:") ? "an MCP tool's call" : "a command";
+      this.waiting(`Waiting for approval of ${what}…`); this.refreshApprovals();
+    }
     if (e.type === "approval_decided") { this.waiting(null); this.decided(e); }
     if (e.type === "answer_delta") this.delta(e);
     if (e.type === "task_finished") this.finish(e.result || {});
