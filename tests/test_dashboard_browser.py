@@ -59,6 +59,20 @@ def page(browser: Browser) -> Iterator[Page]:
     context.close()
 
 
+def start_task(
+    page: Page, description: str, workspace: str | Path, *, mode: str | None = None,
+    verify: str | None = None,
+) -> None:
+    """Fill the page's "Start a task" form and submit it."""
+    page.fill("textarea[name=description]", description)
+    page.fill("input[name=workspace]", str(workspace))
+    if verify is not None:
+        page.fill("input[name=verify]", verify)
+    if mode is not None:
+        page.select_option("select[name=mode]", mode)
+    page.click("button[type=submit]")
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store(tmp_path / "runs.db")
@@ -93,10 +107,7 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
             # by then: type once it has (the roots line is written in the same step).
             expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
             task = "Fix the bug in calc.py so check_calc.py passes"
-            page.fill("textarea[name=description]", task)
-            page.fill("input[name=workspace]", str(workspace))
-            page.fill("input[name=verify]", "python3 check_calc.py")
-            page.click("button[type=submit]")
+            start_task(page, task, workspace, verify="python3 check_calc.py")
 
             rows = page.locator("tr.tool-row")
             expect(rows).to_have_count(2)
@@ -185,10 +196,7 @@ def test_a_simple_task_streams_its_answer_into_the_run_view(
         settings = Settings(model="qwen3:8b", host=ollama.url)
         with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
-            page.fill("textarea[name=description]", "Explain what calc.py does")
-            page.fill("input[name=workspace]", str(workspace))
-            page.select_option("select[name=mode]", "simple")
-            page.click("button[type=submit]")
+            start_task(page, "Explain what calc.py does", workspace, mode="simple")
 
             # The first words show while the run is still going.
             expect(page.locator("#result-output")).to_contain_text("calc.py")
@@ -212,10 +220,7 @@ def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
         settings = Settings(model="qwen3:8b", host=ollama.url)
         with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
-            page.fill("textarea[name=description]", "Remove the victim directory next door")
-            page.fill("input[name=workspace]", str(workspace))
-            page.select_option("select[name=mode]", "agentic")
-            page.click("button[type=submit]")
+            start_task(page, "Remove the victim directory next door", workspace, mode="agentic")
 
             request = page.locator("tr.note.approval")
             expect(request).to_contain_text(command)  # as text, not as markup
@@ -273,9 +278,7 @@ def test_a_dangerous_verify_command_typed_into_the_form_waits_for_the_page(
         with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
             expect(page.locator("#roots")).to_contain_text(str(tmp_path))
-            page.fill("textarea[name=description]", "Explain calc.py")
-            page.fill("input[name=workspace]", "/")
-            page.click("button[type=submit]")
+            start_task(page, "Explain calc.py", "/")
             expect(page.locator("#start-error")).to_contain_text("outside the dashboard's")
 
             page.fill("input[name=workspace]", str(workspace))
@@ -308,10 +311,7 @@ def test_a_call_of_an_mcp_servers_tool_is_approved_from_the_timeline(
         settings = Settings(model="qwen3:8b", host=ollama.url, mcp_servers=(time_server,))
         with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
             page.goto(server.url)
-            page.fill("textarea[name=description]", "Find out the time in Tokyo")
-            page.fill("input[name=workspace]", str(workspace))
-            page.select_option("select[name=mode]", "agentic")
-            page.click("button[type=submit]")
+            start_task(page, "Find out the time in Tokyo", workspace, mode="agentic")
 
             request = page.locator("tr.note.approval")  # an untrusted server's call asks first
             expect(page.locator("body")).to_contain_text("Waiting for approval of an MCP tool")
