@@ -4,7 +4,8 @@ A run starts (``task_started``), works until something stops it, has its workspa
 and ends with one Result (``task_finished``). What stops it is always one of three things,
 turned into a termination reason in one place (``Run.drive``): a ``StopRun`` (a final answer,
 a guardrail, a failed step), a ``ModelError`` (the server cannot serve the run), or Ctrl-C.
-The clock and the token budget live here too, so every mode measures them the same way.
+The run's state (``RunState``: its start, tokens, iterations) lives here, so every mode's clock
+starts at ``start``; the guardrails check it through ``Limits``.
 
 The loops keep what is theirs: how to ask the model, what a step is, what goes into their
 Result. They call ``start``, ``drive``, ``verify`` and ``finish`` in that order.
@@ -65,7 +66,7 @@ class Ending:
 
 
 class Run:
-    """The clock, the budget, the events and the end of one run (see the module docstring)."""
+    """The start, the state, the events and the end of one run (see the module docstring)."""
 
     def __init__(
         self,
@@ -110,17 +111,11 @@ class Run:
             )
         )
 
-    # -- the clock and the budget -----------------------------------------------------------
+    # -- the clock ----------------------------------------------------------------------------
 
     def remaining_s(self) -> float | None:
         """Seconds left on the wall clock, or ``None`` when the run has none."""
         return self.limits.remaining_s(self.state)
-
-    def check_wall_clock(self) -> None:
-        self.limits.check_wall_clock(self.state)
-
-    def check_budget(self, estimated_cost: int) -> None:
-        self.limits.check_budget(self.state, estimated_cost)
 
     @contextmanager
     def deadline_stops(self) -> Iterator[None]:

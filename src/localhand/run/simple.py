@@ -131,8 +131,8 @@ class _SimpleRun:
         ledger: Ledger | None,
         follow_up: Callable[[Result], str | None] | None,
     ) -> None:
-        self.model, self.task, self.bus = model, task, bus
-        self.routing, self.ledger, self.follow_up = routing, ledger, follow_up
+        self.model, self.task = model, task
+        self.routing, self.ledger = routing, ledger  # the bus and follow-up are the Run's
         self.workspace = Path(task.workspace).resolve()
         self.limits = task.limits(agentic=False)
         self.life = Run(
