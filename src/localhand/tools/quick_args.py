@@ -12,11 +12,11 @@ coercion and every error message stay exactly pydantic's.
 from __future__ import annotations
 
 import inspect
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from localhand.tools.schema import optional_of, string_literal
 
 _EXACT = (str, int, float, bool)
 
@@ -91,14 +91,8 @@ def _exact(param: _Param, value: Any) -> Any:
 
 def _plain(annotation: Any) -> tuple[Any, bool]:
     """(the plain kind of ``annotation``, whether it allows ``None``), or (None, False)."""
-    nullable = False
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
-        (annotation,) = (arg for arg in args if arg is not type(None))
-        nullable = True
-        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if annotation in _EXACT:
-        return annotation, nullable
-    if origin is typing.Literal and args and all(type(value) is str for value in args):
-        return tuple(args), nullable
-    return None, False
+    kind, nullable = optional_of(annotation)
+    if kind in _EXACT:
+        return kind, nullable
+    values = string_literal(kind)
+    return (values, nullable) if values is not None else (None, False)

@@ -126,18 +126,33 @@ def plain_schema(
 
 
 def _plain_type(annotation: Any) -> dict[str, Any] | None:
+    annotation, _ = optional_of(annotation)
     if annotation in _PLAIN_TYPES:
         return {"type": _PLAIN_TYPES[annotation]}
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Literal and args and all(type(value) is str for value in args):
-        return {"type": "string", "enum": list(args)}
-    if origin is list and len(args) == 1:
+    if (values := string_literal(annotation)) is not None:
+        return {"type": "string", "enum": list(values)}
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is list and len(args) == 1:
         items = _plain_type(args[0])
         return {"type": "array", "items": _ordered(items)} if items else None
-    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
-        (kind,) = (arg for arg in args if arg is not type(None))
-        return _plain_type(kind)
     return None
+
+
+def optional_of(annotation: Any) -> tuple[Any, bool]:
+    """``X`` for ``X | None`` (and ``Optional[X]``), with whether ``None`` was allowed."""
+    args = typing.get_args(annotation)
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    if union and len(args) == 2 and type(None) in args:
+        (kind,) = (arg for arg in args if arg is not type(None))
+        return kind, True
+    return annotation, False
+
+
+def string_literal(annotation: Any) -> tuple[str, ...] | None:
+    """The values of a ``Literal`` of strings, else ``None``."""
+    args = typing.get_args(annotation)
+    literal = typing.get_origin(annotation) is typing.Literal
+    return tuple(args) if literal and args and all(type(v) is str for v in args) else None
 
 
 _ARTICLES = {
