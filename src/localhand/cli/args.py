@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
@@ -151,12 +150,12 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@cache
 def stderr() -> Console:
-    """Standard error, through Rich (imported when something is first printed)."""
-    from rich.console import Console
+    """Standard error, through Rich: ``localhand.run.recording.stderr``, imported when first
+    printed to (parsing loads nothing of localhand's, see the module docstring)."""
+    from localhand.run.recording import stderr as console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return console()
 
 
 def print_error(message: str) -> None:

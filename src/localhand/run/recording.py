@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -107,9 +108,11 @@ class RunRecording:
             self.server.stop()
 
 
+@cache
 def stderr() -> Console:
-    """Where the recording speaks to the person at the terminal (the run itself speaks through
-    its events); Rich is imported only when something is printed."""
+    """Standard error, through Rich (imported when something is first printed): where the
+    command line and the recording speak to the person at the terminal (the run itself speaks
+    through its events). Here rather than in ``cli`` so that ``run/`` needs nothing of it."""
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
