@@ -89,17 +89,27 @@ def find_marked(name: str, value: str) -> list[int]:
     return found
 
 
+MARKED_SCANS = 3
+"""Scans of /proc before "no process has the marker" is believed (see ``kill_marked``)."""
+
+
 def kill_marked(name: str, value: str) -> list[int]:
     """SIGKILL every process whose environment has ``name=value``; returns their PIDs.
 
     The last resort when a command's supervisor is gone: a process keeps the environment it
     was started with through ``setsid``, ``nohup`` and double forks.
     """
-    killed = []
-    for pid in find_marked(name, value):
-        with suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
+    killed: list[int] = []
+    # A process in the middle of an exec can briefly show no environment in /proc (a `cmd &`
+    # forked just before the supervisor died): a scan that finds nothing new is repeated.
+    for _ in range(MARKED_SCANS):
+        found = [pid for pid in find_marked(name, value) if pid not in killed]
+        for pid in found:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        if not found:
+            time.sleep(0.02)
     end = time.monotonic() + 1.0  # SIGKILL takes effect when the process is next scheduled
     while any(_running(pid) for pid in killed) and time.monotonic() < end:
         time.sleep(0.01)

@@ -23,13 +23,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from localhand.safety.proc import find_marked, kill_group, kill_marked
+from localhand.safety.proc import MARKED_SCANS, find_marked, kill_group, kill_marked
 
 SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
 MARKER_VAR = "LOCALHAND_COMMAND_ID"
 """Set in every command's environment to a value unique to that command."""
 KILL_GRACE_S = 0.5
-LEFTOVER_SCANS = 3
 """Between SIGTERM and SIGKILL for what a command leaves behind."""
 
 _BOOT = "import sys; sys.path.append({!r}); import _supervisor; _supervisor.main(sys.argv)"
@@ -164,10 +163,10 @@ class Supervised:
 
         A process in the middle of an exec can briefly show no environment in /proc, so a scan
         that finds nothing is repeated a few times before it is believed."""
-        for attempt in range(LEFTOVER_SCANS):
+        for attempt in range(MARKED_SCANS):
             if any(pid != self.proc.pid for pid in find_marked(MARKER_VAR, self.marker)):
                 return True
-            if attempt + 1 < LEFTOVER_SCANS:
+            if attempt + 1 < MARKED_SCANS:
                 time.sleep(0.02)
         return False
 
