@@ -103,7 +103,9 @@ class ToolCallEvent(Event):
         return cls(
             task_id=task_id,
             tool_name=call.name,
-            args_summary=summarize(json.dumps(call.arguments, ensure_ascii=False)),
+            args_summary=summarize(
+                json.dumps(call.arguments, ensure_ascii=False), ARGS_SUMMARY_CHARS
+            ),
             result_summary=summarize(result.content),
             iteration=iteration,
             ok=result.ok,
@@ -274,7 +276,10 @@ class EventLog:
 
 
 SUMMARY_CHARS = 120
-"""How long a summary in the timeline is (a tool call's arguments, its result)."""
+"""How long a summary in the timeline is (a tool call's result, a nudge's span)."""
+
+ARGS_SUMMARY_CHARS = 200
+"""How long a tool call's ``args_summary`` is: seed 001 cuts the arguments' JSON at 200."""
 
 
 def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
