@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import localhand as package
 from cli_helpers import localhand
 from localhand.batch.tasks import load_batch
 from localhand.errors import ConfigError
@@ -108,6 +109,7 @@ def user_env(tmp_path: Path) -> dict[str, str]:
         XDG_CONFIG_HOME=str(home / "config"),
         NO_COLOR="1",
         COLUMNS="200",
+        PYTHONPATH=str(Path(package.__file__).parents[1]),  # this checkout, from any folder
     )
     return env
 
@@ -216,7 +218,9 @@ def test_a_changed_task_file_is_shown_inert_and_asked_about_at_a_terminal(
         assert code == 2 and "changed since you last trusted it" in said, said
         assert "+# \\x1b[1A\\x1b[2Knothing here" in said  # the diff, its escapes written out
         assert len(fake.chat_requests) == 1
+        path.write_text("description: say hi\nagentic: false\ntier: trivial\n")
         code, said = _in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"y\n")
+        assert "+tier: trivial" in said
         assert code == 0, said
         assert len(fake.chat_requests) == 2
     assert (
