@@ -83,17 +83,17 @@ def test_a_named_file_is_trusted_at_its_first_use_and_refused_once_changed(tmp_p
     store = TrustStore(tmp_path / "trust")
     path = tmp_path / "task.yaml"
     path.write_text("description: one\n")
-    assert use_named(path, "the task file", store=store).text == "description: one\n"
-    assert use_named(path, "the task file", store=store).state == "trusted"
+    assert use_named(path, "task file", store=store).text == "description: one\n"
+    assert use_named(path, "task file", store=store).state == "trusted"
     path.write_text("description: two\nworkspace: /\n")
     with pytest.raises(ConfigError) as refused:
-        use_named(path, "the task file", store=store)  # no terminal under pytest
+        use_named(path, "task file", store=store)  # no terminal under pytest
     assert f"localhand trust {path}" in str(refused.value)
     asked: list[str] = []
     with pytest.raises(ConfigError, match="was not trusted"):
-        use_named(path, "the task file", store=store, ask=lambda s, w: asked.append(w) or False)
-    assert asked == ["the task file"]
-    assert use_named(path, "the task file", store=store, ask=lambda s, w: True).state == "changed"
+        use_named(path, "task file", store=store, ask=lambda s, w: asked.append(w) or False)
+    assert asked == ["task file"]
+    assert use_named(path, "task file", store=store, ask=lambda s, w: True).state == "changed"
     assert store.read(path).state == "trusted"
 
 
@@ -171,7 +171,7 @@ def test_a_trusted_project_toml_gives_no_key_that_routes_data_or_loosens_safety(
     assert settings.model == "m:1"
     defaults = Settings()
     withheld_here = "host backend gguf isolate_network approve archive_secrets daily_token_budget"
-    for name in (*withheld_here.split(), "sandbox", "sandbox_read", "plan_mode", "mcp_servers"):
+    for name in (*withheld_here.split(), "sandbox", "sandbox_read", "mcp_servers"):
         assert getattr(settings, name) == getattr(defaults, name), name
         assert name in said[0]
 

@@ -174,6 +174,7 @@ def load_settings(
         # Its MCP servers are not even read: their ${VAR}s would be expanded.
         data = {key: value for key, value in config.data.items() if key != "mcp"}
         values.update(_read_toml(data, config.path))
+        _validated(values, source=str(config.path))  # a wrong value is an error, left out or not
         unread = ["mcp_servers"] if "mcp" in config.data else []
         values = without_withheld(values, config.path, warn or warn_once, also=unread)
     elif config is not None:
@@ -233,7 +234,7 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
 
     # Each file as the user trusted it (at its first use, or since): the text read is the
     # text hashed.
-    seen = [use_named(path, "the MCP configuration") for path in files]
+    seen = [use_named(path, "MCP configuration") for path in files]
     loaded = [load_mcp_json(s.path, text=s.text) for s in seen]
     return replace(settings, mcp_servers=merge(settings.mcp_servers, *loaded))
 

@@ -88,14 +88,16 @@ class _TaskFile(_Strict):
 
 def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     """Read and validate a task file; ``ConfigError`` says which field is wrong and why.
-    ``pin``: use it only as the user trusted it (``localhand.safety.trust.use_named``); off
-    for a file localhand wrote itself."""
+    ``pin``: use it only as the user trusted it (``localhand.safety.trust.use_named``). A
+    file in localhand's data directory (a follow-up localhand wrote, where commands cannot
+    write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
+    own = _in_data_dir(path)
     try:
-        if pin:
+        if pin and not own:
             from localhand.safety.trust import use_named
 
-            text = use_named(path, "the task file").text
+            text = use_named(path, "task file").text
         else:
             text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -110,9 +112,16 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     except ValidationError as exc:
         raise ConfigError(f"task file {path}:\n{_describe(exc)}") from None
     try:
-        return _to_task(spec, base=path.parent)
+        return _to_task(spec, base=path.parent, root=Path("/") if own else None)
     except ConfigError as exc:
         raise ConfigError(f"task file {path}: {exc}") from None
+
+
+def _in_data_dir(path: Path) -> bool:
+    from localhand.paths import data_dir
+    from localhand.safety.config_file import inside
+
+    return inside(path, data_dir())
 
 
 def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) -> Task:

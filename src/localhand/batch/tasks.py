@@ -44,7 +44,7 @@ def load_batch(path: str | Path) -> list[BatchTask]:
 
     path = Path(path)
     try:
-        text = use_named(path, "the batch file").text
+        text = use_named(path, "batch file").text
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read batch file {path}: {exc}") from None
     tasks: list[BatchTask] = []

@@ -150,7 +150,7 @@ def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
 
     path = Path(path)
     try:
-        text = use_named(path, "the plan file").text
+        text = use_named(path, "plan file").text
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read plan file {path}: {exc}") from None
     data = _parse(text, path)

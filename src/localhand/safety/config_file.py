@@ -53,17 +53,13 @@ def read_config(
     it was found by itself and is not trusted (``warn`` is told how to trust it). A named file
     that changed since it was trusted is asked about, or refused (``ConfigError``)."""
     path, named = config_path(env, cwd)
-    if not path.is_file():
-        if named:
-            raise ConfigError(
-                f"LOCALHAND_CONFIG names {path}, which is not a file; fix the variable or unset it"
-            )
+    if not path.is_file():  # as before: a LOCALHAND_CONFIG naming no file gives no settings
         return None
     from localhand.safety.trust import TrustStore, use_discovered, use_named
 
     store = TrustStore()  # where localhand's own data is: this process's environment
     if named:
-        seen = use_named(path, "the configuration file (LOCALHAND_CONFIG)", store=store)
+        seen = use_named(path, "configuration file (LOCALHAND_CONFIG)", store=store)
     else:
         found = use_discovered(path, "settings file", warn or warn_once, store=store)
         if found is None:

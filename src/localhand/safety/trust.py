@@ -84,13 +84,15 @@ class TrustStore:
             directory = data_dir(dict(env) if env is not None else None) / "trust"
         self.directory = directory
 
-    def read(self, path: Path) -> Seen:
-        """Read ``path`` once and say whether its content is the one trusted."""
+    def read(self, path: Path, what: str = "") -> Seen:
+        """Read ``path`` (a ``what``, for messages) once and say whether its content is the
+        one trusted."""
         real = os.path.realpath(path)
         try:
             content = Path(real).read_bytes()
         except OSError as exc:
-            raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+            named = f"{what} {path}" if what else str(path)
+            raise ConfigError(f"cannot read {named}: {exc.strerror or exc}") from None
         digest = hashlib.sha256(content).hexdigest()
         entry = self._index().get(real)
         if entry is None:
@@ -190,7 +192,7 @@ def use_named(
     changed since last trusted, ``ask`` decides (by default the person at the terminal, if
     there is one); refused with a ``ConfigError`` otherwise."""
     store = store or TrustStore()
-    seen = store.read(path)
+    seen = store.read(path, what)
     if seen.state == "trusted":
         return seen
     if seen.state == "unknown":
@@ -213,7 +215,7 @@ def use_discovered(
 ) -> Seen | None:
     """``path``, a file localhand found by itself, read once: ``None`` (and one warning saying
     how to trust it) unless the user trusted this exact content."""
-    seen = (store or TrustStore()).read(path)
+    seen = (store or TrustStore()).read(path, what)
     if seen.state == "trusted":
         return seen
     why = "is not trusted yet" if seen.state == "unknown" else "changed since you trusted it"

@@ -74,9 +74,8 @@ KEYS: dict[str, Key] = {
     "daily_token_budget": _withheld("a spending limit the user sets for all projects together"),
     "price_in": _allowed("shown money only"),
     "price_out": _allowed("shown money only"),
-    "plan_mode": _withheld(
-        "how much a plan runs without asking (agentic lets the model correct the plan)",
-        tightens=lambda value: value in ("teacher", "planner"),
+    "plan_mode": _allowed(
+        "how a plan repairs a failed step; every step passes the same approval and sandbox"
     ),
     "think_budget": _allowed("how long a reply may think"),
     "profiles": _allowed("how the model is prompted and its replies read"),
@@ -105,7 +104,9 @@ def without_withheld(
 ) -> dict[str, Any]:
     """``values`` read from the workspace file ``path`` without the keys such a file may not
     give (``also``: those left unread); ``warn`` hears which, once."""
-    dropped = sorted({*also, *(name for name, value in values.items() if withheld(name, value))})
+    dropped = sorted(
+        {*also, *(name for name, value in values.items() if name in KEYS and withheld(name, value))}
+    )
     if dropped:
         warn(
             f"{path} is in the project, where the model can write, so these of its settings "
