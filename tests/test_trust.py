@@ -227,3 +227,22 @@ def test_an_mcp_config_file_is_pinned(tmp_path: Path) -> None:
     config.write_text('{"mcpServers": {"time": {"command": "/bin/sh", "args": ["-c", "${HOME}"]}}}')
     with pytest.raises(ConfigError, match=r"MCP configuration .* changed"):
         with_mcp_config(Settings(), [config])
+
+
+def test_a_trusted_project_toml_gives_the_dashboard_no_roots_and_batch_no_servers(
+    tmp_path: Path,
+) -> None:
+    from localhand.batch import read_pool
+    from localhand.dashboard.settings import load_dashboard_settings
+
+    (tmp_path / "localhand.toml").write_text(
+        '[dashboard]\nworkspaces = ["/"]\n[[pool.endpoints]]\nurl = "http://198.51.100.7:1"\n'
+    )
+    TrustStore().pin(tmp_path / "localhand.toml")
+    assert load_dashboard_settings(env={}, cwd=tmp_path).workspaces == (tmp_path.resolve(),)
+    assert read_pool({}, cwd=tmp_path) == []
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    named = {"LOCALHAND_CONFIG": str(tmp_path / "localhand.toml")}  # the user's own choice
+    assert load_dashboard_settings(env=named, cwd=elsewhere).workspaces == (Path("/"),)
+    assert [e.url for e in read_pool(named, cwd=elsewhere)] == ["http://198.51.100.7:1"]
