@@ -2,7 +2,7 @@
 
     id: fix-calc                    # optional; a fresh id otherwise
     description: Fix the bug in calc.py so check_calc.py passes
-    workspace: ./calc               # the task file's folder or one under it
+    workspace: ./calc               # the file's folder, one under it or beside it
     tier: standard                  # trivial | standard | complex
     agentic: true                   # omit to let localhand decide
     limits: {iterations: 10, timeout: 1800, token_budget: 50000}
@@ -22,9 +22,10 @@ model then drafts a plan for the description, and it runs without asking):
     workspace: ./app
 
 The file is used as the user trusted it (``localhand.safety.trust``: at its first use, or
-since), and what it names stays where it lies: ``workspace`` may not leave the task file's
-folder, and ``context_files`` (read by localhand outside the sandbox, and sent to the model)
-may not leave the workspace nor name files that hold credentials.
+since), and what it names stays where it lies: ``workspace`` is the task file's folder, one
+under it or beside it (never one that holds it: ``..``, ``$HOME``, ``/``), and
+``context_files`` (read by localhand outside the sandbox, and sent to the model) may not
+leave the workspace nor name files that hold credentials.
 """
 
 from __future__ import annotations
@@ -126,9 +127,9 @@ def _in_data_dir(path: Path) -> bool:
 
 def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) -> Task:
     """One task from a mapping with the task-file fields (``localhand batch`` reads one per JSONL
-    line); a relative ``workspace`` is resolved against ``base`` and may not leave ``root``
-    (default: ``base``). ``ConfigError``'s message names each bad field, one per line,
-    without saying where the mapping came from."""
+    line); a relative ``workspace`` is resolved against ``base`` and stays near it
+    (``_within``), or inside ``root`` when given. ``ConfigError``'s message names each bad
+    field, one per line, without saying where the mapping came from."""
     if not isinstance(data, dict):
         raise ConfigError("must be a JSON object with at least 'description' (or 'plan')")
     try:
@@ -156,7 +157,7 @@ def write_task_file(task: Task, directory: Path) -> Path:
 
 def _to_task(spec: _TaskFile, base: Path, root: Path | None = None) -> Task:
     workspace = (base / spec.workspace).resolve() if spec.workspace else base.resolve()
-    _within(workspace, (root or base).resolve(), spec.workspace or ".")
+    _within(workspace, base.resolve(), root.resolve() if root else None, spec.workspace or ".")
     for name in spec.context_files:
         _context_file(name, workspace)
     fields: dict[str, Any] = {
@@ -179,13 +180,22 @@ def _to_task(spec: _TaskFile, base: Path, root: Path | None = None) -> Task:
     return Task(**fields)
 
 
-def _within(workspace: Path, root: Path, given: str) -> None:
-    """A task file's workspace stays in the folder it lies in: one the model could write
-    must not send a run to ``$HOME`` or ``/``."""
-    if workspace != root and root not in workspace.parents:
+def _within(workspace: Path, base: Path, root: Path | None, given: str) -> None:
+    """A task file's workspace stays near the file: its folder, one under it, or one beside
+    it (``../calc``), never a folder that holds it (``..``, ``$HOME``, ``/``), so that a file
+    the model could write cannot send a run over the user's files. With ``root``: anywhere
+    inside ``root`` instead."""
+    if root is not None:
+        if workspace != root and root not in workspace.parents:
+            raise ConfigError(f"workspace: {given} is {workspace}, outside {root}")
+        return
+    holds_the_file = workspace != base and workspace in base.parents
+    near = workspace == base or base.parent in workspace.parents
+    if holds_the_file or not near or workspace == Path.home().resolve():
         raise ConfigError(
-            f"workspace: {given} is {workspace}, outside {root}, where the task file lies; "
-            "name a folder inside it, or move the task file next to the workspace"
+            f"workspace: {given} is {workspace}, outside the task file's folder {base} and "
+            "the folders beside it; name one of those, or give the workspace on the command "
+            "line"
         )
 
 

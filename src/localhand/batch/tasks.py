@@ -3,9 +3,10 @@
     {"id": "fix-calc", "description": "Fix calc.py", "workspace": "calc", "verify": ["./t.sh"]}
     {"description": "Add a docstring to util.py", "workspace": "util", "model": "llama3.1:8b"}
 
-Relative workspaces are resolved against the batch file's folder, and may not leave it (nor
-a context file its workspace: ``localhand.taskfile``). The file is used as the user trusted
-it (``localhand.safety.trust``: at its first use, or since). Blank lines are skipped.
+Relative workspaces are resolved against the batch file's folder and stay near it (never a
+folder that holds it), and context files in their workspace (``localhand.taskfile``). The
+file is used as the user trusted it (``localhand.safety.trust``: at its first use, or
+since). Blank lines are skipped.
 A line without an ``id`` gets one from its content (``task-<hash>``), so the same line keeps
 its id when lines are added or removed around it; that is what resume matches on.
 """
