@@ -220,6 +220,9 @@ def test_a_changed_task_file_is_shown_inert_and_asked_about_at_a_terminal(
         code, said = _in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"n\n")
         assert code == 0 and "Trust this content?" not in said, said  # first use: no question
         path.write_text("description: say hi\nagentic: false\n# \x1b[1A\x1b[2Knothing here\n")
+        args = ["run", "--task-file", str(path), "--json"]
+        code, said = _in_a_terminal(args, tmp_path, env, b"y\n")  # --json: nobody is asked
+        assert code == 2 and "[y/N]" not in said and "localhand trust" in said, said
         code, said = _in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"n\n")
         assert code == 2 and "changed since you last trusted it" in said, said
         assert "+# \\x1b[1A\\x1b[2Knothing here" in said  # the diff, its escapes written out

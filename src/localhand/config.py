@@ -6,7 +6,8 @@ Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALH
 others in ``_ENV``.
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``),
 from its ``[localhand]`` table or its top level, plus the ``[sandbox]``, ``[plan]`` and
-``[mcp.servers.NAME]`` tables.
+``[mcp.servers.NAME]`` tables; only with content the user trusted, and a file in the project
+gives no key that routes data or loosens safety (``localhand.safety.config_file``).
 """
 
 from __future__ import annotations
@@ -165,7 +166,6 @@ def load_settings(
     ``localhand.safety.config_file``), then the environment. ``warn`` (default: standard
     error, once) hears about a file or keys not used."""
     from localhand.safety.config_file import read_config, warn_once
-    from localhand.safety.workspace_keys import without_withheld
 
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
@@ -175,6 +175,8 @@ def load_settings(
         data = {key: value for key, value in config.data.items() if key != "mcp"}
         values.update(_read_toml(data, config.path))
         _validated(values, source=str(config.path))  # a wrong value is an error, left out or not
+        from localhand.safety.workspace_keys import without_withheld
+
         unread = ["mcp_servers"] if "mcp" in config.data else []
         values = without_withheld(values, config.path, warn or warn_once, also=unread)
     elif config is not None:

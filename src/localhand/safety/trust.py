@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -164,6 +163,8 @@ class TrustStore:
 
 def _write_private(target: Path, content: bytes) -> None:
     """Write ``content`` to ``target`` atomically, mode 0600."""
+    import tempfile  # only when trusting: reading a file must stay cheap at start-up
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".trust-")
     try:
         with os.fdopen(fd, "wb") as handle:
