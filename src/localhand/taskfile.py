@@ -194,8 +194,8 @@ def _within(workspace: Path, base: Path, root: Path | None, given: str) -> None:
     if holds_the_file or not near or workspace == Path.home().resolve():
         raise ConfigError(
             f"workspace: {given} is {workspace}, outside the task file's folder {base} and "
-            "the folders beside it; name one of those, or give the workspace on the command "
-            "line"
+            "the folders beside it; name one of those, or keep the task file next to its "
+            "workspace"
         )
 
 
