@@ -246,3 +246,27 @@ def test_a_trusted_project_toml_gives_the_dashboard_no_roots_and_batch_no_server
     named = {"LOCALHAND_CONFIG": str(tmp_path / "localhand.toml")}  # the user's own choice
     assert load_dashboard_settings(env=named, cwd=elsewhere).workspaces == (Path("/"),)
     assert [e.url for e in read_pool(named, cwd=elsewhere)] == ["http://198.51.100.7:1"]
+
+
+def test_reading_a_trusted_file_loads_nothing_heavy(tmp_path: Path) -> None:
+    """Start-up: one small file hashed; the diff and the writer load only to ask or trust."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "localhand.toml").write_text('model = "m:1"\n')
+    TrustStore().pin(tmp_path / "localhand.toml")
+    code = (
+        "import json, sys; from localhand.config import load_settings; "
+        "print(json.dumps([load_settings().model, sorted(sys.modules)]))"
+    )
+    import localhand
+
+    this_checkout = {**os.environ, "PYTHONPATH": str(Path(localhand.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=this_checkout, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    model, modules = json.loads(done.stdout)
+    assert model == "m:1"
+    assert not {"difflib", "tempfile", "localhand.safety.approval", "pydantic"} & set(modules)
