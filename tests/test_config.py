@@ -6,6 +6,14 @@ import pytest
 
 from localhand.config import Settings, distrusting, load_settings
 from localhand.errors import ConfigError
+from localhand.safety.trust import TrustStore
+
+
+def trusted(path: Path, text: str) -> Path:
+    """``path`` written with ``text`` and trusted as it is (``localhand trust --yes``)."""
+    path.write_text(text)
+    TrustStore().pin(path)
+    return path
 
 
 def test_defaults_without_file_or_env(tmp_path: Path) -> None:
@@ -13,7 +21,7 @@ def test_defaults_without_file_or_env(tmp_path: Path) -> None:
 
 
 def test_env_overrides_file_and_flags_override_env(tmp_path: Path) -> None:
-    (tmp_path / "localhand.toml").write_text(
+    trusted(tmp_path / "localhand.toml",
         '[localhand]\nmodel = "from-file"\nnum_ctx_max = 8192\nkeep_alive = "30m"\n'
     )
     settings = load_settings(
@@ -37,7 +45,7 @@ def test_env_overrides_file_and_flags_override_env(tmp_path: Path) -> None:
     ],
 )
 def test_bad_settings_say_what_to_fix(tmp_path: Path, toml: str, message: str) -> None:
-    (tmp_path / "localhand.toml").write_text(toml)
+    trusted(tmp_path / "localhand.toml", toml)
     with pytest.raises(ConfigError) as info:
         load_settings(env={}, cwd=tmp_path)
     assert message in str(info.value)
@@ -47,22 +55,31 @@ LOOSE = 'approve = "never"\n\n[sandbox]\nmode = "off"\nread = ["~/.ssh"]\n'
 
 
 def test_a_config_inside_the_workspace_cannot_lower_safety(tmp_path: Path) -> None:
-    (tmp_path / "localhand.toml").write_text('model = "m:1"\n' + LOOSE)
-    settings = load_settings(env={}, cwd=tmp_path)
-    assert (settings.sandbox, settings.approve) == ("off", "never")
-    kept, said = distrusting(settings, tmp_path)
-    assert (kept.sandbox, kept.approve, kept.sandbox_read) == ("workspace-write", "dangerous", ())
-    assert kept.model == "m:1"  # what does not lower safety is still read
-    assert len(said) == 1 and "sandbox = 'off'" in said[0] and "approve = 'never'" in said[0]
+    trusted(tmp_path / "localhand.toml", 'model = "m:1"\n' + LOOSE)
+    settings = load_settings(env={}, cwd=tmp_path, warn=lambda message: None)
+    assert (settings.sandbox, settings.approve, settings.sandbox_read) == (
+        "workspace-write",
+        "dangerous",
+        (),
+    )
+    assert settings.model == "m:1"  # what does not lower safety is still read
+    assert distrusting(settings, tmp_path) == (settings, [])
 
 
 def test_the_same_settings_count_from_outside_the_workspace(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (tmp_path / "localhand.toml").write_text(LOOSE)
-    from_outside = load_settings(env={}, cwd=tmp_path)
+    outside = trusted(tmp_path / "localhand.toml", LOOSE)
+    elsewhere = tmp_path / "elsewhere"  # where localhand starts: holds neither file
+    elsewhere.mkdir()
+    from_outside = load_settings(env={"LOCALHAND_CONFIG": str(outside)}, cwd=workspace)
+    assert (from_outside.sandbox, from_outside.approve) == ("off", "never")
     assert distrusting(from_outside, workspace) == (from_outside, [])
-    (workspace / "localhand.toml").write_text(LOOSE)
+    inside = trusted(workspace / "localhand.toml", LOOSE)
+    named_inside = load_settings(env={"LOCALHAND_CONFIG": str(inside)}, cwd=elsewhere)
+    kept, said = distrusting(named_inside, workspace)
+    assert (kept.sandbox, kept.approve) == ("workspace-write", "dangerous")
+    assert len(said) == 1 and "sandbox" in said[0] and "approve" in said[0]
     from_variables = load_settings(
         env={"LOCALHAND_SANDBOX": "off", "LOCALHAND_APPROVE": "never"}, cwd=workspace
     )
@@ -76,7 +93,7 @@ def test_the_same_settings_count_from_outside_the_workspace(tmp_path: Path) -> N
 
 
 def test_plan_default_mode_comes_from_the_plan_table(tmp_path: Path) -> None:
-    (tmp_path / "localhand.toml").write_text(
+    trusted(tmp_path / "localhand.toml",
         '[localhand]\nmodel = "m:1"\n\n[plan]\ndefault_mode = "agentic"\n'
     )
     settings = load_settings(env={}, cwd=tmp_path)
@@ -86,7 +103,7 @@ def test_plan_default_mode_comes_from_the_plan_table(tmp_path: Path) -> None:
 
 
 def test_plan_mode_flag_over_variable_over_file(tmp_path: Path) -> None:
-    (tmp_path / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')
+    trusted(tmp_path / "localhand.toml", '[plan]\ndefault_mode = "agentic"\n')
     from_env = load_settings(env={"LOCALHAND_PLAN_MODE": "teacher"}, cwd=tmp_path)
     assert from_env.plan_mode == "teacher"
     assert from_env.with_overrides(plan_mode=None).plan_mode == "teacher"
@@ -105,7 +122,7 @@ def test_plan_mode_flag_over_variable_over_file(tmp_path: Path) -> None:
 def test_a_bad_plan_table_names_the_file_and_the_modes(
     tmp_path: Path, toml: str, message: str
 ) -> None:
-    (tmp_path / "localhand.toml").write_text(toml)
+    trusted(tmp_path / "localhand.toml", toml)
     with pytest.raises(ConfigError) as info:
         load_settings(env={"LOCALHAND_PLAN_MODE": "planner"}, cwd=tmp_path)
     said = str(info.value)
@@ -123,7 +140,7 @@ def test_a_bad_plan_mode_variable_is_a_config_error(tmp_path: Path) -> None:
 
 def test_a_plan_mode_in_the_workspace_is_kept(tmp_path: Path) -> None:
     # Not a safety setting: agentic steps pass the same approval gate and sandbox.
-    (tmp_path / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')
+    trusted(tmp_path / "localhand.toml", '[plan]\ndefault_mode = "agentic"\n')
     settings = load_settings(env={}, cwd=tmp_path)
     assert distrusting(settings, tmp_path) == (settings, [])
 

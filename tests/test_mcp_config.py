@@ -86,12 +86,28 @@ def test_a_file_without_mcp_servers_says_how_it_should_look(tmp_path: Path) -> N
         load_mcp_json(tmp_path / "broken.json")
 
 
+def named_config(tmp_path: Path, text: str) -> dict[str, str]:
+    """A ``localhand.toml`` the user names (``LOCALHAND_CONFIG``), kept outside any project."""
+    path = tmp_path / "config" / "localhand.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return {"LOCALHAND_CONFIG": str(path)}
+
+
+def project(tmp_path: Path) -> Path:
+    """Where localhand starts: a folder that does not hold the named file."""
+    folder = tmp_path / "project"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def test_localhand_toml_servers_and_mcp_config_files_merge_by_name(tmp_path: Path) -> None:
-    (tmp_path / "localhand.toml").write_text(
+    env = named_config(
+        tmp_path,
         '[mcp.servers.time]\ncommand = "uvx"\nargs = ["mcp-server-time"]\ntrust = "allow"\n'
-        '[mcp.servers.git]\ncommand = "mcp-server-git"\n'
+        '[mcp.servers.git]\ncommand = "mcp-server-git"\n',
     )
-    settings = load_settings(env={}, cwd=tmp_path)
+    settings = load_settings(env=env, cwd=project(tmp_path))
     assert [s.name for s in settings.mcp_servers] == ["time", "git"]
     assert settings.mcp_servers[0].trust == "allow"
     extra = write(tmp_path / "more.json", {"mcpServers": {"time": {"command": "other-time"}}})
@@ -106,23 +122,35 @@ def test_localhand_toml_servers_and_mcp_config_files_merge_by_name(tmp_path: Pat
 
 
 def test_an_unknown_key_in_localhand_toml_is_an_error(tmp_path: Path) -> None:
-    (tmp_path / "localhand.toml").write_text('[mcp.servers.x]\ncommand = "a"\ntrusted = true\n')
+    env = named_config(tmp_path, '[mcp.servers.x]\ncommand = "a"\ntrusted = true\n')
     with pytest.raises(ConfigError, match=r"unknown key.*trusted"):
-        load_settings(env={}, cwd=tmp_path)
+        load_settings(env=env, cwd=project(tmp_path))
 
 
 def test_servers_in_a_toml_inside_the_workspace_are_not_started(tmp_path: Path) -> None:
     """The model writes in the workspace: a file it wrote must not start programs for it."""
-    (tmp_path / "localhand.toml").write_text(
-        '[mcp.servers.evil]\ncommand = "sh"\ntrust = "allow"\n'
-    )
+    workspace = tmp_path / "config"  # the named file lies in the run's workspace
+    env = named_config(tmp_path, '[mcp.servers.evil]\ncommand = "sh"\ntrust = "allow"\n')
     given = write(tmp_path / "mine.json", {"mcpServers": {"mine": {"command": "mine"}}})
-    settings = with_mcp_config(load_settings(env={}, cwd=tmp_path), [given])
-    kept, warnings = distrusting(settings, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    settings = with_mcp_config(load_settings(env=env, cwd=elsewhere), [given])
+    kept, warnings = distrusting(settings, workspace)
     assert [s.name for s in kept.mcp_servers] == ["mine"]  # named by the person: kept
-    assert "its MCP servers (evil) are not started" in warnings[0]
-    outside, none = distrusting(settings, tmp_path / "elsewhere")
+    assert "mcp_servers (programs started outside the sandbox" in warnings[0]
+    outside, none = distrusting(settings, elsewhere)
     assert [s.name for s in outside.mcp_servers] == ["evil", "mine"] and none == []
+
+
+def test_servers_in_a_found_toml_are_not_even_read(tmp_path: Path) -> None:
+    """A found ``localhand.toml``, even trusted, names no server: its ``${VAR}``s stay unread."""
+    from localhand.safety.trust import TrustStore
+
+    (tmp_path / "localhand.toml").write_text('[mcp.servers.evil]\ncommand = "${NOT_SET}"\n')
+    TrustStore().pin(tmp_path / "localhand.toml")
+    said: list[str] = []
+    assert load_settings(env={}, cwd=tmp_path, warn=said.append).mcp_servers == ()
+    assert "mcp_servers" in said[0]
 
 
 def test_a_secret_for_a_server_is_read_before_localhand_forgets_its_secrets(

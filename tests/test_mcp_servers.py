@@ -167,14 +167,15 @@ def test_git_tools_from_localhand_toml_keep_the_list_short(
     subprocess.run([*git, "add", "notes.txt"], check=True)
     subprocess.run([*git, "commit", "-qm", "first"], check=True)
     (repo / "notes.txt").write_text("one\ntwo\n")
-    home = tmp_path / "home"  # localhand.toml outside the workspace: its servers are trusted
+    home = tmp_path / "home"  # a localhand.toml the user names, outside the project
     home.mkdir()
     (home / "localhand.toml").write_text(
         f'[mcp.servers.git]\ncommand = "{console_script("mcp-server-git")}"\n'
         f'args = ["--repository", "{repo}"]\n'
         'tools = ["git_status", "git_diff_unstaged"]\ntrust = "allow"\n'
     )
-    monkeypatch.chdir(home)
+    monkeypatch.setenv("LOCALHAND_CONFIG", str(home / "localhand.toml"))
+    monkeypatch.chdir(repo)
     script = [tool_call("git_diff_unstaged", repo_path=str(repo)), "notes.txt gained a line."]
     with FakeOllama(script=script, models={"qwen3:8b": {}}) as fake:
         code = main(

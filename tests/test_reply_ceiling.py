@@ -19,6 +19,7 @@ from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.run.agent import Agent
+from localhand.safety.trust import TrustStore
 from localhand.testing import FakeOllama
 from localhand.types import Result
 
@@ -196,6 +197,7 @@ def test_a_model_that_thinks_to_the_ceiling_is_told_to_think_briefly(tmp_path: P
 # -- where the ceiling comes from ---------------------------------------------------------------
 def test_toml_then_variable_then_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "localhand.toml").write_text("max_reply_tokens = 2048\n")
+    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     assert load_settings({}, cwd=tmp_path).max_reply_tokens == 2048
     env = {"LOCALHAND_MAX_REPLY_TOKENS": "1024"}
     assert load_settings(env, cwd=tmp_path).max_reply_tokens == 1024
@@ -214,6 +216,7 @@ def test_a_ceiling_that_is_not_a_positive_whole_number_is_refused(
     tmp_path: Path, toml: str, text: str
 ) -> None:
     (tmp_path / "localhand.toml").write_text(f"max_reply_tokens = {toml}\n")
+    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     with pytest.raises(ConfigError, match=r"max_reply_tokens.*must be a positive whole number"):
         load_settings({}, cwd=tmp_path)
     with pytest.raises(ConfigError, match="must be a positive whole number"):
@@ -248,6 +251,7 @@ def test_run_sends_the_flags_ceiling(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "localhand.toml").write_text("max_reply_tokens = 2048\n")
+    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     with FakeOllama([call("list_directory", path="."), "Empty."]) as fake:
         code = main(
             ["run", "List the files", "--agentic", "--backend", "ollama", "--host", fake.url,

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ConfigError
+from localhand.paths import data_dir
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck, FileContains, FileExists
 from localhand.taskfile import load_task_file, write_task_file
@@ -41,14 +42,15 @@ def test_yaml_task_file_round_trips_through_json(tmp_path: Path) -> None:
         FileContains("calc.py", "a + b"),
     )
     assert (task.model, task.backend, task.context_files) == ("qwen3:4b", "ollama", ("calc.py",))
-    written = write_task_file(task, tmp_path / "out")
+    follow_ups = data_dir() / "tasks"  # where localhand writes them: held to no folder
+    written = write_task_file(task, follow_ups)
     assert json.loads(written.read_text())["limits"] == {
         "iterations": 7,
         "timeout": 120,
         "token_budget": 5000,
     }
     assert load_task_file(written) == task
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["fix-calc.json"], "no temp file left"
+    assert [p.name for p in follow_ups.iterdir()] == ["fix-calc.json"], "no temp file left"
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,14 @@ Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALH
 others in ``_ENV``.
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``),
 from its ``[localhand]`` table or its top level, plus the ``[sandbox]``, ``[plan]`` and
-``[mcp.servers.NAME]`` tables.
+``[mcp.servers.NAME]`` tables; only with content the user trusted, and a file in the project
+gives no key that routes data or loosens safety (``localhand.safety.config_file``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,57 +101,37 @@ class Settings:
         return replace(self, **given, from_file=self.from_file - set(given))
 
 
-_PROVENANCE = frozenset(("config_file", "from_file"))
-"""Fields that say where settings came from: not settings themselves."""
-LOOSENING = {
-    "approve": lambda value: value == "never",
-    "sandbox": lambda value: value == "off",
-    "sandbox_read": bool,
-    "archive_secrets": bool,
-}
-"""Settings that lower what stands between a model's commands and the machine, by value."""
-
-
 def distrusting(settings: Settings, workspace: Path) -> tuple[Settings, list[str]]:
-    """``settings`` without what a model could have set for itself: a ``localhand.toml``
-    inside the workspace (where localhand is usually started, and the model writes) does not
-    lower safety (``LOOSENING``); those values fall back to their defaults. Also returns what
-    to tell the person about it."""
+    """``settings`` without what a model could have set for itself: from a ``localhand.toml``
+    inside the workspace (where the model's commands write), the keys that route data or
+    loosen safety (``localhand.safety.workspace_keys``) are not taken, even when the user
+    trusted the file; they fall back to their defaults, and its MCP servers are not started.
+    Also returns what to tell the person about it. (``load_settings`` already leaves them
+    out of a file found in the directory localhand started in.)"""
     if settings.config_file is None:
         return settings, []
-    config = os.path.realpath(settings.config_file)
-    root = os.path.realpath(workspace)
-    if not (config == root or config.startswith(root.rstrip(os.sep) + os.sep)):
+    from localhand.safety.config_file import inside
+    from localhand.safety.workspace_keys import explained, withheld
+
+    if not inside(settings.config_file, workspace):
         return settings, []
-    ignored = {
+    ignored: dict[str, Any] = {
         name: getattr(Settings(), name)
-        for name, loosens in LOOSENING.items()
-        if name in settings.from_file and loosens(getattr(settings, name))
+        for name in settings.from_file
+        if name != "mcp_servers" and withheld(name, getattr(settings, name))
     }
-    messages = []
-    if ignored:
-        said = ", ".join(f"{name} = {getattr(settings, name)!r}" for name in ignored)
-        messages.append(
-            f"{settings.config_file} is inside the workspace, where the model can write, so its "
-            f"{said} is ignored: such a file cannot lower the safety of a run. Give it as a flag "
-            "(--sandbox off, --approve never) or a LOCALHAND_* variable, or keep the file "
-            "outside the workspace (LOCALHAND_CONFIG=PATH)."
-        )
-    # An MCP server is a program started outside the sandbox: one the model could have added
-    # (or marked trusted) by writing the file is not started. Servers from --mcp-config files,
-    # which the person named, stay.
+    # Servers from --mcp-config files, which the person named, stay.
     kept = tuple(s for s in settings.mcp_servers if s.source != settings.config_file)
     if len(kept) < len(settings.mcp_servers):
-        dropped = ", ".join(s.name for s in settings.mcp_servers if s not in kept)
         ignored["mcp_servers"] = kept
-        messages.append(
-            f"{settings.config_file} is inside the workspace, where the model can write, so "
-            f"its MCP servers ({dropped}) are not started. Give them with --mcp-config FILE, "
-            "or keep the file outside the workspace (LOCALHAND_CONFIG=PATH)."
-        )
     if not ignored:
         return settings, []
-    return replace(settings, **ignored, from_file=settings.from_file - set(ignored)), messages
+    message = (
+        f"{settings.config_file} is inside the workspace, where the model can write, so these "
+        f"of its settings are not used: {explained(sorted(ignored))}. Give them as flags, "
+        "LOCALHAND_* variables or --mcp-config FILE, or keep the file outside the workspace."
+    )
+    return replace(settings, **ignored, from_file=settings.from_file - set(ignored)), [message]
 
 
 _ENV = {
@@ -175,35 +157,44 @@ _ENV = {
 }
 
 
-def load_settings(env: dict[str, str] | None = None, cwd: Path | None = None) -> Settings:
-    """Defaults, then ``localhand.toml``, then the environment."""
+def load_settings(
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Settings:
+    """Defaults, then ``localhand.toml`` (with trusted content only:
+    ``localhand.safety.config_file``), then the environment. ``warn`` (default: standard
+    error, once) hears about a file or keys not used."""
+    from localhand.safety.config_file import read_config, warn_once
+
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
-    path = (
-        Path(env["LOCALHAND_CONFIG"])
-        if env.get("LOCALHAND_CONFIG")
-        else (cwd or Path.cwd()) / "localhand.toml"
-    )
-    if path.is_file():
-        values.update(_read_toml(path))
+    config = read_config(env, cwd, warn)
+    if config is not None and config.in_workspace:
+        # Its MCP servers are not even read: their ${VAR}s would be expanded.
+        data = {key: value for key, value in config.data.items() if key != "mcp"}
+        values.update(_read_toml(data, config.path))
+        _validated(values, source=str(config.path))  # a wrong value is an error, left out or not
+        from localhand.safety.workspace_keys import without_withheld
+
+        unread = ["mcp_servers"] if "mcp" in config.data else []
+        values = without_withheld(values, config.path, warn or warn_once, also=unread)
+    elif config is not None:
+        values.update(_read_toml(config.data, config.path))
     from_file = set(values)
     for name, var in _ENV.items():
         if env.get(var):
             values[name] = env[var]
             from_file.discard(name)
-    settings = _validated(values, source=f"{path} or LOCALHAND_* variables")
-    if not path.is_file():
+    where = f"{config.path} or LOCALHAND_* variables" if config else "LOCALHAND_* variables"
+    settings = _validated(values, source=where)
+    if config is None:
         return settings
-    return replace(settings, config_file=str(path), from_file=frozenset(from_file))
+    return replace(settings, config_file=str(config.path), from_file=frozenset(from_file))
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # only when there is a file to read (start-up time)
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from exc
+def _read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The settings of a parsed ``localhand.toml``."""
     table = data.get("localhand", data)
     values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
     return {
@@ -241,8 +232,12 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
     if not files:
         return settings
     from localhand.mcp.config import load_mcp_json, merge
+    from localhand.safety.trust import use_named
 
-    loaded = [load_mcp_json(path) for path in files]
+    # Each file as the user trusted it (at its first use, or since): the text read is the
+    # text hashed.
+    seen = [use_named(path, "MCP configuration") for path in files]
+    loaded = [load_mcp_json(s.path, text=s.text) for s in seen]
     return replace(settings, mcp_servers=merge(settings.mcp_servers, *loaded))
 
 
@@ -281,6 +276,10 @@ def _plan_table(table: Any, path: Path) -> dict[str, Any]:
             f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of {allowed}"
         )
     return {"plan_mode": mode}
+
+
+_PROVENANCE = frozenset(("config_file", "from_file"))
+"""Fields that say where settings came from: not settings themselves."""
 
 
 def _validated(values: dict[str, Any], source: str) -> Settings:

@@ -253,7 +253,7 @@ def _task(
     spec.pop("id", None)
     path = workspace.parent / "task.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
-    return load_task_file(path)
+    return load_task_file(path, pin=False)  # written here, from the store: nothing to trust
 
 
 def timeline(events: Sequence[dict[str, Any]], workspace: str) -> list[str]:

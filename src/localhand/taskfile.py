@@ -2,7 +2,7 @@
 
     id: fix-calc                    # optional; a fresh id otherwise
     description: Fix the bug in calc.py so check_calc.py passes
-    workspace: ./calc               # relative to the task file's folder
+    workspace: ./calc               # the file's folder, one under it or beside it
     tier: standard                  # trivial | standard | complex
     agentic: true                   # omit to let localhand decide
     limits: {iterations: 10, timeout: 1800, token_budget: 50000}
@@ -12,7 +12,7 @@
       - {file_contains: {path: calc.py, text: "a + b"}}
     model: qwen3:8b
     backend: ollama
-    context_files: [calc.py]
+    context_files: [calc.py]        # inside the workspace; no keys, .env or .ssh/
 
 A plan task runs plan mode instead of the tool loop: it names a plan, or a mode alone (the
 model then drafts a plan for the description, and it runs without asking):
@@ -20,6 +20,12 @@ model then drafts a plan for the description, and it runs without asking):
     plan: plans/release.yaml        # or the plan itself: {goal: ..., steps: [...]}
     mode: agentic                   # teacher | planner | agentic; else the plan's, else default
     workspace: ./app
+
+The file is used as the user trusted it (``localhand.safety.trust``: at its first use, or
+since), and what it names stays where it lies: ``workspace`` is the task file's folder, one
+under it or beside it (never one that holds it: ``..``, ``$HOME``, ``/``), and
+``context_files`` (read by localhand outside the sandbox, and sent to the model) may not
+leave the workspace nor name files that hold credentials.
 """
 
 from __future__ import annotations
@@ -81,11 +87,20 @@ class _TaskFile(_Strict):
         return value
 
 
-def load_task_file(path: str | Path) -> Task:
-    """Read and validate a task file; ``ConfigError`` says which field is wrong and why."""
+def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
+    """Read and validate a task file; ``ConfigError`` says which field is wrong and why.
+    ``pin``: use it only as the user trusted it (``localhand.safety.trust.use_named``). A
+    file in localhand's data directory (a follow-up localhand wrote, where commands cannot
+    write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
+    own = _in_data_dir(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if pin and not own:
+            from localhand.safety.trust import use_named
+
+            text = use_named(path, "task file").text
+        else:
+            text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read task file {path}: {exc}") from exc
     data = _parse(text, path)
@@ -98,22 +113,30 @@ def load_task_file(path: str | Path) -> Task:
     except ValidationError as exc:
         raise ConfigError(f"task file {path}:\n{_describe(exc)}") from None
     try:
-        return _to_task(spec, base=path.parent)
+        return _to_task(spec, base=path.parent, root=Path("/") if own else None)
     except ConfigError as exc:
         raise ConfigError(f"task file {path}: {exc}") from None
 
 
-def task_from_dict(data: Any, base: str | Path) -> Task:
+def _in_data_dir(path: Path) -> bool:
+    from localhand.paths import data_dir
+    from localhand.safety.config_file import inside
+
+    return inside(path, data_dir())
+
+
+def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) -> Task:
     """One task from a mapping with the task-file fields (``localhand batch`` reads one per JSONL
-    line); a relative ``workspace`` is resolved against ``base``. ``ConfigError``'s message
-    names each bad field, one per line, without saying where the mapping came from."""
+    line); a relative ``workspace`` is resolved against ``base`` and stays near it
+    (``_within``), or inside ``root`` when given. ``ConfigError``'s message names each bad
+    field, one per line, without saying where the mapping came from."""
     if not isinstance(data, dict):
         raise ConfigError("must be a JSON object with at least 'description' (or 'plan')")
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc).strip()) from None
-    return _to_task(spec, base=Path(base))
+    return _to_task(spec, base=Path(base), root=Path(root) if root is not None else None)
 
 
 def write_task_file(task: Task, directory: Path) -> Path:
@@ -132,8 +155,11 @@ def write_task_file(task: Task, directory: Path) -> Path:
     return target
 
 
-def _to_task(spec: _TaskFile, base: Path) -> Task:
+def _to_task(spec: _TaskFile, base: Path, root: Path | None = None) -> Task:
     workspace = (base / spec.workspace).resolve() if spec.workspace else base.resolve()
+    _within(workspace, base.resolve(), root.resolve() if root else None, spec.workspace or ".")
+    for name in spec.context_files:
+        _context_file(name, workspace)
     fields: dict[str, Any] = {
         "description": _description(spec),
         "workspace": workspace,
@@ -152,6 +178,46 @@ def _to_task(spec: _TaskFile, base: Path) -> Task:
     if spec.id:
         fields["id"] = spec.id
     return Task(**fields)
+
+
+def _within(workspace: Path, base: Path, root: Path | None, given: str) -> None:
+    """A task file's workspace stays near the file: its folder, one under it, or one beside
+    it (``../calc``), never a folder that holds it (``..``, ``$HOME``, ``/``), so that a file
+    the model could write cannot send a run over the user's files. With ``root``: anywhere
+    inside ``root`` instead."""
+    if root is not None:
+        if workspace != root and root not in workspace.parents:
+            raise ConfigError(f"workspace: {given} is {workspace}, outside {root}")
+        return
+    holds_the_file = workspace != base and workspace in base.parents
+    near = workspace == base or base.parent in workspace.parents
+    if holds_the_file or not near or workspace == Path.home().resolve():
+        raise ConfigError(
+            f"workspace: {given} is {workspace}, outside the task file's folder {base} and "
+            "the folders beside it; name one of those, or keep the task file next to its "
+            "workspace"
+        )
+
+
+def _context_file(name: str, workspace: Path) -> None:
+    """A context file is read by localhand, outside the sandbox, and sent to the model: it
+    must be a relative path inside the workspace (symlinks resolved) and not a credential."""
+    from localhand.safety.risk_paths import is_secret_file
+
+    path = Path(name)
+    if not name.strip() or path.is_absolute() or ".." in path.parts or name.startswith("~"):
+        raise ConfigError(
+            f"context_files: {name!r} must be a path inside the workspace, relative to it "
+            "(no absolute path, ~ or ..)"
+        )
+    real = (workspace / path).resolve()
+    if real != workspace and workspace not in real.parents:
+        raise ConfigError(f"context_files: {name} leads outside the workspace (to {real})")
+    if is_secret_file(str(path)) or is_secret_file(str(real.relative_to(workspace))):
+        raise ConfigError(
+            f"context_files: {name} looks like it holds credentials (a key, .env, .ssh/...); "
+            "localhand does not send such a file to the model from a task file"
+        )
 
 
 def _description(spec: _TaskFile) -> str:

@@ -19,7 +19,6 @@ endpoint whose slots are not given has what its server publishes, else 1
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,19 +80,17 @@ def pool_endpoints(
 
 def read_pool(env: dict[str, str] | None = None, cwd: Path | None = None) -> list[Endpoint]:
     """``[pool]`` (or ``[localhand.pool]``) of localhand.toml: the same file ``load_settings``
-    reads (``LOCALHAND_CONFIG``, else ``./localhand.toml``); [] when there is none."""
-    env = dict(os.environ) if env is None else env
-    path = Path(env["LOCALHAND_CONFIG"]) if env.get("LOCALHAND_CONFIG") else None
-    path = path or (cwd or Path.cwd()) / "localhand.toml"
-    if not path.is_file():
+    reads, with trusted content only; [] when there is none, or the file is in the project
+    (the model could have pointed the batch's conversations at a server of its own)."""
+    from localhand.safety.config_file import read_config, withheld_table
+
+    config = read_config(env, cwd)
+    if config is None:
         return []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from None
+    data, path = config.data, config.path
     table = data.get("localhand")
     pool = table.get("pool") if isinstance(table, dict) and "pool" in table else data.get("pool")
-    if pool is None:
+    if pool is None or withheld_table(config, "pool", "endpoints"):
         return []
     where = f"{path} [pool]"
     if not isinstance(pool, dict) or not isinstance(pool.get("endpoints"), list):

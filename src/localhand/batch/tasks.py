@@ -3,7 +3,10 @@
     {"id": "fix-calc", "description": "Fix calc.py", "workspace": "calc", "verify": ["./t.sh"]}
     {"description": "Add a docstring to util.py", "workspace": "util", "model": "llama3.1:8b"}
 
-Relative workspaces are resolved against the batch file's folder. Blank lines are skipped.
+Relative workspaces are resolved against the batch file's folder and stay near it (never a
+folder that holds it), and context files in their workspace (``localhand.taskfile``). The
+file is used as the user trusted it (``localhand.safety.trust``: at its first use, or
+since). Blank lines are skipped.
 A line without an ``id`` gets one from its content (``task-<hash>``), so the same line keeps
 its id when lines are added or removed around it; that is what resume matches on.
 """
@@ -38,9 +41,11 @@ class BatchTask:
 
 def load_batch(path: str | Path) -> list[BatchTask]:
     """Read and validate a batch file; ``ConfigError`` names the line and the field."""
+    from localhand.safety.trust import use_named
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = use_named(path, "batch file").text
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read batch file {path}: {exc}") from None
     tasks: list[BatchTask] = []

@@ -24,6 +24,7 @@ COMMAND_MODULES = {
     "batch": "localhand.cli.batch",
     "eval": "localhand.cli.eval",
     "mcp": "localhand.cli.mcp",
+    "trust": "localhand.cli.trust",
 }
 DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."
 

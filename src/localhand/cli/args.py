@@ -138,7 +138,18 @@ def add_mcp_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("--json", action="store_true", dest="json_output", help=help)
+    parser.add_argument("--json", action=_JsonOutput, dest="json_output", help=help)
+
+
+class _JsonOutput(argparse._StoreTrueAction):
+    """``--json``: output for a program, so nobody is asked about a changed file
+    (``localhand.safety.trust.never_ask``); the file is refused instead."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        from localhand.safety.trust import never_ask  # only when --json is given
+
+        never_ask()
+        super().__call__(parser, namespace, values, option)
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

@@ -79,6 +79,9 @@ def batch(
         ray_address=ray_address,
         ray_max_retries=ray_max_retries,
     )
+    from localhand.safety.trust import never_ask
+
+    never_ask()  # a batch runs unattended: a changed file is refused, not asked about
     try:
         settings = load_settings().with_overrides(
             model=model,

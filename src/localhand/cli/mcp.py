@@ -47,7 +47,9 @@ def mcp(
     from localhand.mcp.http import new_token, serve_http
     from localhand.mcp.server import build_server
     from localhand.safety.own_env import forget_secrets
+    from localhand.safety.trust import never_ask
 
+    never_ask()  # the client cannot answer a question about a changed file: it is refused
     try:
         for directory in root or []:
             if not directory.expanduser().is_dir():

@@ -222,6 +222,9 @@ def serve(
         settings = load_settings().with_overrides(model=model)
         forget_secrets()  # settings and --token read: no secret stays where commands look
         dashboard = load_dashboard_settings(workspace_roots or ())
+        from localhand.safety.trust import never_ask
+
+        never_ask()  # from here on, nobody at this terminal answers for the page's tasks
         server = start_dashboard(
             store,
             host=host,

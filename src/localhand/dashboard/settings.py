@@ -9,8 +9,9 @@ so it must not be able to point them at ``/`` or the home directory. Without the
 only root is the directory ``localhand serve`` started in. Relative roots are relative to the
 file that names them; ``~`` is expanded.
 
-The table is read from the same file ``load_settings`` reads (``LOCALHAND_CONFIG``, else
-``./localhand.toml``), as ``[dashboard]`` or ``[localhand.dashboard]``.
+The table is read from the same file ``load_settings`` reads, with trusted content only
+(``localhand.safety.config_file``), as ``[dashboard]`` or ``[localhand.dashboard]``; a
+``localhand.toml`` in the project gives no roots (the model could have written ``"/"``).
 """
 
 from __future__ import annotations
@@ -34,18 +35,6 @@ class DashboardSettings:
     """Roots a page-started task's workspace must be inside; real paths, no symlinks."""
 
 
-def config_file(env: dict[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """The ``localhand.toml`` that ``localhand.config.load_settings`` reads.
-
-    config.py has no public helper for this yet (the rule is inline in ``load_settings``, and
-    ``batch.endpoints`` repeats it); this follows the same rule and should become a call to
-    config.py's helper once there is one."""
-    env = dict(os.environ) if env is None else env
-    if env.get("LOCALHAND_CONFIG"):
-        return Path(env["LOCALHAND_CONFIG"])
-    return (cwd or Path.cwd()) / "localhand.toml"
-
-
 def load_dashboard_settings(
     roots: Sequence[str | Path] = (),
     *,
@@ -57,8 +46,15 @@ def load_dashboard_settings(
     cwd = cwd or Path.cwd()
     if roots:
         return DashboardSettings(_roots([str(r) for r in roots], cwd, "--workspace-root"))
-    path = config_file(env, cwd)
-    table = _table(path) if path.is_file() else {}
+    from localhand.safety.config_file import read_config, withheld_table
+
+    config = read_config(env, cwd)
+    table = _table(config.data, config.path) if config is not None else {}
+    if config is not None and "workspaces" in table and withheld_table(
+        config, "dashboard", "workspaces"
+    ):
+        table = {k: v for k, v in table.items() if k != "workspaces"}
+    path = config.path if config is not None else Path("localhand.toml")
     where = f"{path} [dashboard]"
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
@@ -81,13 +77,7 @@ def broad_roots(settings: DashboardSettings) -> list[Path]:
     return [root for root in settings.workspaces if root in wide]
 
 
-def _table(path: Path) -> dict[str, Any]:
-    import tomllib
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from None
+def _table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     nested = data.get("localhand")
     table = nested.get("dashboard") if isinstance(nested, dict) else None
     table = table if table is not None else data.get("dashboard", {})

@@ -213,7 +213,7 @@ def _task(path: Path, tier: int, root: Path) -> SuiteTask:
     # models asked for, so those fields are dropped rather than obeyed.
     data = {k: v for k, v in data.items() if k not in ("model", "backend")}
     try:
-        task = task_from_dict(data, base=path.parent)
+        task = task_from_dict(data, base=path.parent, root=Path("/"))  # _inside checks it below
     except ConfigError as exc:
         detail = "\n  ".join(line.strip() for line in str(exc).splitlines())
         raise ConfigError(f"task file {path}:\n  {detail}") from None

@@ -87,10 +87,13 @@ class McpServer:
         return f"'{self.name}' ({scrub_text(what)})"
 
 
-def load_mcp_json(path: Path, env: Mapping[str, str] | None = None) -> tuple[McpServer, ...]:
-    """The servers of an ``mcpServers`` JSON file (``--mcp-config FILE``)."""
+def load_mcp_json(
+    path: Path, env: Mapping[str, str] | None = None, text: str | None = None
+) -> tuple[McpServer, ...]:
+    """The servers of an ``mcpServers`` JSON file (``--mcp-config FILE``); ``text``: its
+    content as already read (and trusted, ``localhand.safety.trust``)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"cannot read the MCP configuration {path}: {exc}") from None
     if not isinstance(data, dict):

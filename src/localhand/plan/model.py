@@ -144,10 +144,13 @@ class _PlanSpec(_Strict):
 
 
 def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
-    """Read a plan file (``.json``, else YAML); ``ConfigError`` names the bad field."""
+    """Read a plan file (``.json``, else YAML); ``ConfigError`` names the bad field. Its
+    steps are commands: it is used as the user trusted it (``localhand.safety.trust``)."""
+    from localhand.safety.trust import use_named
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = use_named(path, "plan file").text
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read plan file {path}: {exc}") from None
     data = _parse(text, path)
