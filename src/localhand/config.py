@@ -67,6 +67,9 @@ class Settings:
     (workspace-write, refusing to run commands where bubblewrap cannot)."""
     sandbox_read: tuple[str, ...] = ()
     """Paths under ``$HOME`` that sandboxed commands may read (``~/.gitconfig``)."""
+    sandbox_limits: tuple[tuple[str, int | None], ...] = ()
+    """``[sandbox]`` ``tmp_size``, ``memory`` and ``processes`` that differ from the defaults
+    (``localhand.safety.box_limits.BoxLimits``), as (name, value; None: no limit) pairs."""
     archive_secrets: bool = False
     """Keep secret-looking files (``.env``, keys) in the copy of the workspace kept for replay."""
     daily_token_budget: int | None = None
@@ -105,6 +108,7 @@ LOOSENING = {
     "approve": lambda value: value == "never",
     "sandbox": lambda value: value == "off",
     "sandbox_read": bool,
+    "sandbox_limits": bool,  # from a workspace file, no limit is raised or lifted
     "archive_secrets": bool,
 }
 """Settings that lower what stands between a model's commands and the machine, by value."""
@@ -250,9 +254,15 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
     """``[sandbox]``: ``mode`` and ``read`` (a list of paths under $HOME)."""
     if table is None:
         return {}
-    if not isinstance(table, dict) or set(table) - {"mode", "read"}:
-        raise ConfigError(f'[sandbox] in {path} takes only mode = "..." and read = ["~/..."]')
+    if not isinstance(table, dict) or set(table) - {"mode", "read", *_LIMIT_KEYS}:
+        raise ConfigError(
+            f'[sandbox] in {path} takes only mode = "...", read = ["~/..."], tmp_size = "1G", '
+            'memory = "4G" and processes = 1024'
+        )
     values: dict[str, Any] = {}
+    limits = _sandbox_limits(table, path)
+    if limits:
+        values["sandbox_limits"] = limits
     if "mode" in table:
         values["sandbox"] = table["mode"]
     if "read" in table:
@@ -263,6 +273,25 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
             )
         values["sandbox_read"] = tuple(read)
     return values
+
+
+_LIMIT_KEYS = ("tmp_size", "memory", "processes")
+
+
+def _sandbox_limits(table: dict[str, Any], path: Path) -> tuple[tuple[str, int | None], ...]:
+    """``[sandbox]``'s ``tmp_size``, ``memory`` (sizes) and ``processes`` (a count); each
+    may be ``"off"``."""
+    from localhand.safety.box_limits import parse_count, parse_size
+
+    found: list[tuple[str, int | None]] = []
+    for key in _LIMIT_KEYS:
+        if key in table:
+            parse = parse_count if key == "processes" else parse_size
+            try:
+                found.append((key, parse(table[key], f"[sandbox] {key} in {path}")))
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+    return tuple(found)
 
 
 def _plan_table(table: Any, path: Path) -> dict[str, Any]:
@@ -330,7 +359,7 @@ def _convert(name: str, value: Any, source: str) -> Any:
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if name == "sandbox_read":
+        if name in ("sandbox_read", "sandbox_limits"):
             return tuple(value)
         if name == "think_budget":
             number = int(value)

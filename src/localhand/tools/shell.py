@@ -33,7 +33,8 @@ from localhand.safety.approval import (
 from localhand.safety.approval import refusal as refusal_message
 from localhand.safety.environment import QUIET_ENV, command_environment
 from localhand.safety.risk import Risk, classify
-from localhand.safety.sandbox import Sandbox, available, current_sandbox, refusal
+from localhand.safety.box_limits import NO_LIMITS, Limiter, limited
+from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
 from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.limits import ToolLimits
@@ -105,16 +106,21 @@ def run_shell(
     if wrap is not None:
         environment = box.environment(environment, workspace or cwd)
     flags = box.offline_flags(workspace or cwd)
-    supervised = Supervised(argv, cwd, environment, wrap, flags=flags)
     capture = _HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
-    try:
-        timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
-    finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
-        pgid = supervised.end(keep_background=keep_background and not timed_out)
+    with limited(box.limits if box.on else NO_LIMITS) as limiter:
+        supervised = Supervised(argv, cwd, environment, _limiting(limiter, wrap), flags=flags)
+        try:
+            timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
+        finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
+            pgid = supervised.end(keep_background=keep_background and not timed_out)
+        hits = limiter.hits(supervised.exit_code)
     if supervised.exit_code is None and supervised.said:
         capture.add(f"\n{supervised.said}\n".encode())
+    for hit in hits:
+        limit_hit(f"A command met a sandbox limit: {hit}.")
+        capture.add(f"\n[Sandbox limit: {hit}.]\n".encode())
     return CommandOutput(
         output=capture.text(),
         exit_code=supervised.exit_code,
@@ -125,6 +131,16 @@ def run_shell(
         pgid=pgid,
         stopped=supervised.stopped,
     )
+
+
+def _limiting(
+    limiter: Limiter, wrap: Callable[[list[str]], list[str]] | None
+) -> Callable[[list[str]], list[str]] | None:
+    """``wrap`` with the command joining its control groups first (``box_limits``)."""
+    prefix = limiter.prefix()
+    if not prefix:
+        return wrap
+    return lambda argv: [*prefix, *(wrap(argv) if wrap is not None else argv)]
 
 
 def _sandboxing(
@@ -359,6 +375,12 @@ def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -
             f"[Sandbox: commands may write {where} (and in a private /tmp that is discarded); "
             "everything else is read-only, by design, so that write cannot succeed. Keep your "
             "work inside the workspace.]"
+        )
+    if "No space left on device" in output and sandbox.limits.tmp_size is not None:
+        return (
+            f"[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME hold at most "
+            f"{sandbox.limits.tmp_size // 1024**2} MiB each here ([sandbox] tmp_size), and one "
+            "is full; write less there, or write inside the workspace.]"
         )
     network_off = isolate_network or not sandbox.network
     if network_off and any(sign in output for sign in _NO_NETWORK_SIGNS):
