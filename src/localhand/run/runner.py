@@ -87,9 +87,11 @@ def run_task(
         return str(write_task_file(remaining, follow_up_dir or data_dir() / "tasks"))
 
     decision = route(task.description, task.agentic)
-    with sandbox_of(settings, warn):
+    with sandbox_of(settings, warn) as box:
         model = model or build_model(settings, on_warning=warn, on_status=status)
-        return _run(task, settings, model, decision, bus, store, approver, follow_up)
+        result = _run(task, settings, model, decision, bus, store, approver, follow_up)
+        result.sandbox = box.report()  # also says when commands ran unsandboxed
+        return result
 
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:

@@ -96,9 +96,13 @@ def tmp_size_options(limits: BoxLimits) -> list[str]:
     return ["--size", str(limits.tmp_size)]
 
 
-@functools.cache
 def _bwrap_knows_size() -> bool:
-    bwrap = shutil.which("bwrap")
+    return _knows_size(shutil.which("bwrap"))
+
+
+@functools.lru_cache(maxsize=4)
+def _knows_size(bwrap: str | None) -> bool:
+    """Whether the bubblewrap at ``bwrap`` takes ``--size`` (asked once per program)."""
     if bwrap is None:
         return False
     try:

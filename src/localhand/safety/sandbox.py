@@ -44,10 +44,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from localhand.config import SANDBOX_SETTINGS
-from localhand.safety.box_limits import DEFAULT_LIMITS, BoxLimits, tmp_size_options, unenforced
+from localhand.safety.box_limits import (
+    DEFAULT_LIMITS,
+    NO_LIMITS,
+    BoxLimits,
+    tmp_size_options,
+    unenforced,
+)
 from localhand.safety.sandbox_mounts import host_services, own_files
 from localhand.safety.supervise import SUPERVISOR
 from localhand.safety.toolchain_secrets import masked
@@ -140,6 +146,26 @@ class Sandbox:
         if prefix and not _is_within(os.path.realpath(prefix), os.path.realpath(workspace)):
             return {k: v for k, v in environ.items() if k != "PYTHONPYCACHEPREFIX"}
         return environ
+
+    def report(self) -> dict[str, Any]:
+        """What the Result says of this sandbox: ``mode``, whether it was ``enforced``
+        (false: commands ran unsandboxed, or not at all with ``required``), ``why`` not, and
+        the ``limits`` (bytes and processes; null: none), with those not ``unenforced``."""
+        why = None if not self.on else available()
+        if not self.on:
+            why = "the sandbox is off (--sandbox off)"
+        limits = self.limits if self.on else NO_LIMITS
+        return {
+            "mode": "required" if self.required else self.mode,
+            "enforced": self.on and why is None,
+            "why": why,
+            "limits": {
+                "tmp_size": limits.tmp_size,
+                "memory": limits.memory,
+                "processes": limits.processes,
+                "unenforced": unenforced(limits),
+            },
+        }
 
     def offline_flags(self, workspace: str | os.PathLike[str]) -> list[str]:
         """What the supervisor does for a command without network, sandboxed or not, so that
@@ -336,7 +362,7 @@ def run_sandbox(
     message = fallback_warning(sandbox)
     if message is not None:
         warn(message)
-    if sandbox.on:
+    if sandbox.on and message is None:  # unboxed, the warning above says it all
         for what in unenforced(sandbox.limits):
             warn(f"Not enforced here: {what}. Commands run without that limit.")
     token = _warn.set(warn)
