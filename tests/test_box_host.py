@@ -44,7 +44,7 @@ def run_socket() -> Iterator[Listener]:
 
 
 CONNECT = (
-    "python3 -c \"import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+    'python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); '
     "s.sendall(b'leak'); print('CONNECTED')\" {}"
 )
 
@@ -135,7 +135,9 @@ def test_the_class_of_session_variables_is_recognised_by_name_and_value() -> Non
 
 
 @needs_bwrap
-def test_a_path_entry_under_run_still_runs(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_path_entry_under_run_still_runs(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not os.access("/run", os.W_OK):
         pytest.skip("/run is not writable here")
     tools = Path(f"/run/localhand-test-bin-{uuid.uuid4().hex[:8]}")
@@ -158,7 +160,7 @@ def test_toolchain_folders_show_their_tools_but_not_their_credentials(
     home = tmp_path / "home"
     secrets = {
         ".cargo/credentials.toml": '[registry]\ntoken = "cio-canary-1111"\n',
-        ".cargo/config.toml": '[registry]\nglobal-credential-providers = []\ntoken = "cio2-canary-2222"\n',
+        ".cargo/config.toml": '[registry]\nindex = "x"\ntoken = "cio2-canary-2222"\n',
         ".pulumi/credentials.json": '{"accessTokens": {"x": "pul-canary-3333"}}\n',
         ".fly/config.yml": "access_token: fo1_canary-4444\n",
         ".mytool/auth.json": '{"t": "auth-canary-5555"}\n',

@@ -145,5 +145,7 @@ def test_sandbox_limits_come_from_localhand_toml(tmp_path: Path) -> None:
     limits = configured(settings.sandbox_limits)
     assert limits == BoxLimits(tmp_size=256 * MIB, memory=None, processes=200)
     config.write_text('[sandbox]\nmemory = "plenty"\n')
-    with pytest.raises(ConfigError, match=r'\[sandbox\] memory in .* must be a size such as "512M"'):
+    with pytest.raises(
+        ConfigError, match=r'\[sandbox\] memory in .* must be a size such as "512M"'
+    ):
         load_settings(env={"LOCALHAND_CONFIG": str(config)})

@@ -254,15 +254,16 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
     """``[sandbox]``: ``mode`` and ``read`` (a list of paths under $HOME)."""
     if table is None:
         return {}
-    if not isinstance(table, dict) or set(table) - {"mode", "read", *_LIMIT_KEYS}:
+    from localhand.safety.box_limits import LIMIT_KEYS, limits_table
+
+    if not isinstance(table, dict) or set(table) - {"mode", "read", *LIMIT_KEYS}:
         raise ConfigError(
             f'[sandbox] in {path} takes only mode = "...", read = ["~/..."], tmp_size = "1G", '
             'memory = "4G" and processes = 1024'
         )
     values: dict[str, Any] = {}
-    limits = _sandbox_limits(table, path)
-    if limits:
-        values["sandbox_limits"] = limits
+    if set(table) & set(LIMIT_KEYS):
+        values["sandbox_limits"] = limits_table(table, str(path))
     if "mode" in table:
         values["sandbox"] = table["mode"]
     if "read" in table:
@@ -273,25 +274,6 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
             )
         values["sandbox_read"] = tuple(read)
     return values
-
-
-_LIMIT_KEYS = ("tmp_size", "memory", "processes")
-
-
-def _sandbox_limits(table: dict[str, Any], path: Path) -> tuple[tuple[str, int | None], ...]:
-    """``[sandbox]``'s ``tmp_size``, ``memory`` (sizes) and ``processes`` (a count); each
-    may be ``"off"``."""
-    from localhand.safety.box_limits import parse_count, parse_size
-
-    found: list[tuple[str, int | None]] = []
-    for key in _LIMIT_KEYS:
-        if key in table:
-            parse = parse_count if key == "processes" else parse_size
-            try:
-                found.append((key, parse(table[key], f"[sandbox] {key} in {path}")))
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from None
-    return tuple(found)
 
 
 def _plan_table(table: Any, path: Path) -> dict[str, Any]:

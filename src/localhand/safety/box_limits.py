@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
@@ -58,6 +58,25 @@ def parse_count(value: object, name: str) -> int | None:
     if number <= 0:
         raise ValueError(f'{name} must be a positive number such as 1024, or "off"')
     return number
+
+
+LIMIT_KEYS = ("tmp_size", "memory", "processes")
+
+
+def limits_table(table: Mapping[str, object], path: str) -> tuple[tuple[str, int | None], ...]:
+    """``[sandbox]``'s ``tmp_size``, ``memory`` (sizes) and ``processes`` (a count) as
+    ``Settings.sandbox_limits``; each may be ``"off"``. ``ConfigError`` names the file."""
+    from localhand.errors import ConfigError
+
+    found: list[tuple[str, int | None]] = []
+    for key in LIMIT_KEYS:
+        if key in table:
+            parse = parse_count if key == "processes" else parse_size
+            try:
+                found.append((key, parse(table[key], f"[sandbox] {key} in {path}")))
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+    return tuple(found)
 
 
 def _half_the_memory() -> int:

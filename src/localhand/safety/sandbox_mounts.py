@@ -83,11 +83,17 @@ def own_files(writable: Sequence[str]) -> list[str]:
     hide = [data]
     if any(_is_within(root, data) for root in roots):  # the workspace is in it: its parts
         hide = [os.path.join(data, name) for name in DATA_SUBDIRS]
+    emptied: list[str] = []
     for path in (*hide, *stores):
+        if _under(path, emptied):
+            continue  # hidden already with the directory it is in
         if os.path.isdir(path) and not os.path.islink(path):
-            options += ["--tmpfs", path, "--remount-ro", path]
+            emptied.append(path)
+            options += ["--tmpfs", path]
         elif os.path.isfile(path):
             options += ["--ro-bind", "/dev/null", path]
+    for path in emptied:  # last: nothing can be mounted inside once read-only
+        options += ["--remount-ro", path]
     return options
 
 

@@ -31,9 +31,9 @@ from localhand.safety.approval import (
     needs_approval,
 )
 from localhand.safety.approval import refusal as refusal_message
+from localhand.safety.box_limits import NO_LIMITS, Limiter, limited
 from localhand.safety.environment import QUIET_ENV, command_environment
 from localhand.safety.risk import Risk, classify
-from localhand.safety.box_limits import NO_LIMITS, Limiter, limited
 from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
 from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import mark_reached, remaining_s
