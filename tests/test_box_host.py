@@ -98,7 +98,7 @@ SESSION_VARIABLES = {
     "SOME_TOOL_SOCK": "x",
     "EDITOR_SOCKET_PATH": "y",
     "CUSTOM_BROKER": "unix:///var/run/broker.socket",
-    "ABSTRACT_THING": "@hidden-abstract",
+    "ABSTRACT_THING": "unix:abstract=/tmp/dbus-hidden",
 }
 
 

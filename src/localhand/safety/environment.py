@@ -121,7 +121,7 @@ def host_service(name: str, value: str) -> bool:
         return True
     if upper in ALWAYS_KEEP or upper.startswith("LC_"):
         return False  # PATH may name /run/wrappers/bin (NixOS): the sandbox shows those
-    if upper.endswith(HOST_SERVICE_SUFFIXES) or "_SOCK_" in upper or "SOCKET" in upper:
+    if upper.endswith(HOST_SERVICE_SUFFIXES) or "_SOCK_" in upper:
         return True
     return _names_a_socket(value)
 
@@ -133,7 +133,7 @@ def _names_a_socket(value: str) -> bool:
     if not text or len(text) > 4096:
         return False
     lowered = text.lower()
-    if "unix:" in lowered or "abstract=" in lowered or lowered.startswith("@"):
+    if "unix:" in lowered or "abstract=" in lowered:
         return True
     runtime = os.environ.get("XDG_RUNTIME_DIR", "").rstrip("/")
     for part in re.split(r"[:;,=]", text):
