@@ -7,11 +7,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from localhand.config import load_settings
+from localhand.config import Settings, load_settings
 from localhand.errors import ConfigError
+from localhand.events import EventBus
+from localhand.models.scripted import ScriptedModel, call
+from localhand.run.runner import run_task
+from localhand.run.task import Task
 from localhand.safety import box_limits
 from localhand.safety.box_limits import BoxLimits, configured, parse_count, parse_size
 from localhand.safety.sandbox import Sandbox, available, run_sandbox, use_sandbox
@@ -149,3 +154,24 @@ def test_sandbox_limits_come_from_localhand_toml(tmp_path: Path) -> None:
         ConfigError, match=r'\[sandbox\] memory in .* must be a size such as "512M"'
     ):
         load_settings(env={"LOCALHAND_CONFIG": str(config)})
+
+
+def run_one(workspace: Path) -> Any:
+    task = Task("Say hi", workspace=workspace, agentic=True)
+    model = ScriptedModel([call("run_command", command="echo hi > hi.txt"), "done"])
+    return run_task(task, Settings(), bus=EventBus(), model=model)
+
+
+def test_a_runs_result_says_commands_ran_unsandboxed(workspace: Path, no_bwrap: None) -> None:
+    result = run_one(workspace)
+    assert (workspace / "hi.txt").read_text() == "hi\n"
+    said = result.to_dict()["sandbox"]
+    assert said["enforced"] is False and "No permissions" in said["why"]
+    assert said["mode"] == "workspace-write"
+
+
+@needs_bwrap
+def test_a_runs_result_says_commands_ran_in_the_sandbox(workspace: Path) -> None:
+    said = run_one(workspace).to_dict()["sandbox"]
+    assert said["enforced"] is True and said["why"] is None
+    assert said["limits"]["processes"] == BoxLimits().processes

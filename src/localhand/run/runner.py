@@ -87,11 +87,9 @@ def run_task(
         return str(write_task_file(remaining, follow_up_dir or data_dir() / "tasks"))
 
     decision = route(task.description, task.agentic)
-    with sandbox_of(settings, warn) as box:
+    with sandbox_of(settings, warn):
         model = model or build_model(settings, on_warning=warn, on_status=status)
-        result = _run(task, settings, model, decision, bus, store, approver, follow_up)
-        result.sandbox = box.report()  # also says when commands ran unsandboxed
-        return result
+        return _run(task, settings, model, decision, bus, store, approver, follow_up)
 
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:

@@ -4,10 +4,11 @@ Two kinds, protected differently:
 
 - **The installation** localhand runs from: a virtual environment's whole prefix, every
   ``site-packages`` (a ``.pth`` file there runs at the next start of Python), the standard
-  library, the interpreter, the localhand package itself (an editable install's source
-  included) and the ``PYTHONPATH`` it started with. Commands and file tools may read them
-  (commands run Python from there) but never write them: a planted ``.pth`` or module would
-  run at localhand's next start, outside any sandbox, with the person's keys.
+  library, the interpreter, the script that started it, the localhand package itself (an
+  editable install's source included) and the ``PYTHONPATH`` it started with. Commands and
+  file tools may read them (commands run Python from there) but never write them: a planted
+  ``.pth`` or module would run at localhand's next start, outside any sandbox, with the
+  person's keys.
 - **The data directory** (``paths.data_dir()``: the run store, checkpoints, follow-up task
   files) and any store opened elsewhere: never readable or writable. It holds other runs'
   outputs, and a forged checkpoint could steer ``undo``.
@@ -46,6 +47,8 @@ def install_paths() -> tuple[str, ...]:
     found += [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths]
     found.append(os.path.dirname(localhand.__file__))
     found.append(sys.executable)
+    if sys.argv and os.path.isfile(sys.argv[0]):  # the launcher (pipx's ~/.local/bin/...)
+        found.append(sys.argv[0])
     here = os.path.realpath(os.getcwd())
     for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
         real = os.path.realpath(entry) if entry else ""
