@@ -175,3 +175,34 @@ def test_a_runs_result_says_commands_ran_in_the_sandbox(workspace: Path) -> None
     said = run_one(workspace).to_dict()["sandbox"]
     assert said["enforced"] is True and said["why"] is None
     assert said["limits"]["processes"] == BoxLimits().processes
+
+
+def test_cgroup_v2_groups_are_made_limited_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The v2 path on a directory laid out as cgroup2's root (this machine may have v1): the
+    group is made with its limits, the command joins it first, hits are read from its
+    events, and it is removed afterwards."""
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    monkeypatch.setattr(box_limits, "_V1", str(root))
+    box_limits.control_groups.cache_clear()
+    try:
+        assert box_limits.control_groups() == "v2"
+        limits = BoxLimits(tmp_size=None, memory=64 * MIB, processes=50)
+        with box_limits.limited(limits) as limiter:
+            group = Path(limiter.groups["unified"])
+            assert (group / "memory.max").read_text() == str(64 * MIB)
+            assert (group / "pids.max").read_text() == "50"
+            prefix = limiter.prefix()
+            assert prefix[:2] == ["/bin/sh", "-c"] and str(group / "cgroup.procs") in prefix
+            (group / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+            (group / "pids.events").write_text("max 7\n")
+            hits = limiter.hits(-9)
+            for name in os.listdir(group):
+                os.unlink(group / name)  # the kernel's files vanish with the group
+        assert len(hits) == 2 and "out of memory" in hits[0] and "50 processes" in hits[1]
+        assert not group.exists()
+    finally:
+        box_limits.control_groups.cache_clear()

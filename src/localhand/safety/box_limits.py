@@ -305,7 +305,8 @@ def _make_v2(limiter: Limiter, name: str) -> None:
     group = _new_group(_v2_dir(), name, limiter, "unified")
     if limits.memory is not None:
         _write(group, "memory.max", limits.memory)
-        _write(group, "memory.swap.max", 0)
+        with suppress(OSError):  # no swap accounting: memory.max alone
+            _write(group, "memory.swap.max", 0)
     if limits.processes is not None:
         _write(group, "pids.max", limits.processes)
 
