@@ -3,9 +3,13 @@ action) reaches the terminal inert. Checked on the bytes a real pseudo-terminal 
 
 from __future__ import annotations
 
+import json
 import os
 import select
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +102,31 @@ def test_a_drafted_plan_shown_for_approval_is_inert() -> None:
     out = sink.getvalue()
     assert "\x1b" not in out and "\r" not in out and "\x07" not in out
     assert "rm -rf ../victim\\x1b[1A\\x1b[2Kls" in out
+
+
+APP_JS = (
+    Path(__file__).resolve().parents[1] / "src" / "localhand" / "dashboard" / "static" / "app.js"
+)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_dashboards_approval_row_shows_the_same_texts_inert() -> None:
+    """The page's own ``inert`` (taken from app.js as shipped), run by node on the attacks."""
+    source = APP_JS.read_text()
+    start = source.index("const INVISIBLE")
+    end = source.index("\n}\n", source.index("function inert")) + 3
+    script = source[start:end] + (
+        "\nconst attacks = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "\nprocess.stdout.write(JSON.stringify(attacks.map((a) => inert(a, true))));"
+    )
+    done = subprocess.run(
+        ["node", "-e", script], input=json.dumps(ATTACKS), capture_output=True, text=True,
+        timeout=30, check=True,
+    )  # fmt: skip
+    shown = json.loads(done.stdout)
+    for attack, text in zip(ATTACKS, shown, strict=True):
+        for forbidden in FORBIDDEN:
+            assert forbidden.decode() not in text, (attack, text)
+        assert "\r" not in text
+    assert shown[0].startswith("\\x1b[2K")
+    assert "\\u202egnp.exe" in shown[5]
