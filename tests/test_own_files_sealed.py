@@ -114,3 +114,39 @@ def test_a_venv_localhand_runs_from_inside_the_workspace_cannot_be_planted(
     assert (
         said["refused"] is not None and "installation localhand itself runs from" in said["refused"]
     )
+
+
+@needs_bwrap
+def test_the_data_dir_cannot_be_moved_aside_and_replaced(data_inside: Path) -> None:
+    tool = ShellTool(Workspace(data_inside), policy="never")
+    result = tool.run_command(
+        "mv .local .local-old || mv .local/share .local/share-old; "
+        "mkdir -p .local/share/localhand/checkpoints/forged; echo forged > "
+        ".local/share/localhand/checkpoints/forged/manifest.json; ls -A .local/share"
+    )
+    assert not (data_inside / ".local-old").exists()
+    assert not (data_inside / ".local" / "share-old").exists()
+    assert not (data_inside / ".local/share/localhand/checkpoints/forged").exists()
+    assert (data_inside / ".local/share/localhand/runs.db").read_text().startswith("store")
+    assert "Device or resource busy" in result.content or "Read-only" in result.content
+
+
+@needs_bwrap
+def test_an_install_dir_deep_in_the_workspace_cannot_be_moved_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "repo"
+    package = ws / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("SAFE = True\n")
+    from localhand.safety import own_files
+
+    monkeypatch.setattr(own_files, "install_paths", lambda: (str(package),))
+    tool = ShellTool(Workspace(ws), policy="never")
+    tool.run_command(
+        "mv src src-old; mkdir -p src/pkg; echo 'import os' > src/pkg/__init__.py; "
+        "echo changed > src/pkg/__init__.py; echo ok > src/other.py"
+    )
+    assert (package / "__init__.py").read_text() == "SAFE = True\n"
+    assert not (ws / "src-old").exists()
+    assert (ws / "src" / "other.py").read_text() == "ok\n"  # the rest of src stays writable

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from localhand.paths import DATA_SUBDIRS, private_dir
-from localhand.safety.own_files import data_paths, inside, install_paths
+from localhand.safety import own_files as own
 
 
 def host_services() -> list[str]:
@@ -71,18 +71,23 @@ def own_files(writable: Sequence[str]) -> list[str]:
     """localhand's own installation inside a tree the command may write, mounted read-only
     over it, and its data directory and stores, hidden wherever they are (see
     ``localhand.safety.own_files``). A data directory inside a writable tree is made first if
-    missing, so the command cannot plant one (a forged checkpoint) for localhand to find."""
-    options: list[str] = []
+    missing, so the command cannot plant one (a forged checkpoint) for localhand to find, and
+    the directories on the way to them are pinned (``_ancestors``)."""
     roots = tuple(writable)
-    for path in inside(roots, install_paths()):
-        options += ["--ro-bind", path, path]
-    data, *stores = data_paths()
-    if inside(roots, (data,)) and not os.path.exists(data):
+    installs = own.inside(roots, own.install_paths())
+    data, *stores = own.data_paths()
+    if own.inside(roots, (data,)) and not os.path.exists(data):
         with contextlib.suppress(OSError):
             private_dir(Path(data))
     hide = [data]
     if any(_is_within(root, data) for root in roots):  # the workspace is in it: its parts
         hide = [os.path.join(data, name) for name in DATA_SUBDIRS]
+    targets = [p for p in (*installs, *hide, *stores) if os.path.lexists(p)]
+    options = [
+        o for a in _ancestors(own.inside(roots, tuple(targets)), roots) for o in ("--bind", a, a)
+    ]
+    for path in installs:
+        options += ["--ro-bind", path, path]
     emptied: list[str] = []
     for path in (*hide, *stores):
         if _under(path, emptied):
@@ -95,6 +100,21 @@ def own_files(writable: Sequence[str]) -> list[str]:
     for path in emptied:  # last: nothing can be mounted inside once read-only
         options += ["--remount-ro", path]
     return options
+
+
+def _ancestors(paths: Sequence[str], roots: Sequence[str]) -> list[str]:
+    """The directories between a root and each of ``paths``, shallowest first, to be bound
+    onto themselves: a mount point cannot be renamed, so a command cannot move ``src`` (with
+    localhand's source in it) or ``.local`` (with its data) aside and plant a forged one
+    where localhand will look next time."""
+    found: set[str] = set()
+    for path in paths:
+        root = max((r for r in roots if _is_within(path, r)), key=len, default=None)
+        parent = os.path.dirname(path)
+        while root is not None and parent != root and _is_within(parent, root):
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    return sorted(found, key=lambda p: (p.count("/"), p))
 
 
 def _under(path: str, parents: Iterable[str]) -> bool:

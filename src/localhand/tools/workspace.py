@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
-from localhand.safety.own_files import data_paths, install_paths, refusal
+from localhand.safety import own_files
 from localhand.tools.safe_open import open_under
 
 
@@ -71,8 +71,8 @@ class Workspace:
         except (OSError, ValueError) as error:
             raise ToolError(f"path '{raw}' cannot be used: {error}") from None
         if self.contains(real):
-            if self._own(real, data_paths()):
-                raise ToolError(refusal(raw, "data"))
+            if self._own(real, own_files.data_paths()):
+                raise ToolError(own_files.refusal(raw, "data"))
             return real
         message = f"path '{raw}' is outside the workspace {self.root}; use a path relative to it"
         if self.contains(Path(os.path.normpath(candidate))):
@@ -101,13 +101,13 @@ class Workspace:
         """A ``ToolError`` when ``target`` (from ``resolve``) is in localhand's own
         installation, which no tool writes: a file planted there (a ``.pth``, a module)
         would run at localhand's next start."""
-        if self._own(target, install_paths()):
-            raise ToolError(refusal(self.relpath(target), "install"))
+        if self._own(target, own_files.install_paths()):
+            raise ToolError(own_files.refusal(self.relpath(target), "install"))
 
     def off_limits(self, target: Path) -> bool:
         """Whether ``target`` (absolute, resolved) is localhand's data, which no tool reads:
         for walks (search) that do not go through ``resolve`` for every file."""
-        return self._own(target, data_paths())
+        return self._own(target, own_files.data_paths())
 
     def _own(self, path: Path, own: tuple[str, ...]) -> bool:
         """Whether ``path`` lies in one of ``own`` (real paths)."""
