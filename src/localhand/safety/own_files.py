@@ -60,16 +60,30 @@ def install_paths() -> tuple[str, ...]:
     return tuple(dict.fromkeys(path for path in real_paths if os.path.exists(path)))
 
 
+_WHERE = ("LOCALHAND_HOME", "LOCALHAND_DB", "XDG_DATA_HOME", "HOME", "LOCALAPPDATA")
+"""The variables ``paths.data_dir`` and ``paths.db_path`` read."""
+
+
 def data_paths() -> tuple[str, ...]:
     """The real paths of localhand's data directory and every run store it opened (with
-    their SQLite side files). Read each time: tests and ``LOCALHAND_HOME`` move them."""
-    from localhand.paths import SQLITE_SIDE_FILES, claimed_stores, data_dir, db_path
+    their SQLite side files). Follows ``LOCALHAND_HOME`` and the rest as they are now (tests
+    move them), worked out once for each value: the file tools ask on every path."""
+    from localhand.paths import claimed_stores
 
+    where = tuple(os.environ.get(name) for name in _WHERE)
+    return _data_paths(where, claimed_stores())
+
+
+@functools.lru_cache(maxsize=32)
+def _data_paths(where: tuple[str | None, ...], claimed: tuple[str, ...]) -> tuple[str, ...]:
+    from localhand.paths import SQLITE_SIDE_FILES, data_dir, db_path
+
+    env = {name: value for name, value in zip(_WHERE, where, strict=True) if value is not None}
     try:
-        found = [os.path.realpath(data_dir()), os.path.realpath(db_path())]
+        found = [os.path.realpath(data_dir(env)), os.path.realpath(db_path(env))]
     except (OSError, RuntimeError):  # no home directory to derive them from
         return ()
-    stores = [found[1], *claimed_stores()]
+    stores = [found[1], *claimed]
     found += [store + side for store in stores for side in SQLITE_SIDE_FILES]
     found += stores
     return tuple(dict.fromkeys(found))
