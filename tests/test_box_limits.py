@@ -19,7 +19,7 @@ from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.safety import box_limits
 from localhand.safety.box_limits import BoxLimits, configured, parse_count, parse_size
-from localhand.safety.sandbox import Sandbox, available, run_sandbox, use_sandbox
+from localhand.safety.sandbox import Sandbox, available, run_sandbox
 from localhand.tools import ShellTool, Workspace, run_shell
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}")
@@ -38,14 +38,16 @@ def workspace(tmp_path: Path) -> Path:
 
 @needs_bwrap
 def test_a_full_tmp_stops_at_its_size_and_the_model_is_told(workspace: Path) -> None:
-    box = Sandbox(limits=BoxLimits(tmp_size=4 * MIB, memory=None, processes=None))
-    with use_sandbox(box):
+    warnings: list[str] = []
+    limits = BoxLimits(tmp_size=4 * MIB, memory=None, processes=None)
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append, limits=limits):
         result = ShellTool(Workspace(workspace), policy="never").run_command(
             "head -c 20000000 /dev/zero > /tmp/big; stat -c %s /tmp/big"
         )
     size = int(result.content.split("\n")[1])
     assert size <= 4 * MIB
     assert "[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME hold at most 4 MiB" in result.content
+    assert len(warnings) == 1 and "hold at most 4 MiB" in warnings[0]
 
 
 @needs_bwrap

@@ -326,6 +326,8 @@ class ShellTool:
         boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
         if boundary is not None:  # also when a later part of the command went on to succeed
             notes.append(boundary)
+            if boundary.startswith(TMP_FULL):  # a limit met: one of the run's events too
+                limit_hit(f"A command met a sandbox limit: {boundary[1:-1]}")
         if kept:
             notes.append(kept)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
@@ -364,6 +366,9 @@ _NO_NETWORK_SIGNS = (
 )
 
 
+TMP_FULL = "[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME"
+
+
 def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -> str | None:
     """What to tell the model when its command failed on the sandbox's walls, so it does
     not try the same thing another way; None when it did not meet them."""
@@ -378,7 +383,7 @@ def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -
         )
     if "No space left on device" in output and sandbox.limits.tmp_size is not None:
         return (
-            f"[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME hold at most "
+            f"{TMP_FULL} hold at most "
             f"{sandbox.limits.tmp_size // 1024**2} MiB each here ([sandbox] tmp_size), and one "
             "is full; write less there, or write inside the workspace.]"
         )
