@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
@@ -219,6 +219,15 @@ class Limiter:
         procs = [os.path.join(group, "cgroup.procs") for group in self.groups.values()]
         join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
         return ["/bin/sh", "-c", join, "sh", *procs, "--"]
+
+    def wrapping(
+        self, wrap: Callable[[list[str]], list[str]] | None
+    ) -> Callable[[list[str]], list[str]] | None:
+        """``wrap`` (a sandbox's, or None) with the command joining these groups first."""
+        prefix = self.prefix()
+        if not prefix:
+            return wrap
+        return lambda argv: [*prefix, *(wrap(argv) if wrap is not None else argv)]
 
     def hits(self, exit_code: int | None) -> list[str]:
         """The limits the command met, one sentence each, for the model and the events."""

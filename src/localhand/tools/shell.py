@@ -31,7 +31,7 @@ from localhand.safety.approval import (
     needs_approval,
 )
 from localhand.safety.approval import refusal as refusal_message
-from localhand.safety.box_limits import NO_LIMITS, Limiter, limited
+from localhand.safety.box_limits import NO_LIMITS, limited
 from localhand.safety.environment import QUIET_ENV, command_environment
 from localhand.safety.risk import Risk, classify
 from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
@@ -110,7 +110,7 @@ def run_shell(
     timed_out = detached = False
     pgid = None
     with limited(box.limits if box.on else NO_LIMITS) as limiter:
-        supervised = Supervised(argv, cwd, environment, _limiting(limiter, wrap), flags=flags)
+        supervised = Supervised(argv, cwd, environment, limiter.wrapping(wrap), flags=flags)
         try:
             timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
         finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
@@ -131,16 +131,6 @@ def run_shell(
         pgid=pgid,
         stopped=supervised.stopped,
     )
-
-
-def _limiting(
-    limiter: Limiter, wrap: Callable[[list[str]], list[str]] | None
-) -> Callable[[list[str]], list[str]] | None:
-    """``wrap`` with the command joining its control groups first (``box_limits``)."""
-    prefix = limiter.prefix()
-    if not prefix:
-        return wrap
-    return lambda argv: [*prefix, *(wrap(argv) if wrap is not None else argv)]
 
 
 def _sandboxing(
