@@ -142,3 +142,34 @@ def test_the_example_batch_file_is_valid() -> None:
     tasks = load_batch(example)
     assert [t.id for t in tasks] == ["fix-add", "add-subtract", "summarise-notes"]
     assert all(t.task.workspace.is_dir() for t in tasks)
+
+
+def test_batch_git_after_a_task_writes_only_where_the_worktree_was(tmp_path: Path) -> None:
+    """A task that points its worktree's .git at another repository (it can write the
+    worktree) gets no write there from localhand's git keeping its changes: that git runs in
+    the sandbox, writing only the worktree and its git directories as they were before."""
+    from localhand.safety.sandbox import available
+
+    if available() is not None:
+        pytest.skip(f"no sandbox: {available()}")
+    repo = make_repo(tmp_path / "repo")
+    victim = make_repo(tmp_path / "victim")
+    objects = victim / ".git" / "objects"
+    before = sorted(str(p) for p in objects.rglob("*"))
+    refs_before = git(victim, "for-each-ref")
+    with task_workspace(repo, tmp_path / "root", "t1") as prepared:
+        assert prepared.kind == "worktree" and prepared.writable
+        (prepared.path / ".git").write_text(f"gitdir: {victim / '.git'}\n")
+        (prepared.path / "planted.txt").write_text("the task's change\n")
+    assert prepared.ref is None  # the snapshot could not be kept, and nothing else happened
+    assert sorted(str(p) for p in objects.rglob("*")) == before
+    assert git(victim, "for-each-ref") == refs_before
+    assert not (tmp_path / "root" / "t1").exists()
+
+
+def test_batch_git_keeps_an_honest_tasks_changes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with task_workspace(repo, tmp_path / "root", "t2") as prepared:
+        (prepared.path / "made.txt").write_text("made\n")
+    assert prepared.ref == "refs/localhand/batch/t2"
+    assert "made.txt" in git(repo, "show", "--stat", prepared.ref)

@@ -69,6 +69,9 @@ class Settings:
     (workspace-write, refusing to run commands where bubblewrap cannot)."""
     sandbox_read: tuple[str, ...] = ()
     """Paths under ``$HOME`` that sandboxed commands may read (``~/.gitconfig``)."""
+    sandbox_limits: tuple[tuple[str, int | None], ...] = ()
+    """``[sandbox]`` ``tmp_size``, ``memory`` and ``processes`` that differ from the defaults
+    (``localhand.safety.box_limits.BoxLimits``), as (name, value; None: no limit) pairs."""
     archive_secrets: bool = False
     """Keep secret-looking files (``.env``, keys) in the copy of the workspace kept for replay."""
     daily_token_budget: int | None = None
@@ -245,9 +248,16 @@ def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
     """``[sandbox]``: ``mode`` and ``read`` (a list of paths under $HOME)."""
     if table is None:
         return {}
-    if not isinstance(table, dict) or set(table) - {"mode", "read"}:
-        raise ConfigError(f'[sandbox] in {path} takes only mode = "..." and read = ["~/..."]')
+    from localhand.safety.box_limits import LIMIT_KEYS, limits_table
+
+    if not isinstance(table, dict) or set(table) - {"mode", "read", *LIMIT_KEYS}:
+        raise ConfigError(
+            f'[sandbox] in {path} takes only mode = "...", read = ["~/..."], tmp_size = "1G", '
+            'memory = "4G" and processes = 1024'
+        )
     values: dict[str, Any] = {}
+    if set(table) & set(LIMIT_KEYS):
+        values["sandbox_limits"] = limits_table(table, str(path))
     if "mode" in table:
         values["sandbox"] = table["mode"]
     if "read" in table:
@@ -329,7 +339,7 @@ def _convert(name: str, value: Any, source: str) -> Any:
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if name == "sandbox_read":
+        if name in ("sandbox_read", "sandbox_limits"):
             return tuple(value)
         if name == "think_budget":
             number = int(value)

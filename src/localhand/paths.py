@@ -65,6 +65,12 @@ def claim(path: str | os.PathLike[str]) -> None:
         _claimed.add(real)
 
 
+def claimed_stores() -> tuple[str, ...]:
+    """The real paths of every store ``claim`` named in this process."""
+    with _claimed_lock:
+        return tuple(sorted(_claimed))
+
+
 @dataclass(frozen=True, slots=True)
 class OwnPaths:
     """localhand's own directories and files inside one root, relative to it and separated

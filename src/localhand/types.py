@@ -136,12 +136,18 @@ class Result:
     """Which model-family profile applied (``localhand.profiles``): its name, thinking,
     sampling, history choices and think budget. None when no model was asked (a run that
     ended before, or a plan)."""
+    sandbox: dict[str, Any] | None = None
+    """How the run's commands were boxed (``Sandbox.report``): ``mode``, ``enforced`` (false:
+    they ran unsandboxed), ``why`` not, and the ``limits`` in force. None where no sandbox
+    was set up (a run that ended before)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["verification"] = [asdict(check) for check in self.verification]
         if data["profile"] is None:  # only runs of the tool loop have one (added key)
             del data["profile"]
+        if data["sandbox"] is None:  # added key: only runs that set up a sandbox have one
+            del data["sandbox"]
         return data
 
     def to_json(self) -> str:

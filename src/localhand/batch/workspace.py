@@ -12,7 +12,12 @@ there when a task starts (left by a killed batch) is removed first, worktree reg
 included, so a rerun always starts clean.
 
 git runs through ``localhand.safety.git``: no hook (``post-checkout``), smudge filter or
-fsmonitor from the repository's config runs when a worktree is added, kept or removed.
+fsmonitor from the repository's config runs when a worktree is added, kept or removed. Every
+git that writes runs in the command sandbox, as ``localhand run``'s own does, writing only
+where it must: the repository's directories and the batch's root when a worktree is added or
+removed, and after the task only the worktree and the git directories it had before the task
+(``Prepared.writable``): a task that pointed its worktree's ``.git`` file at another
+repository gets no write there.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class Prepared:
     kind: str
     """``worktree`` or ``copy``."""
     ref: str | None = None
+    writable: tuple[str, ...] = ()
+    """For a worktree: where localhand's git may write after the task, read before it."""
 
 
 @contextlib.contextmanager
@@ -72,35 +79,49 @@ def task_workspace(
         prefix = (git(source, "rev-parse", "--show-prefix") or "").strip()
         _add_worktree(repo, source, dest)
         prepared = Prepared(dest / prefix if prefix else dest, "worktree")
+        prepared.writable = (str(dest), *git_places(dest))
     try:
         yield prepared
     finally:
         if repo is not None:
-            prepared.ref = keep_changes(dest, task_id)
+            prepared.ref = keep_changes(dest, task_id, prepared.writable or None)
         if not keep:
             _remove(dest, repo)
 
 
-def keep_changes(worktree: Path, task_id: str) -> str | None:
+def git_places(path: Path) -> tuple[str, ...]:
+    """The git directory and common directory of the repository at ``path`` (real paths)."""
+    places = git(path, "rev-parse", "--absolute-git-dir", "--git-common-dir") or ""
+    found = [os.path.join(path, line) for line in places.splitlines() if line.strip()]
+    return tuple(dict.fromkeys(map(os.path.realpath, found)))
+
+
+def keep_changes(
+    worktree: Path, task_id: str, writable: tuple[str, ...] | None = None
+) -> str | None:
     """Commit the worktree's files (as they are) under ``refs/localhand/batch/<task-id>``,
-    if they differ from where the worktree started; returns the ref."""
-    commit = snapshot_commit(worktree, f"localhand batch: task {task_id}")
+    if they differ from where the worktree started; returns the ref. With ``writable``
+    (``Prepared.writable``) git runs sandboxed and writes only there."""
+    commit = snapshot_commit(worktree, f"localhand batch: task {task_id}", writable)
     if commit is None:
         return None
     after = git(worktree, "rev-parse", f"{commit}^{{tree}}")
     before = git(worktree, "rev-parse", "HEAD^{tree}")
     ref = f"refs/localhand/batch/{task_id}"
-    if after == before or git(worktree, "update-ref", ref, commit) is None:
+    if after == before or git(worktree, "update-ref", ref, commit, writable=writable) is None:
         return None
     return ref
 
 
 def _add_worktree(repo: Path, source: Path, dest: Path) -> None:
     with _lock(repo):  # git's worktree bookkeeping does not like two adds at once
-        commit = snapshot_commit(source, "localhand batch: the workspace before the batch")
+        places = git_places(source)
+        message = "localhand batch: the workspace before the batch"
+        commit = snapshot_commit(source, message, (str(source), *places))
         if commit is None:
             raise ConfigError(f"cannot snapshot the git repository at {repo} for a worktree")
-        done = run_git(repo, "worktree", "add", "--detach", str(dest), commit)
+        writable = (str(dest.parent), *places)
+        done = run_git(repo, "worktree", "add", "--detach", str(dest), commit, writable=writable)
         if done.returncode != 0:
             raise ConfigError(
                 f"git worktree add {dest} failed in {repo}: {done.stderr.strip()[:300]}"
@@ -110,9 +131,11 @@ def _add_worktree(repo: Path, source: Path, dest: Path) -> None:
 def _remove(dest: Path, repo: Path | None) -> None:
     if repo is not None:
         with _lock(repo):
+            writable = (str(dest.parent), *git_places(repo))
             if dest.exists():
-                run_git(repo, "worktree", "remove", "--force", "--force", str(dest))
-            run_git(repo, "worktree", "prune")
+                run_git(repo, "worktree", "remove", "--force", "--force", str(dest),
+                        writable=writable)  # fmt: skip
+            run_git(repo, "worktree", "prune", writable=writable)
     if dest.exists() or dest.is_symlink():
         shutil.rmtree(dest, ignore_errors=True)
 

@@ -40,7 +40,9 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
                 f"run {info.id} is still running; let it finish or stop it (Ctrl-C) first, "
                 "then undo"
             )
-        found = restoring.find(info.id, info.task_id, info.started_at, info.finished_at)
+        found = restoring.find(
+            info.id, info.task_id, info.started_at, info.finished_at, info.workspace or None
+        )
         chosen = _pick(found, checkpoint, info.id)
         plan = restoring.plan_undo(chosen)
     except ConfigError as exc:

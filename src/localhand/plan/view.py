@@ -32,9 +32,10 @@ class PlanView:
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"on_{event.type}", None)
         if handler is not None:
-            handler(event.to_dict())
+            handler(_inert(event.to_dict()))
 
     def show_plan(self, plan: dict[str, Any], title: str = "Plan") -> None:
+        plan = _inert(plan)  # also when called directly, for the drafted plan to approve
         self.console.print(f"[bold]{escape(title)}:[/] {escape(plan['goal'])}")
         for number, step in enumerate(plan["steps"], start=1):
             style = RISK_STYLE.get(step["risk"], "")
@@ -137,3 +138,17 @@ class PlanView:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _inert(data: Any) -> Any:
+    """``data`` with every string shown inert (``approval.escape``, newlines kept): the
+    plan's commands and reasons are the model's, and are shown for approval."""
+    from localhand.safety.approval import escape
+
+    if isinstance(data, str):
+        return "\n".join(escape(line) for line in data.split("\n"))
+    if isinstance(data, dict):
+        return {key: _inert(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_inert(value) for value in data]
+    return data

@@ -179,6 +179,10 @@ class Run:
         """Write the follow-up task of a run that did not pass, then announce the Result."""
         if result.status != "pass" and self.follow_up is not None:
             result.follow_up_task = self.follow_up(result)  # type: ignore[attr-defined]
+        if getattr(result, "sandbox", False) is None:  # a run's Result: how commands were boxed
+            from localhand.safety.sandbox import current_sandbox
+
+            result.sandbox = current_sandbox().report()  # type: ignore[attr-defined]
         self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
         return result
 

@@ -94,6 +94,7 @@ def run_task(
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
     """The command sandbox that ``settings`` ask for, in force for the block."""
+    from localhand.safety.box_limits import configured
     from localhand.safety.sandbox import run_sandbox
 
     return run_sandbox(
@@ -101,6 +102,7 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
         network=not settings.isolate_network,
         read=settings.sandbox_read,
         warn=warn,
+        limits=configured(settings.sandbox_limits),
     )
 
 

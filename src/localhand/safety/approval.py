@@ -62,8 +62,8 @@ class TerminalApprover:
     """Asks on the terminal (``/dev/tty``) when standard input is one; refuses otherwise.
 
     The prompt goes to the terminal itself, not stdout, so ``--json`` output stays clean.
-    Control characters in the command are shown escaped: a model cannot hide part of a
-    command from the person approving it with terminal escape sequences.
+    Every text in it is shown inert (``prompt``): a model cannot hide part of a command from
+    the person approving it, nor redraw the question, with terminal escape sequences.
 
     Args:
         tty: the terminal device to ask on.
@@ -126,20 +126,29 @@ class TerminalApprover:
 
 
 def prompt(command: str, risk: Risk) -> str:
-    """The question a person sees: the command (escaped), its risk and the reasons."""
+    """The question a person sees: the command, its risk and the reasons, every part of them
+    inert. The reasons and the action quote the command (paths, MCP tool names and
+    arguments), so they are escaped as it is: an escape sequence in a reason could otherwise
+    redraw the screen to show another command than the one that runs. A reason is one line:
+    its newlines are shown as ``\x0a`` too."""
     shown = "\n".join("    " + escape(line) for line in command.split("\n"))
-    reasons = "".join(f"\n  - it {reason}" for reason in risk.reasons)
+    reasons = "".join(f"\n  - it {escape(reason)}" for reason in risk.reasons)
     if risk.action:
-        asked = f"\nlocalhand wants to {risk.action} ({risk.level}):"
+        asked = f"\nlocalhand wants to {escape(risk.action)} ({escape(risk.level)}):"
         return f"{asked}\n{shown}{reasons}\nAllow it? [y/N] "
-    return f"\nlocalhand wants to run a {risk.level} command:\n{shown}{reasons}\nRun it? [y/N] "
+    level = escape(risk.level)
+    return f"\nlocalhand wants to run a {level} command:\n{shown}{reasons}\nRun it? [y/N] "
 
 
 def escape(text: str) -> str:
-    """``text`` with control and invisible formatting characters written as ``\\x1b``..."""
+    """``text`` with control and invisible formatting characters written as ``\\x1b``...:
+    C0 and C1 controls (ESC, CSI, OSC, carriage return, backspace), bidi overrides and
+    isolates, zero-width and other format characters, and line or paragraph separators."""
+    if text.isprintable():
+        return text
     out = []
     for char in text:
-        if char.isprintable() or char == "\t":
+        if char.isprintable() or char == "\t":  # a tab moves the cursor on, never back
             out.append(char)
         elif ord(char) < 0x100:
             out.append(f"\\x{ord(char):02x}")

@@ -235,7 +235,7 @@ def _copy_tree(
     try:
         for rel, st in found:
             source = os.path.join(root, rel)
-            mode = stat.S_IMODE(st.st_mode)
+            mode = stat.S_IMODE(st.st_mode) & 0o777  # undo restores no set-ID bits
             if stat.S_ISDIR(st.st_mode):
                 entries.append(Entry(rel, "dir", mode))
             elif stat.S_ISLNK(st.st_mode):

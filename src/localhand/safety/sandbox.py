@@ -5,14 +5,22 @@ that does not (``sed '1e …'``, ``trap … EXIT``, ``IFS`` tricks, ``python3 -c
 command is not trusted at all. In ``workspace-write`` mode (the default) it sees:
 
 - the root file system read-only, the workspace read-write (``read-only`` mode: read-only too);
-- a private, empty ``/tmp``, ``/var/tmp`` and ``/dev/shm`` and a minimal ``/dev``;
+- a private, empty ``/tmp``, ``/var/tmp`` and ``/dev/shm`` of a limited size
+  (``[sandbox] tmp_size``) and a minimal ``/dev``;
 - ``$HOME`` as an empty, throw-away directory (where SSH keys, cloud credentials and tokens
-  live), except the toolchains on ``PATH`` and what the user lists in ``[sandbox] read``;
+  live), except the toolchains on ``PATH``, with the credential files kept in them hidden
+  (``localhand.safety.toolchain_secrets``), and what the user lists in ``[sandbox] read``;
+- no ``/run`` or ``/var/run`` and no ``$XDG_RUNTIME_DIR`` (where the ssh agent, D-Bus, tmux,
+  the display and the service manager keep their sockets), whatever the network setting;
+  only what ``PATH`` or ``/etc`` needs from there (``/run/wrappers/bin``, ``resolv.conf``) is
+  shown again, read-only;
+- localhand's own installation read-only and its data directory hidden, wherever they lie,
+  the workspace included (``localhand.safety.own_files``);
 - its own PID namespace, so no other process (localhand's included) is visible in ``/proc``,
   and everything in it ends when its supervisor does (``--die-with-parent``);
 - no capability, even when localhand runs as root (the mounts cannot be undone);
-- with the network off, its own network namespace (only a loopback of its own), no ``/run``
-  (where other programs keep their sockets), and through its supervisor no Unix-domain socket
+- with the network off, its own network namespace (only a loopback of its own), and
+  through its supervisor no Unix-domain socket
   and no file opened for writing outside the workspace and the throw-away directories
   (``offline_flags``: a FIFO outside carries nothing out either).
 
@@ -36,10 +44,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from localhand.config import SANDBOX_SETTINGS
+from localhand.safety.box_limits import (
+    DEFAULT_LIMITS,
+    NO_LIMITS,
+    BoxLimits,
+    tmp_size_options,
+    unenforced,
+)
+from localhand.safety.sandbox_mounts import host_services, own_files
 from localhand.safety.supervise import SUPERVISOR
+from localhand.safety.toolchain_secrets import masked
 
 SandboxMode = Literal["workspace-write", "read-only", "off"]
 
@@ -61,15 +78,24 @@ class Sandbox:
     """False: a network namespace of its own (loopback only) and no sockets from outside."""
     read: tuple[str, ...] = ()
     """Paths under ``$HOME`` the command may read (``~/.gitconfig``); the rest is hidden."""
+    limits: BoxLimits = DEFAULT_LIMITS
+    """The size of ``/tmp``, memory and processes (``localhand.safety.box_limits``)."""
 
     @classmethod
-    def from_setting(cls, value: str, *, network: bool = True, read: Iterable[str] = ()) -> Sandbox:
+    def from_setting(
+        cls,
+        value: str,
+        *,
+        network: bool = True,
+        read: Iterable[str] = (),
+        limits: BoxLimits = DEFAULT_LIMITS,
+    ) -> Sandbox:
         """The sandbox for a ``--sandbox`` value (see ``SANDBOX_SETTINGS``)."""
         if value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
         if value == "required":
-            return cls("workspace-write", True, network, tuple(read))
-        return cls(value, False, network, tuple(read))  # type: ignore[arg-type]
+            return cls("workspace-write", True, network, tuple(read), limits)
+        return cls(value, False, network, tuple(read), limits)  # type: ignore[arg-type]
 
     @property
     def on(self) -> bool:
@@ -92,12 +118,13 @@ class Sandbox:
         assert bwrap is not None, "wrap() needs bubblewrap: check available() first"
         root = os.path.realpath(workspace)
         options = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        options += _hidden(self.read)
-        if not self.network:
-            options += _hidden_sockets()
+        options += _hidden(self.read, tmp_size_options(self.limits))
+        options += host_services()
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
-        for path in map(os.path.realpath, also_writable):
+        writable = [root, *map(os.path.realpath, also_writable)]
+        for path in writable[1:]:
             options += ["--bind", path, path]
+        options += own_files(writable if self.mode == "workspace-write" else writable[1:])
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
         # Run as root, bubblewrap keeps every capability unless told: with CAP_SYS_ADMIN a
         # command could remount the read-only root writable or unmount the hidden $HOME.
@@ -120,6 +147,26 @@ class Sandbox:
             return {k: v for k, v in environ.items() if k != "PYTHONPYCACHEPREFIX"}
         return environ
 
+    def report(self) -> dict[str, Any]:
+        """What the Result says of this sandbox: ``mode``, whether it was ``enforced``
+        (false: commands ran unsandboxed, or not at all with ``required``), ``why`` not, and
+        the ``limits`` (bytes and processes; null: none), with those not ``unenforced``."""
+        why = None if not self.on else available()
+        if not self.on:
+            why = "the sandbox is off (--sandbox off)"
+        limits = self.limits if self.on else NO_LIMITS
+        return {
+            "mode": "required" if self.required else self.mode,
+            "enforced": self.on and why is None,
+            "why": why,
+            "limits": {
+                "tmp_size": limits.tmp_size,
+                "memory": limits.memory,
+                "processes": limits.processes,
+                "unenforced": unenforced(limits),
+            },
+        }
+
     def offline_flags(self, workspace: str | os.PathLike[str]) -> list[str]:
         """What the supervisor does for a command without network, sandboxed or not, so that
         nothing carries data out another way: no Unix-domain socket at all (seccomp), and
@@ -136,6 +183,15 @@ class Sandbox:
 
 DEFAULT = Sandbox()
 _current: ContextVar[Sandbox] = ContextVar("localhand_sandbox", default=DEFAULT)
+_warn: ContextVar[Callable[[str], None] | None] = ContextVar("localhand_box_warn", default=None)
+"""Where the run in force takes warnings: a command that met a limit is one of its events."""
+
+
+def limit_hit(message: str) -> None:
+    """Tell the run in force (its events: a warning) that a command met a sandbox limit."""
+    warn = _warn.get()
+    if warn is not None:
+        warn(message)
 
 
 @contextmanager
@@ -206,11 +262,13 @@ def refusal(sandbox: Sandbox) -> str | None:
     return f"the sandbox is required (--sandbox required) but {why}; nothing was run"
 
 
-def _hidden(read: Iterable[str]) -> list[str]:
+def _hidden(read: Iterable[str], sized: Sequence[str] = ()) -> list[str]:
     """Options that replace ``/tmp``, ``/var/tmp``, ``/dev/shm`` and $HOME with empty,
     writable, throw-away directories and hide the run store, then show again, read-only, what
     commands need from them (the toolchains on PATH, the interpreter and supervisor localhand
-    runs commands with) and the paths the user allowed."""
+    runs commands with) and the paths the user allowed. ``sized`` goes before each throw-away
+    directory, ``$HOME`` and the run store's hiding place included (``--size N``: their
+    limit)."""
     home = os.path.realpath(os.path.expanduser("~"))
     hidden = ["/tmp", "/var/tmp", "/dev/shm"]
     if home not in ("/", "") and os.path.isdir(home):
@@ -218,7 +276,7 @@ def _hidden(read: Iterable[str]) -> list[str]:
     data = _data_dir()  # the run store: other runs' outputs and events
     if data is not None and os.path.isdir(data) and not _under(data, hidden):
         hidden.append(data)
-    options = [option for path in hidden for option in ("--tmpfs", path)]
+    options = [option for path in hidden for option in (*sized, "--tmpfs", path)]
     shown: list[str] = []
     for path in [*_toolchains(hidden), *(os.path.realpath(os.path.expanduser(p)) for p in read)]:
         hides_store = data is not None and _is_within(path, data)
@@ -227,15 +285,15 @@ def _hidden(read: Iterable[str]) -> list[str]:
             shown.append(path)
     for path in shown:
         options += ["--ro-bind", path, path]
-    for secret in _TOOLCHAIN_SECRETS:
-        path = os.path.join(home, secret)
-        if _under(path, shown) and os.path.isfile(path):
-            options += ["--ro-bind", "/dev/null", path]
+    allowed = [os.path.realpath(os.path.expanduser(p)) for p in read]
+    toolchains = [path for path in shown if path not in allowed]
+    files, dirs = masked(toolchains)
+    for path in files:
+        options += ["--ro-bind", "/dev/null", path]
+    for path in dirs:
+        options += ["--tmpfs", path, "--remount-ro", path]
     return options
 
-
-_TOOLCHAIN_SECRETS = (".cargo/credentials.toml", ".cargo/credentials")
-"""Tokens kept inside a toolchain directory that is otherwise shown."""
 _COMPANIONS = {".cargo": ".rustup", ".local/bin": ".local/lib"}
 """What a toolchain on PATH needs beside it: rustup's proxies, pip --user's packages."""
 
@@ -271,17 +329,6 @@ def _under(path: str, parents: Iterable[str]) -> bool:
     return any(_is_within(path, parent) for parent in parents)
 
 
-def _hidden_sockets() -> list[str]:
-    """Without network, the directories where other programs keep their Unix sockets (the
-    Docker daemon, D-Bus, an SSH agent under /run/user) are replaced with empty ones.
-    Abstract sockets belong to the network namespace, so ``--unshare-net`` hides those."""
-    options = []
-    for path in ("/run", "/var/run"):
-        if os.path.isdir(path) and not os.path.islink(path):
-            options += ["--tmpfs", path]
-    return options
-
-
 def _data_dir() -> str | None:
     from localhand.paths import data_dir  # small; imported late so this module stays leaf
 
@@ -297,18 +344,30 @@ def _is_within(path: str, parent: str) -> bool:
 
 @contextmanager
 def run_sandbox(
-    mode: str, *, network: bool, read: Iterable[str], warn: Callable[[str], None]
+    mode: str,
+    *,
+    network: bool,
+    read: Iterable[str],
+    warn: Callable[[str], None],
+    limits: BoxLimits = DEFAULT_LIMITS,
 ) -> Iterator[Sandbox]:
     """The sandbox of one run, in force inside the block: says once (through ``warn``) when
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required."""
     from localhand.errors import ConfigError
 
-    sandbox = Sandbox.from_setting(mode, network=network, read=read)
+    sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")
     message = fallback_warning(sandbox)
     if message is not None:
         warn(message)
-    with use_sandbox(sandbox):
-        yield sandbox
+    if sandbox.on and message is None:  # unboxed, the warning above says it all
+        for what in unenforced(sandbox.limits):
+            warn(f"Not enforced here: {what}. Commands run without that limit.")
+    token = _warn.set(warn)
+    try:
+        with use_sandbox(sandbox):
+            yield sandbox
+    finally:
+        _warn.reset(token)

@@ -9,6 +9,14 @@ Undo runs in a workspace that a command the classifier called dangerous may have
 so nothing met there is trusted: the workspace must still be the directory the checkpoint was
 taken of, every path is reached through real directories (a symlink on the way is replaced,
 never followed), and each file is written back through a temporary file renamed over it.
+
+Nor is the checkpoint itself trusted, although it lives in the data directory that commands
+can neither read nor write: a forged one must not make undo write or delete outside its
+workspace (``checked``). Its workspace must be the run's own, every path a plain relative one
+(no ``..``, no absolute path) outside what checkpoints leave out (``.venv``...), every kind
+and number what ``take`` writes, and no mode it restores carries set-user-ID, set-group-ID or
+sticky bits. localhand's own files in the workspace (its installation, its data directory) are
+left as they are, like what a checkpoint leaves out.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from pathlib import Path
 from localhand.paths import PRIVATE_DIR_MODE
 from localhand.safety.checkpoint import (
     DATA,
+    LEFT_OUT_DIRS,
+    LEFT_OUT_SUFFIXES,
     MANIFEST,
     Checkpoint,
     Entry,
@@ -59,11 +69,16 @@ class UndoPlan:
 
 # -- finding ---------------------------------------------------------------------------------
 def find(
-    run_id: str, task_id: str, started_at: float, finished_at: float | None
+    run_id: str,
+    task_id: str,
+    started_at: float,
+    finished_at: float | None,
+    workspace: str | None = None,
 ) -> list[Checkpoint]:
     """The checkpoints of a run, oldest first and numbered from 1: those filed under its run
     id, and those filed under its task id (a run the runner could not name) that were taken
-    while it ran."""
+    while it ran. With ``workspace`` (the run's, from the store), one of another workspace is
+    refused: it was not taken by this run."""
     home = checkpoints_home()
     found = list(_load_all(home / run_key(run_id, task_id)))
     by_task = home / run_key(None, task_id)
@@ -71,15 +86,24 @@ def find(
     for checkpoint in _load_all(by_task):
         if checkpoint.task_id == task_id and started_at - 1 <= checkpoint.taken_at <= end:
             found.append(checkpoint)
+    if workspace is not None:
+        expected = os.path.realpath(workspace)
+        for checkpoint in found:
+            if os.path.realpath(checkpoint.workspace) != expected:
+                raise UndoError(
+                    f"the checkpoint in {checkpoint.location} names the workspace "
+                    f"{checkpoint.workspace}, not the run's {workspace}; it was not taken by "
+                    "this run, so nothing was restored (remove it if you did not put it there)"
+                )
     found.sort(key=lambda c: c.taken_at)
     return [replace(c, number=i) for i, c in enumerate(found, 1)]
 
 
 def _load_all(run_dir: Path) -> Iterator[Checkpoint]:
-    if not run_dir.is_dir():
-        return
+    if run_dir.is_symlink() or not run_dir.is_dir():
+        return  # a link in the checkpoints' directory was not made by localhand
     for path in run_dir.iterdir():
-        if path.name.isdigit() and (path / MANIFEST).is_file():
+        if path.name.isdigit() and not path.is_symlink() and (path / MANIFEST).is_file():
             yield load(path)
 
 
@@ -99,18 +123,62 @@ def workspace_root(checkpoint: Checkpoint) -> str:
             "its way), so nothing was restored; put the directory back where it was and rerun "
             "undo"
         )
+    checked(checkpoint, root)
     return root
+
+
+def checked(checkpoint: Checkpoint, root: str) -> None:
+    """``UndoError`` unless every entry of ``checkpoint`` is one ``take`` could have written
+    for the workspace ``root`` (see the module's text)."""
+    seen: set[str] = set()
+    for entry in checkpoint.entries:
+        problem = _entry_problem(entry, seen)
+        if problem is not None:
+            raise UndoError(
+                f"the checkpoint in {checkpoint.location} is not one localhand took: its entry "
+                f"{entry.path!r} {problem}; nothing was restored (remove that checkpoint)"
+            )
+        seen.add(entry.path)
+
+
+def _entry_problem(entry: Entry, seen: set[str]) -> str | None:
+    """What is wrong with ``entry``, or None."""
+    path = entry.path
+    if not isinstance(path, str) or entry.kind not in ("file", "link", "dir"):
+        return "has a kind or path of the wrong type"
+    parts = path.split("/")
+    if not path or "\0" in path or any(part in ("", ".", "..") for part in parts):
+        return "is not a plain relative path"
+    if path in seen:
+        return "is listed twice"
+    if any(part in LEFT_OUT_DIRS for part in parts) or (
+        entry.kind == "file" and path.endswith(LEFT_OUT_SUFFIXES)
+    ):
+        return "lies where checkpoints copy nothing"
+    numbers = (entry.mode, entry.size, entry.mtime_ns, entry.offset)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+        return "has a negative or non-integer size, mode, time or offset"
+    if entry.mode & ~0o777:
+        return "has set-user-ID, set-group-ID or sticky bits"
+    if not isinstance(entry.target, str) or "\0" in entry.target:
+        return "has a link target that is not text"
+    return None
 
 
 def plan_undo(checkpoint: Checkpoint) -> UndoPlan:
     """Compare the workspace with ``checkpoint``: what ``undo`` will write back and remove.
-    Files are compared byte for byte (and by mode); what was left out is not looked at."""
+    Files are compared byte for byte (and by mode); what was left out is not looked at, nor
+    are localhand's own files."""
+    from localhand.safety.own_files import protected
+
     root = workspace_root(checkpoint)
     current = dict(scan(root, frozenset(checkpoint.left_out))[0])
     restore, create = [], []
     unchanged = 0
     with _opened_data(checkpoint) as data:
         for entry in checkpoint.entries:
+            if protected(os.path.join(root, entry.path)) is not None:
+                continue  # localhand's own: never written by undo either
             st = current.get(entry.path)
             if entry.kind == "dir":
                 if st is None or not stat.S_ISDIR(st.st_mode):
@@ -120,7 +188,11 @@ def plan_undo(checkpoint: Checkpoint) -> UndoPlan:
             else:
                 restore.append(entry)
     known = {entry.path for entry in checkpoint.entries}
-    extra = [(rel, st) for rel, st in current.items() if rel not in known]
+    extra = [
+        (rel, st)
+        for rel, st in current.items()
+        if rel not in known and protected(os.path.join(root, rel)) is None
+    ]
     return UndoPlan(
         restore=tuple(restore),
         remove=tuple(rel for rel, st in extra if not stat.S_ISDIR(st.st_mode)),
@@ -189,8 +261,10 @@ def undo(checkpoint: Checkpoint, plan: UndoPlan) -> None:
         copier = Copier()
         for entry in plan.restore:
             _put(root, entry, data, copier)
+    from localhand.safety.own_files import protected
+
     for entry in sorted(checkpoint.entries, key=lambda e: _depth(e.path), reverse=True):
-        if entry.kind == "dir":
+        if entry.kind == "dir" and protected(os.path.join(root, entry.path)) is None:
             path = _real_dir(root, entry.path)
             if stat.S_IMODE(os.lstat(path).st_mode) != entry.mode:
                 os.chmod(path, entry.mode)

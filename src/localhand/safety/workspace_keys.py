@@ -67,6 +67,9 @@ KEYS: dict[str, Key] = {
     "sandbox_read": _withheld(
         "files under $HOME that commands may read", tightens=lambda value: not value
     ),
+    "sandbox_limits": _withheld(
+        "how much memory, how many processes and how much /tmp a command may use"
+    ),
     "archive_secrets": _withheld(
         "whether secret files are copied into the run store",
         tightens=lambda value: value is False,

@@ -175,7 +175,9 @@ def _texts(workspace: Workspace, target: Path, max_bytes: int) -> Iterator[tuple
                     rel = entry.name if directory == "." else f"{directory}/{entry.name}"
                     kind = _kind(entry)
                     if kind == "dir":
-                        if entry.name not in IGNORED_DIRS:
+                        # localhand's data directory (its store) is never read by a tool
+                        own = workspace.off_limits(workspace.root / rel)
+                        if entry.name not in IGNORED_DIRS and not own:
                             subdirs.append(rel)
                         continue
                     if kind == "link":

@@ -31,9 +31,10 @@ from localhand.safety.approval import (
     needs_approval,
 )
 from localhand.safety.approval import refusal as refusal_message
+from localhand.safety.box_limits import NO_LIMITS, limited
 from localhand.safety.environment import QUIET_ENV, command_environment
 from localhand.safety.risk import Risk, classify
-from localhand.safety.sandbox import Sandbox, available, current_sandbox, refusal
+from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
 from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.limits import ToolLimits
@@ -105,16 +106,21 @@ def run_shell(
     if wrap is not None:
         environment = box.environment(environment, workspace or cwd)
     flags = box.offline_flags(workspace or cwd)
-    supervised = Supervised(argv, cwd, environment, wrap, flags=flags)
     capture = _HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
-    try:
-        timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
-    finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
-        pgid = supervised.end(keep_background=keep_background and not timed_out)
+    with limited(box.limits if box.on else NO_LIMITS) as limiter:
+        supervised = Supervised(argv, cwd, environment, limiter.wrapping(wrap), flags=flags)
+        try:
+            timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
+        finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
+            pgid = supervised.end(keep_background=keep_background and not timed_out)
+        hits = limiter.hits(supervised.exit_code)
     if supervised.exit_code is None and supervised.said:
         capture.add(f"\n{supervised.said}\n".encode())
+    for hit in hits:
+        limit_hit(f"A command met a sandbox limit: {hit}.")
+        capture.add(f"\n[Sandbox limit: {hit}.]\n".encode())
     return CommandOutput(
         output=capture.text(),
         exit_code=supervised.exit_code,
@@ -310,6 +316,8 @@ class ShellTool:
         boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
         if boundary is not None:  # also when a later part of the command went on to succeed
             notes.append(boundary)
+            if boundary.startswith(TMP_FULL):  # a limit met: one of the run's events too
+                limit_hit(f"A command met a sandbox limit: {boundary[1:-1]}")
         if kept:
             notes.append(kept)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
@@ -348,6 +356,9 @@ _NO_NETWORK_SIGNS = (
 )
 
 
+TMP_FULL = "[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME"
+
+
 def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -> str | None:
     """What to tell the model when its command failed on the sandbox's walls, so it does
     not try the same thing another way; None when it did not meet them."""
@@ -359,6 +370,12 @@ def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -
             f"[Sandbox: commands may write {where} (and in a private /tmp that is discarded); "
             "everything else is read-only, by design, so that write cannot succeed. Keep your "
             "work inside the workspace.]"
+        )
+    if "No space left on device" in output and sandbox.limits.tmp_size is not None:
+        return (
+            f"{TMP_FULL} hold at most "
+            f"{sandbox.limits.tmp_size // 1024**2} MiB each here ([sandbox] tmp_size), and one "
+            "is full; write less there, or write inside the workspace.]"
         )
     network_off = isolate_network or not sandbox.network
     if network_off and any(sign in output for sign in _NO_NETWORK_SIGNS):

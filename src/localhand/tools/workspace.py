@@ -3,6 +3,10 @@
 ``resolve`` checks a path by name; ``open`` and ``directory`` then open what it returned from a
 descriptor of the root, following no symlink (``safe_open``), so that a symlink swapped in
 after the check cannot lead the open outside.
+
+localhand's own files are out of bounds even inside the root (``localhand.safety.own_files``):
+its data directory (the run store, checkpoints) can be neither read nor written, its
+installation (a ``.venv`` it runs from, its own source) not written.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
+from localhand.safety import own_files
 from localhand.tools.safe_open import open_under
 
 
@@ -66,6 +71,8 @@ class Workspace:
         except (OSError, ValueError) as error:
             raise ToolError(f"path '{raw}' cannot be used: {error}") from None
         if self.contains(real):
+            if self._own(real, own_files.data_paths()):
+                raise ToolError(own_files.refusal(raw, "data"))
             return real
         message = f"path '{raw}' is outside the workspace {self.root}; use a path relative to it"
         if self.contains(Path(os.path.normpath(candidate))):
@@ -84,14 +91,36 @@ class Workspace:
     def open(self, target: Path, flags: int, mode: int = 0o666) -> int:
         """A descriptor for ``target`` (a path ``resolve`` returned) opened with ``flags``, no
         symlink followed in any component; the caller closes it. Raises ``OSError``, with
-        ``ELOOP`` when a symlink was met (``safe_open.swapped`` tells)."""
+        ``ELOOP`` when a symlink was met (``safe_open.swapped`` tells), and ``ToolError`` for
+        writing in localhand's own installation."""
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND):
+            self.check_writable(target)
         return open_under(self.root, self.relpath(target), flags, mode)
+
+    def check_writable(self, target: Path) -> None:
+        """A ``ToolError`` when ``target`` (from ``resolve``) is in localhand's own
+        installation, which no tool writes: a file planted there (a ``.pth``, a module)
+        would run at localhand's next start."""
+        if self._own(target, own_files.install_paths()):
+            raise ToolError(own_files.refusal(self.relpath(target), "install"))
+
+    def off_limits(self, target: Path) -> bool:
+        """Whether ``target`` (absolute, resolved) is localhand's data, which no tool reads:
+        for walks (search) that do not go through ``resolve`` for every file."""
+        return self._own(target, own_files.data_paths())
+
+    def _own(self, path: Path, own: tuple[str, ...]) -> bool:
+        """Whether ``path`` lies in one of ``own`` (real paths)."""
+        text = os.fspath(path)
+        return any(text == mine or text.startswith(mine.rstrip(os.sep) + os.sep) for mine in own)
 
     @contextmanager
     def directory(self, target: Path, *, make: bool = False) -> Iterator[int]:
         """A readable descriptor of the directory ``target`` (from ``resolve``), opened like
         ``open`` does and closed on exit; ``make`` creates it and its missing parents."""
         flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+        if make:  # only writes make directories: the file goes into this one
+            self.check_writable(target)
         fd = open_under(self.root, self.relpath(target), flags, make=make)
         try:
             yield fd

@@ -259,13 +259,14 @@ class RunView {
   }
 
   // -- approvals: every text below is model output or derived from it, so it only ever goes
-  // into text nodes (el), never into HTML.
+  // into text nodes (el), never into HTML, and is shown inert: a bidi override or a control
+  // character could otherwise show another command than the one approved.
   approvalRow(e, when) {
-    const reasons = e.reasons || [];
+    const reasons = (e.reasons || []).map(inert);
     const actions = el("div", "approval-actions", [el("span", "approval-state", ["waiting for an answer…"])]);
     const row = note("approval pending", e, when, "approval",
-      el("code", "approval-command", [e.command || ""]),
-      el("div", "approval-why", [el("span", "pill " + (e.risk || ""), [e.risk || "approval"]),
+      el("code", "approval-command", [inert(e.command || "", true)]),
+      el("div", "approval-why", [el("span", "pill " + (e.risk || ""), [inert(e.risk || "approval")]),
         " ", reasons.length ? reasons.map((r) => "it " + r).join("; ") : "asked by the approval policy"]),
       actions);
     this.approvals.push({ row, actions, command: e.command, decided: false, requestId: null });
@@ -355,6 +356,18 @@ function isRunApproval(e) {
   // run_command, a verify command, or a call of an MCP server's tool ("mcp:SERVER/TOOL")
   const step = e.step_id || "";
   return e.type === "approval_needed" && (step === "run_command" || step === "verify" || step.startsWith("mcp:"));
+}
+
+// Control and invisible formatting characters (C0/C1 controls, bidi overrides and isolates,
+// zero-width characters, line separators) written out as \x1b / \u202e, as the terminal's
+// approval prompt (safety/approval.py escape) shows them; newlines kept where asked.
+const INVISIBLE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+function inert(text, keepNewlines = false) {
+  return String(text).replace(INVISIBLE, (c) => {
+    if (keepNewlines && c === "\n") return c;
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? "\\x" + code.toString(16).padStart(2, "0") : "\\u" + code.toString(16).padStart(4, "0");
+  });
 }
 
 function note(kind, e, when, tag, ...content) {

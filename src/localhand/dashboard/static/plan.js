@@ -25,7 +25,7 @@ class PlanState {
     if (!this.steps.has(key)) this.steps.set(key, { key, label: "", status: "pending", attempts: 0, repair: false, detail: "" });
     const s = this.steps.get(key);
     const label = pick(src, ["description", "title", "command", "name"]);
-    if (label !== undefined && typeof label !== "object") s.label = String(label);
+    if (label !== undefined && typeof label !== "object") s.label = shownInert(String(label));
     if (src.repair === true || src.kind === "repair" || src.is_repair === true) s.repair = true;
     if (src.status && typeof src.status === "string") s.status = src.status;
     return s;
@@ -64,7 +64,7 @@ class PlanState {
       case "agent_thinking": this.thinking = String(pick(e, ["message", "reason", "summary"]) ?? ""); break;
       case "approval_needed": {
         const s = this.step(e); s.status = "awaiting approval";
-        this.banners.set("approval", "Approval needed: " + String(pick(e, ["warning_message", "message"]) ?? ""));
+        this.banners.set("approval", "Approval needed: " + shownInert(String(pick(e, ["warning_message", "message"]) ?? "")));
         break;
       }
       case "agent_stuck": this.banners.set("stuck", "Agent is stuck: " + String(pick(e, ["reason", "message"]) ?? "")); break;
@@ -100,4 +100,10 @@ function el(tag, cls, children) {
   if (cls) node.className = cls;
   for (const c of children || []) node.append(c);
   return node;
+}
+
+// A step's command and an approval's reasons are the model's: shown inert (app.js's inert,
+// loaded after this file), so no control character or bidi override changes what is read.
+function shownInert(text) {
+  return typeof inert === "function" ? inert(text) : text;
 }

@@ -1,0 +1,212 @@
+"""Limits on one sandboxed command: /tmp size, processes and memory, each stated when hit (in
+the tool result the model reads and as a warning event), and said once where the machine
+cannot enforce them; and what the Result says of the sandbox, unsandboxed included."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localhand.config import Settings, load_settings
+from localhand.errors import ConfigError
+from localhand.events import EventBus
+from localhand.models.scripted import ScriptedModel, call
+from localhand.run.runner import run_task
+from localhand.run.task import Task
+from localhand.safety import box_limits
+from localhand.safety.box_limits import BoxLimits, configured, parse_count, parse_size
+from localhand.safety.sandbox import Sandbox, available, run_sandbox
+from localhand.tools import ShellTool, Workspace, run_shell
+
+needs_bwrap = pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}")
+needs_groups = pytest.mark.skipif(
+    box_limits.control_groups() is None, reason="no control group localhand may make here"
+)
+MIB = 1024**2
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@needs_bwrap
+def test_a_full_tmp_stops_at_its_size_and_the_model_is_told(workspace: Path) -> None:
+    warnings: list[str] = []
+    limits = BoxLimits(tmp_size=4 * MIB, memory=None, processes=None)
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append, limits=limits):
+        result = ShellTool(Workspace(workspace), policy="never").run_command(
+            "head -c 20000000 /dev/zero > /tmp/big; stat -c %s /tmp/big"
+        )
+    size = int(result.content.split("\n")[1])
+    assert size <= 4 * MIB
+    assert "[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME hold at most 4 MiB" in result.content
+    assert len(warnings) == 1 and "hold at most 4 MiB" in warnings[0]
+
+
+@needs_bwrap
+@needs_groups
+def test_a_fork_bomb_is_bounded_and_said_in_the_events(workspace: Path) -> None:
+    warnings: list[str] = []
+    limits = BoxLimits(tmp_size=None, memory=None, processes=32)
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append, limits=limits):
+        done = run_shell(
+            "for i in $(seq 100); do sleep 1 & done; wait; echo finished", workspace, timeout_s=30
+        )
+    assert "[Sandbox limit: it tried to run more than 32 processes" in done.output
+    assert any("more than 32 processes" in w for w in warnings), warnings
+
+
+@needs_bwrap
+@needs_groups
+def test_memory_over_the_limit_is_killed_and_said(workspace: Path) -> None:
+    warnings: list[str] = []
+    limits = BoxLimits(tmp_size=None, memory=64 * MIB, processes=None)
+    grab = "python3 -c 'x = bytearray(400 * 1024 * 1024); print(\"GOT\", len(x))'"
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append, limits=limits):
+        done = run_shell(grab, workspace, timeout_s=30)
+    assert "GOT" not in done.output
+    assert "[Sandbox limit: it ran out of memory: the sandbox allows 64 MiB" in done.output
+    assert any("ran out of memory" in w for w in warnings)
+
+
+@needs_bwrap
+@needs_groups
+def test_within_the_limits_nothing_is_said(workspace: Path) -> None:
+    warnings: list[str] = []
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append):
+        done = run_shell("python3 -c 'print(sum(range(1000)))'", workspace)
+    assert done.exit_code == 0 and "499500" in done.output
+    assert "Sandbox limit" not in done.output and warnings == []
+
+
+def test_a_limit_the_machine_cannot_enforce_is_said_once(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if available() is not None:
+        pytest.skip("the fallback warning covers an unsandboxed machine")
+    monkeypatch.setattr(box_limits, "control_groups", lambda: None)
+    warnings: list[str] = []
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append) as box:
+        run_shell("true", workspace)
+        run_shell("true", workspace)
+        report = box.report()
+    assert len(warnings) == 1
+    assert "memory and processes limit" in warnings[0] and "Not enforced" in warnings[0]
+    assert report["enforced"] is True
+    assert "memory and processes" in report["limits"]["unenforced"][0]
+
+
+@pytest.fixture
+def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    available.cache_clear()
+    yield
+    available.cache_clear()
+
+
+def test_without_bubblewrap_the_report_says_commands_ran_unsandboxed(
+    workspace: Path, no_bwrap: None
+) -> None:
+    warnings: list[str] = []
+    with run_sandbox("workspace-write", network=True, read=(), warn=warnings.append) as box:
+        done = run_shell("echo ran", workspace)
+        report = box.report()
+    assert done.exit_code == 0
+    assert report["enforced"] is False and report["mode"] == "workspace-write"
+    assert "No permissions to create new namespace" in report["why"]
+    assert len(warnings) == 1 and "NOT be sandboxed" in warnings[0]
+    off = Sandbox.from_setting("off").report()
+    assert off["enforced"] is False and "off" in off["why"]
+
+
+def test_sizes_and_counts_are_read_as_people_write_them() -> None:
+    assert parse_size("512M", "x") == 512 * MIB
+    assert parse_size("2G", "x") == 2 * 1024**3
+    assert parse_size("1.5GiB", "x") == int(1.5 * 1024**3)
+    assert parse_size(4096, "x") == 4096
+    assert parse_size("off", "x") is None
+    assert parse_count(1024, "x") == 1024 and parse_count("off", "x") is None
+    for bad in ("lots", "-1G", True):
+        with pytest.raises(ValueError, match="must be a size"):
+            parse_size(bad, "x")
+    with pytest.raises(ValueError, match="positive number"):
+        parse_count(-3, "x")
+
+
+def test_sandbox_limits_come_from_localhand_toml(tmp_path: Path) -> None:
+    config = tmp_path / "conf" / "localhand.toml"
+    config.parent.mkdir()
+    config.write_text('[sandbox]\ntmp_size = "256M"\nmemory = "off"\nprocesses = 200\n')
+    settings = load_settings(env={"LOCALHAND_CONFIG": str(config)})
+    limits = configured(settings.sandbox_limits)
+    assert limits == BoxLimits(tmp_size=256 * MIB, memory=None, processes=200)
+    # A new file: a named file that changed since its first use is refused (localhand trust)
+    bad = tmp_path / "conf" / "bad.toml"
+    bad.write_text('[sandbox]\nmemory = "plenty"\n')
+    with pytest.raises(
+        ConfigError, match=r'\[sandbox\] memory in .* must be a size such as "512M"'
+    ):
+        load_settings(env={"LOCALHAND_CONFIG": str(bad)})
+
+
+def run_one(workspace: Path) -> Any:
+    task = Task("Say hi", workspace=workspace, agentic=True)
+    model = ScriptedModel([call("run_command", command="echo hi > hi.txt"), "done"])
+    return run_task(task, Settings(), bus=EventBus(), model=model)
+
+
+def test_a_runs_result_says_commands_ran_unsandboxed(workspace: Path, no_bwrap: None) -> None:
+    result = run_one(workspace)
+    assert (workspace / "hi.txt").read_text() == "hi\n"
+    said = result.to_dict()["sandbox"]
+    assert said["enforced"] is False and "No permissions" in said["why"]
+    assert said["mode"] == "workspace-write"
+
+
+@needs_bwrap
+def test_a_runs_result_says_commands_ran_in_the_sandbox(workspace: Path) -> None:
+    said = run_one(workspace).to_dict()["sandbox"]
+    assert said["enforced"] is True and said["why"] is None
+    assert said["limits"]["processes"] == BoxLimits().processes
+
+
+def test_cgroup_v2_groups_are_made_limited_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The v2 path on a directory laid out as cgroup2's root (this machine may have v1): the
+    group is made with its limits, the command joins it first, hits are read from its
+    events, and it is removed afterwards."""
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    monkeypatch.setattr(box_limits, "_V1", str(root))
+    box_limits.control_groups.cache_clear()
+    try:
+        assert box_limits.control_groups() == "v2"
+        limits = BoxLimits(tmp_size=None, memory=64 * MIB, processes=50)
+        with box_limits.limited(limits) as limiter:
+            group = Path(limiter.groups["unified"])
+            assert (group / "memory.max").read_text() == str(64 * MIB)
+            assert (group / "pids.max").read_text() == "50"
+            prefix = limiter.prefix()
+            assert prefix[:2] == ["/bin/sh", "-c"] and str(group / "cgroup.procs") in prefix
+            (group / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+            (group / "pids.events").write_text("max 7\n")
+            hits = limiter.hits(-9)
+            for name in os.listdir(group):
+                os.unlink(group / name)  # the kernel's files vanish with the group
+        assert len(hits) == 2 and "out of memory" in hits[0] and "50 processes" in hits[1]
+        assert not group.exists()
+    finally:
+        box_limits.control_groups.cache_clear()
