@@ -153,7 +153,7 @@ def test_trusted_tools_and_approve_never_ask_nothing(tmp_path: Path) -> None:
         settings = Settings(mcp_servers=(server,), sandbox="off", approve=approve)
         task = Task("What time is it?", workspace=tmp_path, agentic=True)
         result = run_task(task, settings, model=model, approver=approver)
-        assert approver.questions == [] and result.status == "unverified"  # no checks: the model's word only
+        assert approver.questions == [] and result.status == "unverified"  # no checks
 
 
 def test_git_tools_from_localhand_toml_keep_the_list_short(
