@@ -190,3 +190,15 @@ def test_the_detected_command_really_checks_the_project(tmp_path: Path) -> None:
     (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     fixed = subprocess.run(found.command, shell=True, cwd=project, capture_output=True, env=env)
     assert fixed.returncode == 0, fixed.stderr
+
+
+def test_odd_names_in_the_task_never_break_detection(tmp_path: Path) -> None:
+    """Detection runs as a run ends: a name too long for the file system, or one that is not a
+    file, is skipped rather than costing the run its Result."""
+    project = tree(tmp_path / "p", {"pytest.ini": "[pytest]\n", "check_ok.sh": "true\n"})
+    long_name = "check_" + "a" * 300 + ".py"
+    found = detect_check(project, f"run {long_name} then check_ok.sh")
+    assert found is not None and found.command == "sh check_ok.sh"
+    assert detect_check(project, f"run {long_name}") == detect_check(project, "")
+    (project / "checkdir").mkdir()
+    assert detect_check(tree(tmp_path / "q", {}), "run checkdir/ and " + long_name) is None

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,15 +61,21 @@ class ProjectCheck:
 
 def detect_check(workspace: Path, task: str = "") -> ProjectCheck | None:
     """The command that tests the project in ``workspace`` (see the module docstring), or
-    ``None`` when its files do not say."""
-    for found in (
-        _named_script(workspace, task),
-        _makefile(workspace),
-        _npm(workspace),
-        _marker(workspace, "Cargo.toml", "cargo test"),
-        _marker(workspace, "go.mod", "go test ./..."),
-        _pytest(workspace),
-    ):
+    ``None`` when its files do not say. Never raises for what is on disk: it runs as a run
+    ends, where an odd file name (too long, unreadable) must not cost the run its Result."""
+    detectors: tuple[Callable[[], ProjectCheck | None], ...] = (
+        lambda: _named_script(workspace, task),
+        lambda: _makefile(workspace),
+        lambda: _npm(workspace),
+        lambda: _marker(workspace, "Cargo.toml", "cargo test"),
+        lambda: _marker(workspace, "go.mod", "go test ./..."),
+        lambda: _pytest(workspace),
+    )
+    for detector in detectors:
+        try:
+            found = detector()
+        except (OSError, ValueError):  # ENAMETOOLONG, EACCES, a NUL in a name
+            continue
         if found is not None:
             return found
     return None
@@ -111,7 +118,10 @@ def _named_script(workspace: Path, task: str) -> ProjectCheck | None:
         if not Path(name).name.lower().startswith("check"):
             continue  # a folder called check*/ with another name inside
         path = _inside(workspace, name)
-        if path is None or not path.is_file():
+        try:
+            if path is None or not path.is_file():
+                continue
+        except OSError:  # a name too long for the file system: not a script
             continue
         runner = _RUNNERS.get(path.suffix.lower())
         quoted = shlex.quote(name)
