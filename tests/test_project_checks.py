@@ -50,6 +50,13 @@ PROJECTS = [
     ("cargo", {"Cargo.toml": '[package]\nname = "x"\n', "src/lib.rs": ""}, "cargo test"),
     ("go", {"go.mod": "module example.com/x\n\ngo 1.22\n", "x.go": ""}, "go test ./..."),
     ("make", {"Makefile": "all:\n\techo hi\n\ntest: all\n\t./run-tests\n"}, "make test"),
+    ("make, several targets", {"makefile": ".PHONY: test\nlint test: deps\n\ttrue\n"}, "make test"),
+    ("pytest.toml", {"pytest.toml": "[pytest]\n"}, "python3 -m pytest -q"),
+    (
+        "pyproject, pytest 9",
+        {"pyproject.toml": '[tool.pytest]\nminversion = "9.0"\n'},
+        "python3 -m pytest -q",
+    ),
 ]
 
 

@@ -12,10 +12,10 @@ that, in this order (the first that applies wins):
 3. ``package.json`` whose ``scripts.test`` is not npm's placeholder: ``npm test``;
 4. ``Cargo.toml``: ``cargo test``;
 5. ``go.mod``: ``go test ./...``;
-6. pytest: its configuration (``pytest.ini``, ``[tool.pytest.ini_options]`` in
-   ``pyproject.toml``, ``[pytest]`` in ``tox.ini``, ``[tool:pytest]`` in ``setup.cfg``), a
-   ``conftest.py``, or test files (``test_*.py``, ``*_test.py``) at the top or in
-   ``tests/``/``test/``: ``python3 -m pytest -q``.
+6. pytest: its configuration (``pytest.ini``, ``pytest.toml``, ``[tool.pytest.ini_options]``
+   or ``[tool.pytest]`` in ``pyproject.toml``, ``[pytest]`` in ``tox.ini``, ``[tool:pytest]``
+   in ``setup.cfg``), a ``conftest.py``, or test files (``test_*.py``, ``*_test.py``) at the
+   top or in ``tests/``/``test/``: ``python3 -m pytest -q``.
 
 Only the workspace's top level is read (and ``tests/``/``test/``): a project tested from a
 sub-folder needs ``--verify "COMMAND"``. Commands are built from names, never copied from the
@@ -46,7 +46,9 @@ NPM_PLACEHOLDER = "no test specified"
 """What ``npm init`` writes into ``scripts.test``: a script that always fails."""
 
 _NAMED_SCRIPT = re.compile(r"(?<![\w.-])((?:[\w.-]+/)*check[\w.-]*)", re.IGNORECASE)
-_MAKE_TEST = re.compile(r"^test\s*:(?!=)", re.MULTILINE)
+_MAKE_TEST = re.compile(r"^(?:[\w.-]+[ \t]+)*test(?:[ \t]+[\w.-]+)*[ \t]*:(?!=)", re.MULTILINE)
+"""A rule whose targets include ``test`` (``test:``, ``test lint:``, ``test::``), not an
+assignment (``test := 1``)."""
 _RUNNERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node"}
 
 
@@ -175,7 +177,9 @@ def _marker(workspace: Path, name: str, command: str) -> ProjectCheck | None:
 
 _PYTEST_CONFIG = (
     ("pytest.ini", ""),
-    ("pyproject.toml", "[tool.pytest.ini_options]"),
+    (".pytest.ini", ""),
+    ("pytest.toml", ""),  # pytest 9's own TOML file
+    ("pyproject.toml", "[tool.pytest"),  # [tool.pytest.ini_options], or pytest 9's [tool.pytest]
     ("tox.ini", "[pytest]"),
     ("setup.cfg", "[tool:pytest]"),
 )
