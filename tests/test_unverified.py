@@ -379,3 +379,32 @@ def test_every_status_has_an_exit_code_a_stored_form_an_eval_count_and_a_batch_m
     assert set(COLOURS) == statuses
     assert EXIT_CODES["unverified"] == 3 and list(EXIT_CODES.values()).count(0) == 1
     assert "unverified" in DONE, "a resumed batch does not run an unverified task again"
+
+
+@pytest.mark.parametrize(
+    ("status", "suggested", "expected"),
+    [
+        ("unverified", None, 'pass --verify "COMMAND" to check it'),
+        ("unverified", "cargo test", "`cargo test` would check it (--verify auto runs it)"),
+        ("pass", None, None),
+        ("fail", "cargo test", None),
+    ],
+)
+def test_the_live_view_says_what_would_check_an_unverified_run(
+    tmp_path: Path, status: str, suggested: str | None, expected: str | None
+) -> None:
+    from localhand.cli.view import TerminalView
+    from localhand.events import TaskFinished
+    from localhand.types import Result
+
+    result = Result("t", status, "Done.", "m", 1, 1, "final_answer", 2)  # type: ignore[arg-type]
+    result.suggested_check = suggested
+    console = Console(record=True, width=300, no_color=True)
+    TerminalView(console, live=False)(TaskFinished(task_id="t", result=result.to_dict()))
+    shown = console.export_text()
+    assert f"■ {status} (final_answer)" in shown
+    if expected is None:
+        assert "not verified" not in shown
+    else:
+        assert "? not verified: no check ran, so only the model says the work is done" in shown
+        assert expected in shown
