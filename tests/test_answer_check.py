@@ -50,4 +50,5 @@ def test_a_failing_check_shows_the_model_what_it_printed(tmp_path: Path) -> None
 def test_without_checks_an_answer_is_taken_at_once(tmp_path: Path) -> None:
     script = [call("write_file", path="x.txt", content="x"), "Done."]
     result, log, _ = run(tmp_path, script, [])
-    assert (result.status, log.of_type("nudge")) == ("pass", [])
+    # Taken at once, but with no check it is the model's word only: unverified, not pass.
+    assert (result.status, log.of_type("nudge")) == ("unverified", [])

@@ -69,7 +69,7 @@ def test_a_repository_task_runs_in_a_worktree_of_the_working_tree(tmp_path: Path
             for r in server.chat_requests
             if sum(m.get("role") == "tool" for m in r.body["messages"]) == 1
         }
-    assert report.exit_code == 0, [r.result for r in report.rows]
+    assert report.exit_code == 3, [r.result for r in report.rows]  # unverified: no checks
     top = next(text for text in seen if "new.txt" in text)
     assert "uncommitted" in top, "uncommitted changes are in the worktree"
     assert "big.log" not in top, "ignored files are not"

@@ -220,7 +220,7 @@ def test_a_command_approved_on_the_page_runs(
     assert (decided["command"], decided["approved"], decided["by"]) == (DELETE, True, "page")
     (tool,) = [e for e in events if e["type"] == "tool_call"]
     assert tool["ok"] is True
-    assert events[-1]["result"]["status"] == "pass"
+    assert events[-1]["result"]["status"] == "unverified"  # no checks: the model's word only
     again = http.post(f"api/approvals/{request['id']}", json={"approve": True})
     assert again.status_code == 404
 

@@ -202,7 +202,7 @@ def test_a_deep_call_gets_an_error_and_the_run_ends_normally(
     result, log, model = run(tmp_path, step)
     assert (result.termination_reason, result.status, result.error) == (
         "final_answer",
-        "pass",
+        "unverified",  # no checks: the model's word only
         None,
     )
     assert result.output == "done"

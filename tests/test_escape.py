@@ -1459,7 +1459,7 @@ def test_run_is_clean(runs: Runs, name: str, approval: str) -> None:
     was, no secret in any request, the store or the terminal, no process, no listener reached."""
     outcome = runs.get(name, approval)
     assert not re.search("^Traceback", outcome.stderr, re.MULTILINE), outcome.stderr[-3000:]
-    assert outcome.returncode in (0, 1), outcome.stderr[-3000:]
+    assert outcome.returncode in (0, 1, 3), outcome.stderr[-3000:]  # 3: no checks, unverified
     assert outcome.remaining == 0, (
         "the run stopped before trying every attack:\n" + (outcome.stderr[-3000:])
     )
@@ -1610,7 +1610,7 @@ def test_without_bubblewrap_the_run_warns_once_and_falls_back(
     layout = make_layout(escape_root, [])
     attacks = [shell("ran_1", "touch ran_1.txt"), shell("ran_2", "touch ran_2.txt")]
     done, _, results = run_script(layout, attacks, path_prefix=broken_bwrap)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # unverified: no checks
     assert (layout.ws / "ran_1.txt").is_file() and (layout.ws / "ran_2.txt").is_file(), results
     # One warning, however many commands ran, that names the cause and says what it means.
     assert done.stderr.count(NO_NAMESPACES) == 1, done.stderr
@@ -1645,7 +1645,7 @@ def test_without_bubblewrap_localhands_own_environ_shows_no_secret(
         shell("all_environ", "cat /proc/[0-9]*/environ | base64 -w0"),
     ]
     done, requests, results = run_script(layout, attacks, path_prefix=broken_bwrap)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # unverified: no checks
     assert set(results) >= {"parent_environ", "all_environ"}
     leaked = [
         f"request {index} holds {found}"
@@ -1674,12 +1674,12 @@ def test_a_model_written_config_does_not_unbox_the_next_run(escape_root: Path) -
         content='approve = "never"\n\n[sandbox]\nmode = "off"\n',
     )
     first, _, results = run_script(layout, [config], cwd=layout.ws, workspace=False)
-    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.returncode == 3, first.stderr[-3000:]  # unverified: no checks
     assert (layout.ws / "localhand.toml").is_file(), results
     before = outside_state(layout)
     second, _, results = run_script(layout, [attack], cwd=layout.ws, workspace=False)
     after = outside_state(layout)
-    assert second.returncode in (0, 1, 2), second.stderr[-3000:]
+    assert second.returncode in (0, 1, 2, 3), second.stderr[-3000:]  # 3: unverified
     assert changed(before, after) == [], (
         "the second run, configured by the first run's model, wrote outside the workspace: "
         f"{changed(before, after)}\n{results.get('escape_next_run', '')}"
@@ -1722,7 +1722,7 @@ def test_a_dotenv_in_the_workspace_reaches_neither_model_nor_store(escape_root: 
     layout = dotenv_layout(escape_root)
     attacks = [shell("cat_dotenv", "cat .env"), tool("read_dotenv", "read_file", path=".env")]
     done, requests, results = run_script(layout, attacks)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # unverified: no checks
     assert set(results) >= {"cat_dotenv", "read_dotenv"}
     leaked = ws_secrets_in(
         {
@@ -1741,7 +1741,7 @@ def test_the_results_diff_of_a_dotenv_shows_no_secret(escape_root: Path) -> None
     layout = dotenv_layout(escape_root)
     init_repo(layout.ws)
     done, _, _ = run_script(layout, [shell("touch_dotenv", "echo DEBUG=1 >> .env")], "--json")
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # unverified: no checks
     diff = json.loads(done.stdout.splitlines()[-1])["git"]["diff"]
     assert "+DEBUG=1" in diff, done.stdout
     stored = store_text(layout.data, {layout.data / "notes.txt"})
@@ -1766,7 +1766,7 @@ def test_undo_does_not_follow_symlinks_the_model_left(escape_root: Path) -> None
     (layout.ws / "keep.txt").write_text("kept\n")
     before = outside_state(layout)
     done, _, results = run_script(layout, attacks, "--approve", "never")
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # unverified: no checks
     assert (layout.ws / "sub").is_symlink() and (layout.ws / "keep.txt").is_symlink(), results
     undo = subprocess.run(
         [sys.executable, "-m", "localhand", "undo", "last", "--yes"],
@@ -1795,7 +1795,7 @@ def test_terminal_escapes_reach_neither_the_live_view_nor_show(escape_root: Path
     neither live nor when the run is shown again (``localhand show``)."""
     layout = make_layout(escape_root, [])
     done, _, results = run_script(layout, [shell("terminal", TERMINAL_ATTACK)])
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # unverified: no checks
     assert "\x1b]52" in results["terminal"] or "52;c;" in results["terminal"], results
     shown = subprocess.run(
         [sys.executable, "-m", "localhand", "show", "last"],

@@ -264,8 +264,8 @@ def test_the_runs_match_the_batch_state_the_store_and_what_the_server_was_asked(
 
 def test_each_model_s_rates_have_their_wilson_intervals(evaluated: Evaluated) -> None:
     good, bad = evaluated.model(GOOD), evaluated.model(BAD)
-    assert good["counts"] == {"pass": 6, "partial_pass": 0, "fail": 0, "error": 0}
-    assert bad["counts"] == {"pass": 0, "partial_pass": 1, "fail": 5, "error": 0}
+    assert good["counts"] == {"pass": 6, "unverified": 0, "partial_pass": 0, "fail": 0, "error": 0}
+    assert bad["counts"] == {"pass": 0, "unverified": 0, "partial_pass": 1, "fail": 5, "error": 0}
     # 6 of 6: [n / (n + z^2), 1]; 0 of 6: [0, z^2 / (n + z^2)]; 1 of 6 and 5 of 6 as tabled.
     assert good["rates"]["pass"] == {"k": 6, "n": 6, "rate": 1.0, "low": 0.6097, "high": 1.0}
     assert bad["rates"]["pass"] == {"k": 0, "n": 6, "rate": 0.0, "low": 0.0, "high": 0.3903}
@@ -320,10 +320,10 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
 
 def test_the_task_table_says_which_tasks_each_model_does(evaluated: Evaluated) -> None:
     table = {row["task"]: row["by_model"] for row in evaluated.report["tasks"]}
-    assert table["write-a"][GOOD] == {"runs": 2, "pass": 2, "partial_pass": 0, "fail": 0,
-                                      "error": 0}
-    assert table["write-b"][BAD] == {"runs": 2, "pass": 0, "partial_pass": 1, "fail": 1,
-                                     "error": 0}
+    assert table["write-a"][GOOD] == {"runs": 2, "pass": 2, "unverified": 0, "partial_pass": 0,
+                                      "fail": 0, "error": 0}
+    assert table["write-b"][BAD] == {"runs": 2, "pass": 0, "unverified": 0, "partial_pass": 1,
+                                     "fail": 1, "error": 0}
     assert table["plan-out"][BAD]["fail"] == 2
 
 

@@ -75,9 +75,9 @@ def test_a_run_calls_get_current_time_from_mcp_server_time(
         )  # fmt: skip
         chats = fake.chat_requests
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code == 3, err  # unverified: a tool-loop run with no checks
     result = json.loads(out.strip().splitlines()[-1])
-    assert result["status"] == "pass" and result["termination_reason"] == "final_answer"
+    assert result["status"] == "unverified" and result["termination_reason"] == "final_answer"
     offered = {t["function"]["name"]: t["function"] for t in chats[0].body["tools"]}
     assert {"read_file", "run_command", "get_current_time", "convert_time"} <= set(offered)
     # The server's schema, flattened as built-in tools are: no titles, nothing but the shape.
@@ -153,7 +153,7 @@ def test_trusted_tools_and_approve_never_ask_nothing(tmp_path: Path) -> None:
         settings = Settings(mcp_servers=(server,), sandbox="off", approve=approve)
         task = Task("What time is it?", workspace=tmp_path, agentic=True)
         result = run_task(task, settings, model=model, approver=approver)
-        assert approver.questions == [] and result.status == "pass"
+        assert approver.questions == [] and result.status == "unverified"  # no checks
 
 
 def test_git_tools_from_localhand_toml_keep_the_list_short(
@@ -183,7 +183,7 @@ def test_git_tools_from_localhand_toml_keep_the_list_short(
              "--backend", "ollama", "--host", fake.url, "--json"]
         )  # fmt: skip
         chats = fake.chat_requests
-    assert code == 0, capsys.readouterr().err
+    assert code == 3, capsys.readouterr().err  # unverified: a tool-loop run with no checks
     names = [t["function"]["name"] for t in chats[0].body["tools"]]
     assert [n for n in names if n.startswith("git_")] == ["git_status", "git_diff_unstaged"]
     (answer,) = [m for m in chats[1].body["messages"] if m["role"] == "tool"]

@@ -340,7 +340,7 @@ def test_a_real_run_keeps_no_secret_in_its_environment_yet_uses_the_key(tmp_path
             seen["pid"] = process.pid
             out, err = process.communicate(timeout=60)
         requests = server.openai_requests
-    assert process.returncode == 0, err
+    assert process.returncode == 3, err  # unverified: no checks
     assert [r.headers.get("Authorization") for r in requests] == [f"Bearer {FAKE_KEY}"] * 2
     environ = seen["environ"]
     assert isinstance(environ, bytes) and b"PATH=" in environ
@@ -353,7 +353,7 @@ def test_a_real_run_keeps_no_secret_in_its_environment_yet_uses_the_key(tmp_path
     assert "[REDACTED]" in shown.stdout
     for secret in (FAKE_KEY, DB_PASSWORD, GHP):
         assert secret not in shown.stdout, "nor in the store"
-    assert json.loads(out)["status"] == "pass"
+    assert json.loads(out)["status"] == "unverified"  # no checks: the model's word only
 
 
 # -- `localhand show` and terminal escapes --------------------------------------------------------
@@ -385,7 +385,7 @@ def _hostile_run(tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProce
             "run", f"Show {HOSTILE} the banner", "--workspace", str(workspace), "--model",
             "qwen3:8b", "--agentic", *flags, env=env,
         )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
+    assert ran.returncode == 3, ran.stderr  # unverified: no checks
     return ran, env
 
 

@@ -74,6 +74,7 @@ def test_one_streamed_answer_gives_the_events_and_result_of_a_run(workspace: Pat
         "completed": [],
         "remaining": [],
         "follow_up_task": None,
+        "suggested_check": None,
         "cost": None,
         "routing": route(QUESTION, False).to_dict(),
         "git": None,

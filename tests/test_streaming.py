@@ -110,6 +110,7 @@ class Run:
             "completed": [],
             "remaining": [],
             "follow_up_task": None,
+            "suggested_check": None,
             "cost": None,
             "routing": SIMPLE,
             "git": None,

@@ -171,6 +171,8 @@ def replay_run(
         raise
     if model.remaining:
         notes.append(f"{model.remaining} recorded replies were not asked for")
+    if regraded(info.result or {}, result.status):
+        notes.append(REGRADED_NOTE)
     recorded = [e.data for e in events]
     replayed = [e.to_dict() for e in log.events]
     report = ReplayReport(
@@ -282,6 +284,23 @@ def timeline(events: Sequence[dict[str, Any]], workspace: str) -> list[str]:
                 f"{r.get('iterations_used')} iterations, files {r.get('files_modified')}"
             )
     return [step.replace(workspace, "<workspace>") if workspace else step for step in steps]
+
+
+REGRADED_NOTE = (
+    "the recording passed with no checks, before such a run was graded `unverified` (a final "
+    "answer with nothing to show it right): the status differs by that rule, not by the loop"
+)
+
+
+def regraded(recorded: dict[str, Any], status: str) -> bool:
+    """Whether a recorded ``pass`` without checks replays as ``unverified``: the status rule
+    changed (no pass without evidence), which the report says rather than leaving it to look
+    like a change in the loop. The statuses still differ, and the difference is reported."""
+    return (
+        status == "unverified"
+        and recorded.get("status") == "pass"
+        and not recorded.get("verification")
+    )
 
 
 def compare(recorded: Sequence[str], replayed: Sequence[str]) -> list[Difference]:

@@ -14,7 +14,9 @@ from typing import Any, Literal
 Message = dict[str, Any]
 """One chat message in Ollama's shape."""
 
-Status = Literal["pass", "partial_pass", "fail", "error"]
+Status = Literal["pass", "partial_pass", "fail", "error", "unverified"]
+"""How a run ended (README, "The Result"). ``unverified``: a tool-loop run that ended with a
+final answer but had no checks, so nothing shows its work is right; it never counts as a pass."""
 TerminationReason = Literal[
     "final_answer",
     "max_iterations",
@@ -132,6 +134,10 @@ class Result:
     """Whether the task ran the tool loop or the simple path, and why."""
     git: dict[str, str] | None = None
     """In a git workspace: the commit of the state before the run, how to restore it, the diff."""
+    suggested_check: str | None = None
+    """For an ``unverified`` run: the command that would check the work, told from the
+    project's files (``localhand.run.project_checks``; ``--verify auto`` runs it), or None
+    when they do not say."""
     profile: dict[str, Any] | None = None
     """Which model-family profile applied (``localhand.profiles``): its name, thinking,
     sampling, history choices and think budget. None when no model was asked (a run that

@@ -1,7 +1,7 @@
 """``localhand batch``: load the tasks, skip what is done, run the rest, record every Result.
 
     report = run_batch("tasks.jsonl", load_settings(), BatchOptions(concurrency=4))
-    report.exit_code      # 0 all pass, 1 some partial_pass/fail, 2 some error
+    report.exit_code      # 0 all pass, 1 some partial_pass/fail, 2 some error, 3 unverified
 
 Each Result goes, as it comes, to the state file (resume), the run store (with the task's
 events), the progress view and ``on_result`` (the CLI prints it for ``--json``).
@@ -73,10 +73,14 @@ class BatchReport:
 
     @property
     def exit_code(self) -> int:
+        """The worst outcome's code: 2 some error, 1 some partial_pass or fail, 3 some
+        unverified (the rest passed), 0 every task passed."""
         statuses = {str(row.result.get("status")) for row in self.rows}
-        if statuses - {"pass", "partial_pass", "fail"}:
+        if statuses - {"pass", "partial_pass", "fail", "unverified"}:
             return 2
-        return 0 if statuses <= {"pass"} else 1
+        if statuses & {"partial_pass", "fail"}:
+            return 1
+        return 3 if "unverified" in statuses else 0
 
 
 def run_batch(

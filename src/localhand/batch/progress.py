@@ -25,8 +25,16 @@ from rich.table import Table
 
 from localhand.events import Event
 
-COLOURS = {"pass": "green", "partial_pass": "yellow", "fail": "red", "error": "red"}
-MARKS = {"pass": "✓", "partial_pass": "~", "fail": "✗", "error": "!"}
+COLOURS = {
+    "pass": "green",
+    "unverified": "cyan",
+    "partial_pass": "yellow",
+    "fail": "red",
+    "error": "red",
+}
+MARKS = {"pass": "✓", "unverified": "?", "partial_pass": "~", "fail": "✗", "error": "!"}
+"""Each status's mark, in the order the counts are shown: ``unverified`` is counted apart
+from ``pass`` (a final answer with no checks is not evidence of work done)."""
 
 
 @dataclass(frozen=True, slots=True)

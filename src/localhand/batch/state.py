@@ -3,8 +3,9 @@
 ``tasks.jsonl`` → ``tasks.jsonl.state``: one JSON line per finished task (its id, the hash of
 its line, the Result), appended and flushed to disk the moment the task ends. A batch that is
 killed loses only the tasks that were running; run the same command again and it skips every
-task whose Result is ``pass``, ``partial_pass`` or ``fail`` (and whose line is unchanged), and
-runs the rest, ``error`` ones included (a server that was down), each in a fresh workspace.
+task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail`` (and whose line is
+unchanged), and runs the rest, ``error`` ones included (a server that was down), each in a
+fresh workspace.
 
 A file lock says one batch at a time per state file; the kernel drops it when a batch dies.
 The state is a file and not the run store on purpose: it belongs to the batch file (delete it,
@@ -22,7 +23,7 @@ from typing import IO, Any
 from localhand.batch.tasks import BatchTask
 from localhand.errors import ConfigError
 
-DONE = ("pass", "partial_pass", "fail")
+DONE = ("pass", "unverified", "partial_pass", "fail")
 
 try:
     import fcntl

@@ -1,5 +1,6 @@
 """Command line: wiring only. Exit codes: 0 pass, 1 partial_pass or fail, 2 usage,
-configuration or a model server that cannot serve the run (status ``error``), 130 Ctrl-C."""
+configuration or a model server that cannot serve the run (status ``error``), 3 unverified
+(a final answer with no checks to show it right), 130 Ctrl-C."""
 
 from __future__ import annotations
 

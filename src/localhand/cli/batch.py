@@ -1,8 +1,9 @@
 """``localhand batch TASKS.jsonl``: wiring only (see ``localhand.batch``).
 
 Exit code 0 when every task passed, 1 when some ended ``partial_pass`` or ``fail``, 2 when
-some ended ``error`` or the batch could not start (with a message saying why), 130 on Ctrl-C
-(run the same command again to resume).
+some ended ``error`` or the batch could not start (with a message saying why), 3 when the
+rest passed but some ended ``unverified`` (no checks), 130 on Ctrl-C (run the same command
+again to resume).
 """
 
 from __future__ import annotations

@@ -138,7 +138,8 @@ def run_arguments(parser: ArgumentParser) -> None:
         "--verify",
         action="append",
         metavar="COMMAND",
-        help="Shell command that must exit 0 for the task to pass. Repeatable.",
+        help="Shell command that must exit 0 for the task to pass. Repeatable. 'auto': the "
+        "command the project is tested with (pytest, npm test, cargo test, go test, make test).",
     )
     loop = parser.add_mutually_exclusive_group()
     loop.add_argument(

@@ -11,6 +11,8 @@ import contextlib
 import json
 import os
 import sys
+from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast
 
 STATUS_COLOURS = {
     "pass": "green",
+    "unverified": "cyan",
     "partial_pass": "yellow",
     "running": "blue",
     "interrupted": "magenta",
@@ -66,7 +69,18 @@ def runs(*, limit: int, db: Path | None, json_output: bool) -> int:
             _shown(task),
         )
     out.print(table)
+    out.print(_counts(info.status for info in found))
     return 0
+
+
+def _counts(statuses: Iterable[str]) -> str:
+    """``12 runs: 7 pass · 2 unverified · 3 fail``: each status counted apart, ``unverified``
+    (a final answer no check confirmed) never with ``pass``."""
+    counts = Counter(statuses)
+    order = ["pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"]
+    ranked = sorted(counts, key=lambda s: order.index(s) if s in order else len(order))
+    parts = " · ".join(f"{counts[s]} {_status(s)}" for s in ranked)
+    return f"[dim]{sum(counts.values())} runs:[/] {parts}"
 
 
 def runs_arguments(parser: argparse.ArgumentParser) -> None:

@@ -32,6 +32,8 @@ WHILE_WAITING = frozenset({"model_request", "model_progress", "warning", "model_
 """Events that come while a reply is awaited; any other one ends the waiting line."""
 NOTE_EVERY_S = 30.0
 """Without a terminal to redraw, how often a watched reply's progress gets a line."""
+STATUS_COLOURS = {"pass": "green", "unverified": "cyan", "partial_pass": "yellow"}
+"""Each status's colour on a terminal; any other is red."""
 
 
 class TerminalView:
@@ -172,15 +174,25 @@ class TerminalView:
 
     def on_task_finished(self, event: Event) -> None:
         r = event.to_dict()["result"]
-        colour = {"pass": "green", "partial_pass": "yellow"}.get(r["status"], "red")
+        colour = STATUS_COLOURS.get(r["status"], "red")
         files = ", ".join(r["files_modified"]) or "none"
         self.console.print(
             f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · "
             f"{r['iterations_used']} iterations · {r['tokens_in']}+{r['tokens_out']} tokens · "
             f"{r['duration_s']:.1f} s · files modified: {escape(files)}"
         )
+        if r["status"] == "unverified":
+            self.console.print(f"[cyan]? {escape(unverified_line(r.get('suggested_check')))}[/]")
         if r["error"]:
             self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
+
+
+def unverified_line(suggested: str | None) -> str:
+    """What an ``unverified`` Result means, and the command that would check the work."""
+    text = "not verified: no check ran, so only the model says the work is done"
+    if suggested:
+        return f"{text}; `{suggested}` would check it (--verify auto runs it)"
+    return f'{text}; pass --verify "COMMAND" to check it'
 
 
 class TimelineView(TerminalView):

@@ -1,10 +1,11 @@
 """The report's charts as inline SVG, drawn here so that the page needs no script, no library
 and no network: it opens the same from a mail attachment as from the report folder.
 
-Colours are the dashboard's (``dashboard/static/style.css``): ``--ok`` for pass, ``--warn``
-for partial, ``--bad`` for fail, the "interrupted" purple for error, ``--accent`` first among
-the models. Every drawn value carries ``data-`` attributes (model, status, value), so that a
-test (or a reader's script) can check the drawing against the JSON.
+Colours are the dashboard's (``dashboard/static/style.css``): ``--ok`` for pass, its
+``.pill.unverified`` teal for unverified, ``--warn`` for partial, ``--bad`` for fail, the
+"interrupted" purple for error, ``--accent`` first among the models. Every drawn value
+carries ``data-`` attributes (model, status, value), so that a test (or a reader's script)
+can check the drawing against the JSON.
 """
 
 from __future__ import annotations
@@ -14,8 +15,20 @@ from typing import Any
 
 from localhand.evals.report import STATUSES
 
-COLOURS = {"pass": "#15803d", "partial_pass": "#a16207", "fail": "#b91c1c", "error": "#7e22ce"}
-LABELS = {"pass": "pass", "partial_pass": "partial", "fail": "fail", "error": "error"}
+COLOURS = {
+    "pass": "#15803d",
+    "unverified": "#0e7490",
+    "partial_pass": "#a16207",
+    "fail": "#b91c1c",
+    "error": "#7e22ce",
+}
+LABELS = {
+    "pass": "pass",
+    "unverified": "unverified",
+    "partial_pass": "partial",
+    "fail": "fail",
+    "error": "error",
+}
 SERIES = ("#4f46e5", "#0891b2", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#1d4ed8", "#be185d")
 GUARDRAILS = ("#b91c1c", "#a16207", "#4f46e5", "#0891b2", "#7e22ce", "#c2410c", "#6b7385")
 MUTED, LINE, TEXT = "#6b7385", "#e3e6eb", "#1d2330"
@@ -86,7 +99,7 @@ def outcomes(models: list[dict[str, Any]]) -> str:
         body.append(_text(0, y + 13, _short(model["model"]), class_="label"))
         x = float(LABEL_W)
         for status in STATUSES:
-            rate = float(model["rates"][status]["rate"])
+            rate = float(model["rates"].get(status, {}).get("rate") or 0)  # older: no unverified
             width = rate * BAR_W
             body.append(
                 f'<rect class="seg" x="{x:.2f}" y="{y}" width="{width:.2f}" height="{BAR_H}" '

@@ -45,10 +45,11 @@ code { font-family: var(--mono); font-size: 12.5px; }
 """
 
 NOTES = (
-    ("Pass, partial, fail, error",
+    ("Pass, unverified, partial, fail, error",
      "The status of each run, as the Result gives it, except that a run whose model changed "
-     "the files its checks run (check_*), or a plan's check step, counts as fail. The range is "
-     "the 95% Wilson interval over every run of the model (tasks × repeats)."),
+     "the files its checks run (check_*), or a plan's check step, counts as fail. Unverified "
+     "(the model said done but the task had no check) is counted apart and never as a pass. "
+     "The range is the 95% Wilson interval over every run of the model (tasks × repeats)."),
     ("Iterations, tokens, wall time",
      "Medians per run, from the Results: model turns, prompt + reply tokens as the server "
      "counted them, seconds from start to Result."),
@@ -114,7 +115,8 @@ def _cell(model: str, field: str, text: str, extra: str = "") -> str:
 
 
 def _summary(models: list[dict[str, Any]]) -> str:
-    heads = ["model", "runs", "pass", "partial", "fail", "error", "iterations", "tokens",
+    heads = ["model", "runs", "pass", "unverified", "partial", "fail", "error", "iterations",
+             "tokens",
              "wall time", "time to 1st token", "nudges", "constrained", "guardrail stops",
              "prefix reuse"]
     rows = []
@@ -128,6 +130,7 @@ def _summary(models: list[dict[str, Any]]) -> str:
             _cell(name, "runs", str(m["runs"])),
             _cell(name, "pass", pct(passed["rate"]),
                   f'<br><span class="ci">{pct(passed["low"])}–{pct(passed["high"])}</span>'),
+            _cell(name, "unverified", pct(m["rates"].get("unverified", {}).get("rate"))),
             _cell(name, "partial_pass", pct(m["rates"]["partial_pass"]["rate"])),
             _cell(name, "fail", pct(m["rates"]["fail"]["rate"])),
             _cell(name, "error", pct(m["rates"]["error"]["rate"])),

@@ -24,7 +24,9 @@ from localhand.evals.stats import median as _median
 from localhand.evals.stats import wilson
 
 FORMAT = "localhand-eval/1"
-STATUSES = ("pass", "partial_pass", "fail", "error")
+STATUSES = ("pass", "unverified", "partial_pass", "fail", "error")
+"""Every status is counted apart; only ``pass`` is a pass. ``unverified`` (a final answer with
+no checks) is never one; reports written before it existed lack its count and rate."""
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 

@@ -47,7 +47,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
     what the runs cost and how the model behaved."""
     models = report["models"]
     tiers = sorted({t for m in models for t in m["tiers"]}, key=int)
-    outcomes = _table("MODEL", "RUNS", "PASS (95% CI)", "PARTIAL", "FAIL", "ERROR",
+    outcomes = _table("MODEL", "RUNS", "PASS (95% CI)", "UNVERIFIED", "PARTIAL", "FAIL", "ERROR",
                       *(f"TIER {t}" for t in tiers))
     costs = _table("MODEL", "ITER", "TOKENS", "TIME", "TTFT", "NUDGES", "CONSTR", "REUSE", WRAPS)
     for m in models:
@@ -57,6 +57,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
             name,
             str(m["runs"]),
             _rate(rates["pass"]),
+            pct(rates.get("unverified", {}).get("rate")),  # a report from before it: –
             pct(rates["partial_pass"]["rate"]),
             pct(rates["fail"]["rate"]),
             pct(rates["error"]["rate"]),

@@ -37,9 +37,11 @@ if TYPE_CHECKING:
 
 INSTRUCTIONS = (
     "localhand runs a task with a local model (Ollama, llama.cpp, ...) that reads, edits and "
-    "runs code in a workspace, and reports a Result: status pass/partial_pass/fail/error, the "
-    "files it changed and the checks that passed. Give small, well-defined tasks with a "
-    "verify command that proves them done."
+    "runs code in a workspace, and reports a Result: status pass/partial_pass/fail/error, or "
+    "unverified (the model said done but no check ran: not a pass; suggested_check names the "
+    "command that would check it), the files it changed and the checks that passed. Give "
+    "small, well-defined tasks with a verify command that proves them done ('auto': the "
+    "command the project is tested with)."
 )
 MAX_EVENTS = 500
 
@@ -80,7 +82,10 @@ def build_server(
         timeout: Annotated[float | None, Field(gt=0, description="Wall clock, seconds.")] = None,
         verify: Annotated[
             list[str] | None,
-            Field(description="Shell commands that must exit 0 for the task to pass."),
+            Field(
+                description="Shell commands that must exit 0 for the task to pass; 'auto' for "
+                "the project's own test command. Without any, a finished run is 'unverified'."
+            ),
         ] = None,
     ) -> CallToolResult:
         """Run a coding task with a local model in a workspace; returns localhand's Result."""

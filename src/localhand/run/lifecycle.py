@@ -31,6 +31,7 @@ from localhand.events import (
 )
 from localhand.events import Warning as WarningEvent
 from localhand.run.guardrails import Limits, RunState
+from localhand.run.project_checks import detect_check
 from localhand.run.verify import Check, run_checks
 from localhand.types import CheckResult
 
@@ -87,6 +88,8 @@ class Run:
         """Called with a Result that did not pass; returns the path of a task file for what
         remains (run mode and the simple path)."""
         self.state = RunState()
+        self.description = ""
+        """The task's text, as ``start`` was given it."""
 
     # -- start ------------------------------------------------------------------------------
 
@@ -100,6 +103,7 @@ class Run:
     ) -> None:
         """The clock starts now; ``task_started`` says what runs."""
         self.state.started = time.monotonic()
+        self.description = description
         self.emit(
             TaskStarted(
                 task_id=self.task_id,
@@ -176,8 +180,14 @@ class Run:
         return results
 
     def finish(self, result: R) -> R:
-        """Write the follow-up task of a run that did not pass, then announce the Result."""
-        if result.status != "pass" and self.follow_up is not None:
+        """Say which command would check an ``unverified`` run's work; write the follow-up
+        task of a run that failed its checks or was stopped; announce the Result.
+
+        An unverified run gets no follow-up: no check says anything is left to do."""
+        if result.status == "unverified":
+            found = detect_check(self.workspace, self.description)
+            result.suggested_check = found.command if found else None  # type: ignore[attr-defined]
+        elif result.status != "pass" and self.follow_up is not None:
             result.follow_up_task = self.follow_up(result)  # type: ignore[attr-defined]
         if getattr(result, "sandbox", False) is None:  # a run's Result: how commands were boxed
             from localhand.safety.sandbox import current_sandbox

@@ -14,6 +14,7 @@ from localhand.models.base import ChatModel
 from localhand.paths import data_dir
 from localhand.run.agent import Agent
 from localhand.run.ledger import Ledger
+from localhand.run.project_checks import with_detected_checks
 from localhand.run.routing import Route, route
 from localhand.run.task import Task
 from localhand.safety.approval import Approver, DenyAll, check_policy
@@ -64,6 +65,7 @@ def run_task(
         raise ConfigError(
             f"workspace {task.workspace} is not a directory; create it or pass --workspace DIR"
         )
+    task = with_detected_checks(task)  # ``--verify auto``: the command the project tests with
     settings = settings.with_overrides(model=task.model, backend=task.backend)
     bus = bus or EventBus()
 

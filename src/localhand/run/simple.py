@@ -296,7 +296,7 @@ def grade_answer(
     reason: str, results: Sequence[CheckResult], error: str | None, *, complete: bool
 ) -> Status:
     """``verify.grade``, with an incomplete answer graded as a forced stop: never a pass."""
-    status = grade(reason, results, error)
+    status = grade(reason, results, error, answer_only=True)  # an answer, not a change
     if status == "pass" and not complete:
         return "partial_pass" if results else "fail"
     return status

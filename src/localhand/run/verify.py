@@ -1,9 +1,13 @@
 """Verification: grade the workspace when a run ends, however it ends.
 
 Status rule (also in README):
-- ``pass``: the model gave a final answer and every check passes (or there are no checks).
+- ``pass``: the model gave a final answer and every check passes. With no checks, only an
+  answer to a question (the simple path) passes: nothing else was asked of it.
+- ``unverified``: a run asked to change the workspace (the tool loop) gave a final answer, but
+  there were no checks: the model's word is all there is, and that is not a pass.
 - ``partial_pass``: at least one check passes, but the run was forced to stop or some check fails.
-- ``fail``: no check passes, or a forced stop with no checks at all.
+- ``fail``: no check passes, or a forced stop with no checks at all (a stop is never evidence
+  of work done, and with no checks nothing says otherwise).
 - ``error``: the run could not proceed (the model server failed, bad configuration).
 """
 
@@ -88,10 +92,21 @@ def run_checks(checks: Sequence[Check], workspace: Path) -> list[CheckResult]:
     return results
 
 
-def grade(reason: str, results: Sequence[CheckResult], error: str | None = None) -> Status:
+def grade(
+    reason: str,
+    results: Sequence[CheckResult],
+    error: str | None = None,
+    *,
+    answer_only: bool = False,
+) -> Status:
+    """The run's status by the rule above. ``answer_only``: the run was asked for an answer,
+    not for a change (the simple path), so an answer with no checks is a pass; otherwise a
+    final answer needs checks that ran and passed."""
     if error is not None or reason == "error":
         return "error"
     passed = sum(result.passed for result in results)
+    if reason == "final_answer" and not results and not answer_only:
+        return "unverified"
     if reason == "final_answer" and passed == len(results):
         return "pass"
     return "partial_pass" if passed else "fail"

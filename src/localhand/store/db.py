@@ -35,7 +35,9 @@ Listener = Callable[[str, int], None]
 """Called with ``(run_id, seq)`` after each event is committed, and with ``(run_id, 0)`` when
 a run is closed; on the writing thread."""
 
-FINAL_STATUSES = ("pass", "partial_pass", "fail", "error")
+FINAL_STATUSES = ("pass", "unverified", "partial_pass", "fail", "error")
+"""The statuses a finished run is stored with as they are; any other is stored as ``error``.
+The column has no CHECK constraint, so a new status needs no migration, only this list."""
 _RUN_REF = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 

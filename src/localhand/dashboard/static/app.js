@@ -84,8 +84,20 @@ function showRuns() {
   return () => clearInterval(timer);
 }
 
+// Each status counted apart: "unverified" (no check ran) is never folded into "pass".
+const STATUS_ORDER = ["pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"];
+
+function statusCounts(runs) {
+  const counts = new Map();
+  for (const r of runs) counts.set(r.status, (counts.get(r.status) || 0) + 1);
+  const rank = (s) => (STATUS_ORDER.includes(s) ? STATUS_ORDER.indexOf(s) : STATUS_ORDER.length);
+  return [...counts].sort((a, b) => rank(a[0]) - rank(b[0]))
+    .map(([s, n]) => `${n} ${String(s).replace("_", " ")}`).join(" · ");
+}
+
 function renderRuns(runs) {
   $("runs-empty").hidden = runs.length > 0;
+  $("runs-counts").textContent = runs.length ? statusCounts(runs) : "";
   $("runs-body").replaceChildren(...runs.map((r) => {
     const tr = el("tr", "", [
       el("td", "mono", [r.id + (r.kind === "replay" ? " ↻" : "")]),
@@ -342,6 +354,7 @@ class RunView {
       ["Model", r.model_used], ["Files modified", (r.files_modified || []).join(", ") || "none"],
       ["Verification", (r.verification || []).map((c) => `${c.passed ? "✓" : "✗"} ${c.name}`).join("   ") || "no checks"],
     ];
+    if (r.status === "unverified") fields.push(["Not verified", unverifiedText(r.suggested_check)]);
     if (r.error) fields.push(["Error", r.error]);
     $("result-fields").replaceChildren(...fields.flatMap(([k, v]) => [el("dt", "", [k]), el("dd", "", [v ?? ""])]));
     $("result-output").textContent = r.output || "";
@@ -379,6 +392,11 @@ function note(kind, e, when, tag, ...content) {
 }
 
 function titled(node, title) { node.title = title || ""; return node; }
+function unverifiedText(suggested) {
+  const text = "no check ran, so only the model says the work is done";
+  return suggested ? `${text}; \`${suggested}\` would check it (verify "auto" runs it)` : `${text}; give a verify command to check it`;
+}
+
 function pill(status) { return el("span", "pill " + status, [String(status).replace("_", " ")]); }
 function clip(text, n) { text = String(text ?? ""); return text.length > n ? text.slice(0, n - 1) + "…" : text; }
 function seconds(s) {
