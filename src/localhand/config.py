@@ -67,6 +67,10 @@ class Settings:
     (workspace-write, refusing to run commands where bubblewrap cannot)."""
     sandbox_read: tuple[str, ...] = ()
     """Paths under ``$HOME`` that sandboxed commands may read (``~/.gitconfig``)."""
+    sandbox_network: str = "proxy"
+    """``proxy`` (the allow-list proxy) or ``host`` (this machine's network, shared)."""
+    sandbox_allow_hosts: tuple[str, ...] = ()
+    """Hosts (``HOST``, ``HOST:PORT``) the proxy relays to besides the package registries."""
     archive_secrets: bool = False
     """Keep secret-looking files (``.env``, keys) in the copy of the workspace kept for replay."""
     daily_token_budget: int | None = None
@@ -105,6 +109,8 @@ LOOSENING = {
     "approve": lambda value: value == "never",
     "sandbox": lambda value: value == "off",
     "sandbox_read": bool,
+    "sandbox_network": lambda value: value == "host",
+    "sandbox_allow_hosts": bool,
     "archive_secrets": bool,
 }
 """Settings that lower what stands between a model's commands and the machine, by value."""
@@ -247,12 +253,19 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
 
 
 def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[sandbox]``: ``mode`` and ``read`` (a list of paths under $HOME)."""
+    """``[sandbox]``: ``mode``, ``read`` (paths under $HOME), ``network``, ``allow_hosts``."""
     if table is None:
         return {}
-    if not isinstance(table, dict) or set(table) - {"mode", "read"}:
-        raise ConfigError(f'[sandbox] in {path} takes only mode = "..." and read = ["~/..."]')
+    if not isinstance(table, dict) or set(table) - {"mode", "read", "network", "allow_hosts"}:
+        keys = 'mode = "...", read = ["~/..."], network = "proxy"/"host", allow_hosts = [...]'
+        raise ConfigError(f"[sandbox] in {path} takes only {keys}")
     values: dict[str, Any] = {}
+    if "network" in table or "allow_hosts" in table:
+        from localhand.safety.allow_hosts import network_settings  # only for a file with them
+        try:
+            values.update(network_settings(table))
+        except ValueError as error:
+            raise ConfigError(f"[sandbox] in {path}: {error}") from None
     if "mode" in table:
         values["sandbox"] = table["mode"]
     if "read" in table:
@@ -330,7 +343,7 @@ def _convert(name: str, value: Any, source: str) -> Any:
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if name == "sandbox_read":
+        if name in ("sandbox_read", "sandbox_allow_hosts"):
             return tuple(value)
         if name == "think_budget":
             number = int(value)

@@ -101,6 +101,8 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
         network=not settings.isolate_network,
         read=settings.sandbox_read,
         warn=warn,
+        network_setting=settings.sandbox_network,
+        allow_hosts=settings.sandbox_allow_hosts,
     )
 
 

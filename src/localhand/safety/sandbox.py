@@ -11,10 +11,13 @@ command is not trusted at all. In ``workspace-write`` mode (the default) it sees
 - its own PID namespace, so no other process (localhand's included) is visible in ``/proc``,
   and everything in it ends when its supervisor does (``--die-with-parent``);
 - no capability, even when localhand runs as root (the mounts cannot be undone);
-- with the network off, its own network namespace (only a loopback of its own), no ``/run``
-  (where other programs keep their sockets), and through its supervisor no Unix-domain socket
-  and no file opened for writing outside the workspace and the throw-away directories
-  (``offline_flags``: a FIFO outside carries nothing out either).
+- its own network namespace (only a loopback of its own), the network only through the
+  run's allow-list proxy, and no socket family beyond IPv4, IPv6, Unix and netlink (see
+  ``netbox``; ``[sandbox] network = "host"`` shares the host's network instead);
+- with the network off, no proxy, no ``/run`` (where other programs keep their sockets), and
+  through its supervisor no Unix-domain socket and no file opened for writing outside the
+  workspace and the throw-away directories (``offline_flags``: a FIFO outside carries nothing
+  out either).
 
 Where bubblewrap cannot run (not installed, no user namespaces, not Linux) ``available()``
 says why, the run says so once, and commands run as before (scrubbed environment,
@@ -35,11 +38,14 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
 
 from localhand.config import SANDBOX_SETTINGS
 from localhand.safety.supervise import SUPERVISOR
+
+if TYPE_CHECKING:
+    from localhand.safety.netproxy import NetProxy
 
 SandboxMode = Literal["workspace-write", "read-only", "off"]
 
@@ -61,6 +67,14 @@ class Sandbox:
     """False: a network namespace of its own (loopback only) and no sockets from outside."""
     read: tuple[str, ...] = ()
     """Paths under ``$HOME`` the command may read (``~/.gitconfig``); the rest is hidden."""
+    host_network: bool = False
+    """With network: share the host's (``[sandbox] network = "host"``) instead of reaching
+    it through the allow-list proxy."""
+    allow_hosts: tuple[str, ...] = ()
+    """``[sandbox] allow_hosts``: hosts (``HOST`` or ``HOST:PORT``) the proxy relays to
+    besides the package tools' registries."""
+    proxy: NetProxy | None = field(default=None, compare=False, repr=False)
+    """The run's proxy (``run_sandbox``); None: the process's (see ``netbox.proxy_of``)."""
 
     @classmethod
     def from_setting(cls, value: str, *, network: bool = True, read: Iterable[str] = ()) -> Sandbox:
@@ -98,12 +112,13 @@ class Sandbox:
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
         for path in map(os.path.realpath, also_writable):
             options += ["--bind", path, path]
+        from localhand.safety import netbox  # the proxy's modules: loaded by the first command
+
+        options += netbox.bwrap_options(self, options, root)
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
         # Run as root, bubblewrap keeps every capability unless told: with CAP_SYS_ADMIN a
         # command could remount the read-only root writable or unmount the hidden $HOME.
         options += ["--cap-drop", "ALL"]
-        if not self.network:
-            options.append("--unshare-net")
         options += ["--chdir", os.path.realpath(cwd or root), "--", *argv]
         return options
 
@@ -115,6 +130,9 @@ class Sandbox:
         then looks for compiled files only there, would compile everything every command
         imports again (0.1-0.4 s a command, measured); without it, Python uses the
         ``__pycache__`` folders beside the sources, as installed packages ship them."""
+        from localhand.safety import netbox
+
+        environ = {**environ, **netbox.environment(self)}
         prefix = environ.get("PYTHONPYCACHEPREFIX")
         if prefix and not _is_within(os.path.realpath(prefix), os.path.realpath(workspace)):
             return {k: v for k, v in environ.items() if k != "PYTHONPYCACHEPREFIX"}
@@ -132,6 +150,14 @@ class Sandbox:
         if home not in ("/", ""):
             beneath.append(home)
         return ["--no-unix-sockets", *(f"--write-beneath={path}" for path in beneath)]
+
+    def supervisor_flags(self, workspace: str | os.PathLike[str]) -> list[str]:
+        """``offline_flags`` and, for a command inside this sandbox with network, the socket
+        families it may open and the relay to the proxy (``netbox.supervisor_flags``)."""
+        from localhand.safety import netbox
+
+        root = os.path.realpath(workspace)
+        return [*self.offline_flags(workspace), *netbox.supervisor_flags(self, root)]
 
 
 DEFAULT = Sandbox()
@@ -297,18 +323,49 @@ def _is_within(path: str, parent: str) -> bool:
 
 @contextmanager
 def run_sandbox(
-    mode: str, *, network: bool, read: Iterable[str], warn: Callable[[str], None]
+    mode: str,
+    *,
+    network: bool,
+    read: Iterable[str],
+    warn: Callable[[str], None],
+    network_setting: str = "proxy",
+    allow_hosts: Iterable[str] = (),
 ) -> Iterator[Sandbox]:
     """The sandbox of one run, in force inside the block: says once (through ``warn``) when
-    it cannot be had, and raises ``ConfigError`` before anything runs when it is required."""
+    it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
+    ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
+    a command started it, stops when the block ends."""
     from localhand.errors import ConfigError
 
     sandbox = Sandbox.from_setting(mode, network=network, read=read)
+    sandbox = replace(sandbox, host_network=network_setting == "host")
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")
     message = fallback_warning(sandbox)
     if message is not None:
         warn(message)
-    with use_sandbox(sandbox):
-        yield sandbox
+    elif sandbox.on and sandbox.network and sandbox.host_network:
+        warn(_HOST_NETWORK_WARNING)
+    proxy = None
+    if sandbox.on and sandbox.network and not sandbox.host_network:
+        from localhand.safety.netproxy import NetProxy  # starts nothing until a command
+
+        try:
+            proxy = NetProxy(allow_hosts)
+        except ValueError as error:
+            raise ConfigError(f"[sandbox] allow_hosts: {error}") from None
+        sandbox = replace(sandbox, allow_hosts=tuple(allow_hosts), proxy=proxy)
+    try:
+        with use_sandbox(sandbox):
+            yield sandbox
+    finally:
+        if proxy is not None:
+            proxy.close()
+
+
+_HOST_NETWORK_WARNING = (
+    'Commands share this machine\'s network ([sandbox] network = "host"): they can reach the '
+    "model server, databases and every other service listening here, and any host. Remove the "
+    "setting to give them only the allow-list proxy."
+)

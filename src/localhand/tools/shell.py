@@ -80,6 +80,7 @@ def run_shell(
     keep_background: bool = False,
     sandbox: Sandbox | None = None,
     workspace: str | os.PathLike[str] | None = None,
+    approver: Approver | None = None,
 ) -> CommandOutput:
     """Run ``command`` with bash (``/bin/sh`` if there is none) in ``cwd`` and capture it all.
 
@@ -90,7 +91,8 @@ def run_shell(
 
     It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
     ``workspace`` (default ``cwd``) as the only tree it may write. ``isolate_network`` runs it
-    without network access. Raises ``ToolError``, having run nothing, where the sandbox is
+    without network access. ``approver`` is asked about a host the network proxy does not
+    allow (None: refused). Raises ``ToolError``, having run nothing, where the sandbox is
     required or network isolation asked for but the system cannot provide them.
     """
     box = sandbox if sandbox is not None else current_sandbox()
@@ -104,15 +106,21 @@ def run_shell(
     environment = command_environment(env, keep=keep_env)
     if wrap is not None:
         environment = box.environment(environment, workspace or cwd)
-    flags = box.offline_flags(workspace or cwd)
-    supervised = Supervised(argv, cwd, environment, wrap, flags=flags)
+    if wrap is None:
+        flags = box.offline_flags(workspace or cwd)
+    else:
+        flags = box.supervisor_flags(workspace or cwd)
     capture = _HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
-    try:
-        timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
-    finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
-        pgid = supervised.end(keep_background=keep_background and not timed_out)
+    from localhand.safety import netbox  # the proxy's modules: loaded by the first command
+
+    with netbox.asking(box if wrap is not None else None, approver):
+        supervised = Supervised(argv, cwd, environment, wrap, flags=flags)
+        try:
+            timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
+        finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
+            pgid = supervised.end(keep_background=keep_background and not timed_out)
     if supervised.exit_code is None and supervised.said:
         capture.add(f"\n{supervised.said}\n".encode())
     return CommandOutput(
@@ -284,6 +292,7 @@ class ShellTool:
             tail_bytes=limits.command_tail_bytes,
             keep_env=self.keep_env,
             isolate_network=self.isolate_network,
+            approver=self.approver,
         )
         notes = []
         if bounded != timeout_ms:
@@ -310,6 +319,10 @@ class ShellTool:
         boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
         if boundary is not None:  # also when a later part of the command went on to succeed
             notes.append(boundary)
+        if not self.isolate_network and available() is None:
+            from localhand.safety.netbox import refusal_notes
+
+            notes += refusal_notes(current_sandbox())
         if kept:
             notes.append(kept)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
@@ -363,6 +376,12 @@ def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -
     network_off = isolate_network or not sandbox.network
     if network_off and any(sign in output for sign in _NO_NETWORK_SIGNS):
         return "[Sandbox: commands have no network access in this run, by design.]"
+    if not sandbox.host_network and any(sign in output for sign in _NO_NETWORK_SIGNS):
+        return (
+            "[Sandbox: commands reach the network only through localhand's HTTP proxy "
+            "(HTTPS_PROXY and HTTP_PROXY are set; pip, npm, cargo, go, git and curl use "
+            "them), and only the allowed hosts: connect through it, not directly.]"
+        )
     return None
 
 
