@@ -19,7 +19,7 @@ def listener(flag: str) -> tuple[Any, str, str]:
     it. ``_socket``, not ``socket``: a third of the import time."""
     import _socket
 
-    port, path, target = (flag.split("=", 1)[1].split("=", 2) + [""])[:3]
+    port, path, target = [*flag.split("=", 1)[1].split("=", 2), ""][:3]
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", int(port)))
@@ -82,7 +82,7 @@ def forward(source: Any, target: Any, done: list[int]) -> None:
         target.shutdown(1)  # SHUT_WR: the other side sees the end of what this one sent
     except OSError:
         for end in (source, target):
-            try:
+            try:  # noqa: SIM105 (contextlib costs an import: see _supervisor.py's imports)
                 end.shutdown(2)
             except OSError:
                 pass

@@ -25,7 +25,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -185,7 +185,7 @@ class NetProxy:
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as error:
             return self._refuse(f"localhand cannot resolve {host}: {error}")
-        addresses = [info[4][0] for info in found]
+        addresses = [str(info[4][0]) for info in found]
         local = [address for address in addresses if _on_this_machine(address)]
         if local and not (entry.explicit and entry.port is not None):
             return self._refuse(
@@ -220,9 +220,10 @@ class NetProxy:
 
         question = f"allow network access to {host}:{port}"
         reason = f"connects to {host}:{port}, which is not in {SETTING}"
+        risk = Risk("dangerous", (reason,), question)
         try:
-            return approver.approve(f"connect to {host}:{port}", Risk("dangerous", (reason,), question))
-        except Exception:  # noqa: BLE001 (an approver that fails says no, the run goes on)
+            return approver.approve(f"connect to {host}:{port}", risk)
+        except Exception:  # an approver that fails says no, and the run goes on
             return False
 
     def _refuse(self, message: str) -> str:
@@ -313,10 +314,8 @@ def _send_status(client: socket.socket, code: int, message: str) -> None:
     body = message.encode("utf-8") + b"\n"
     head = b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n" % (code, phrase)
     head += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
-    try:
+    with suppress(OSError):
         client.sendall(head + body)
-    except OSError:
-        pass
 
 
 def _on_this_machine(address: str) -> bool:
@@ -340,12 +339,8 @@ def _on_this_machine(address: str) -> bool:
 
 
 def _quietly_close(connection: socket.socket, *, shutdown: bool = False) -> None:
-    try:
-        if shutdown:
+    if shutdown:
+        with suppress(OSError):
             connection.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    try:
+    with suppress(OSError):
         connection.close()
-    except OSError:
-        pass
