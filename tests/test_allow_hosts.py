@@ -35,7 +35,7 @@ def test_entries_are_hosts_with_an_optional_port(text: str, entry: Entry) -> Non
 
 @pytest.mark.parametrize("text", ["a b", "host:0", "host:99999", "http://x/", ""])
 def test_a_bad_entry_says_what_is_wrong(text: str) -> None:
-    with pytest.raises(ValueError, match="host|port"):
+    with pytest.raises(ValueError, match=r"host|port"):
         parse_entry(text)
 
 
