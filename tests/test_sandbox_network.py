@@ -4,11 +4,15 @@ other families) within reach. Real bubblewrap, real servers on the host's loopba
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import io
+import json
 import os
+import shutil
 import socket
 import sys
+import tarfile
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -203,6 +207,60 @@ def test_pip_downloads_from_an_allowed_local_index_through_the_proxy(
         proxy.close()
     assert (workspace / "dl" / "tinypkg-1.0-py3-none-any.whl").exists(), pip.output
     assert "tinypkg" in plain.output and "tinypkg" in tunnel.output
+
+
+@pytest.fixture
+def npm_registry(tmp_path: Path) -> Iterator[int]:
+    """An npm registry on the host's loopback with one tiny package."""
+    root = tmp_path / "registry"
+    (root / "tinynpm" / "-").mkdir(parents=True)
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as archive:
+        manifest = json.dumps({"name": "tinynpm", "version": "1.0.0"}).encode()
+        info = tarfile.TarInfo("package/package.json")
+        info.size = len(manifest)
+        archive.addfile(info, io.BytesIO(manifest))
+    tarball = data.getvalue()
+    (root / "tinynpm" / "-" / "tinynpm-1.0.0.tgz").write_bytes(tarball)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    port = server.server_address[1]
+    document = {
+        "name": "tinynpm",
+        "dist-tags": {"latest": "1.0.0"},
+        "versions": {
+            "1.0.0": {
+                "name": "tinynpm",
+                "version": "1.0.0",
+                "dist": {
+                    "tarball": f"http://127.0.0.1:{port}/tinynpm/-/tinynpm-1.0.0.tgz",
+                    "shasum": hashlib.sha1(tarball).hexdigest(),
+                },
+            }
+        },
+    }
+    (root / "tinynpm" / "index.html").write_text(json.dumps(document))
+    server.RequestHandlerClass = lambda *a: _Index(*a, directory=str(root))  # type: ignore[assignment,arg-type,misc]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield port
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="needs npm")
+def test_npm_installs_from_an_allowed_local_registry_through_the_proxy(
+    workspace: Path, npm_registry: int
+) -> None:
+    box, proxy = boxed(allow=(f"127.0.0.1:{npm_registry}",))
+    try:
+        done = run_shell(
+            f"npm install --no-audit --no-fund --registry http://127.0.0.1:{npm_registry}/ tinynpm",
+            workspace,
+            sandbox=box,
+            timeout_s=120,
+        )
+    finally:
+        proxy.close()
+    assert (workspace / "node_modules" / "tinynpm" / "package.json").exists(), done.output
 
 
 def test_a_host_not_allowed_is_refused_naming_the_setting(
