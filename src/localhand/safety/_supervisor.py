@@ -49,7 +49,11 @@ def main(argv: list[str]) -> None:
         sys.path.append(os.path.dirname(os.path.abspath(__file__)))
         import _netrelay  # type: ignore[import-not-found]
 
-        relays = [_netrelay.listener(flag) for flag in relays]
+        try:
+            relays = [_netrelay.listener(flag) for flag in relays]
+        except OSError as error:  # the command still runs, without the network
+            os.write(2, f"localhand: no network relay in the sandbox ({error})\n".encode())
+            relays = []
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
