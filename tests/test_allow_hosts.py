@@ -16,7 +16,7 @@ from localhand.config import distrusting, load_settings
 from localhand.errors import ConfigError
 from localhand.safety.allow_hosts import Entry, package_tool_hosts, parse_entry, url_entry
 from localhand.safety.netproxy import NetProxy
-from localhand.safety.sandbox import available, run_sandbox
+from localhand.safety.sandbox import ProxySlot, available, run_sandbox
 from localhand.tools import run_shell
 
 
@@ -219,7 +219,7 @@ def test_without_bubblewrap_commands_keep_the_machines_network_and_no_proxy(
             f"env | grep -ci '^https_proxy=' ; exec 3<>/dev/tcp/127.0.0.1/{port} && echo REACHED",
             tmp_path,
         )
-        assert box.proxy is not None and box.proxy.directory is None  # never started
+        assert isinstance(box.proxy, ProxySlot) and box.proxy.proxy is None  # never made
     server.close()
     assert done.output.split() == ["0", "REACHED"], done.output
     assert len(warnings) == 1 and "NOT be sandboxed" in warnings[0]

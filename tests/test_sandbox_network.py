@@ -23,7 +23,7 @@ import pytest
 from localhand.safety.allow_hosts import Entry
 from localhand.safety.netproxy import NetProxy
 from localhand.safety.risk_types import Risk
-from localhand.safety.sandbox import Sandbox, available, run_sandbox
+from localhand.safety.sandbox import ProxySlot, Sandbox, available, run_sandbox
 from localhand.testing.fake_ollama import FakeOllama
 from localhand.tools import ShellTool, Workspace, run_shell
 from sandbox_helpers import Listener, place_in_sight
@@ -337,9 +337,11 @@ def test_the_proxy_starts_with_the_first_command_and_stops_with_the_run(
     with run_sandbox(
         "workspace-write", network=True, read=(), warn=warnings.append, allow_hosts=["x.invalid"]
     ) as box:
-        assert box.proxy is not None and box.proxy.directory is None  # nothing yet
+        slot = box.proxy
+        assert isinstance(slot, ProxySlot) and slot.proxy is None  # not even made yet
         run_shell("true", workspace)
-        directory = box.proxy.directory
+        assert slot.proxy is not None
+        directory = slot.proxy.directory
         assert directory is not None and os.path.exists(directory)
     assert not os.path.exists(directory)
     assert warnings == []

@@ -18,8 +18,6 @@ import os
 import re
 import shutil
 import subprocess
-import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -131,6 +129,8 @@ def package_tool_hosts(skip_under: str | None = None) -> tuple[Entry, ...]:
     """The hosts the user's package tools are set to use, asked of those found on PATH
     (outside ``skip_under``, the workspace: a tool there is the model's), each in a thread
     with a time limit, run from $HOME so that no project's own settings count."""
+    from concurrent.futures import ThreadPoolExecutor  # only when a command uses the network
+
     queries = (_pip_hosts, _npm_hosts, _cargo_hosts, _go_hosts)
     with ThreadPoolExecutor(max_workers=len(queries)) as pool:
         found = list(pool.map(lambda query: query(skip_under), queries))
@@ -208,6 +208,8 @@ def _cargo_hosts(skip_under: str | None) -> list[Entry]:
     ``~/.cargo/config.toml`` (read as a file: cargo has no command that prints them)."""
     if _tool("cargo", skip_under) is None:
         return []
+    import tomllib
+
     home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
     urls: list[str] = []
     replaced = False

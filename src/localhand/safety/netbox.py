@@ -59,16 +59,31 @@ def uses_proxy(sandbox: Sandbox) -> bool:
 
 
 def proxy_of(sandbox: Sandbox) -> NetProxy:
-    """The sandbox's proxy; for a sandbox no run set up (library use), one for the process
-    with only the package tools' hosts, stopped when the process exits."""
-    if sandbox.proxy is not None:
+    """The sandbox's proxy, made now for a run's slot; for a sandbox no run set up (library
+    use), one for the process, stopped when the process exits."""
+    from localhand.safety.sandbox import ProxySlot
+
+    if isinstance(sandbox.proxy, NetProxy):
         return sandbox.proxy
     global _default_proxy
     with _default_lock:
+        if isinstance(sandbox.proxy, ProxySlot):
+            if sandbox.proxy.proxy is None:
+                sandbox.proxy.proxy = _made(sandbox.proxy.allow_hosts)
+            return sandbox.proxy.proxy
         if _default_proxy is None:
-            _default_proxy = NetProxy(sandbox.allow_hosts)
+            _default_proxy = _made(sandbox.allow_hosts)
             atexit.register(_default_proxy.close)
         return _default_proxy
+
+
+def _made(allow_hosts: tuple[str, ...]) -> NetProxy:
+    from localhand.errors import ConfigError
+
+    try:
+        return NetProxy(allow_hosts)
+    except ValueError as error:
+        raise ConfigError(f"[sandbox] allow_hosts: {error}") from None
 
 
 def asking(sandbox: Sandbox | None, approver: Approver | None) -> AbstractContextManager[None]:

@@ -17,7 +17,6 @@ run; ``close()`` ends them all with the run.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import select
 import shutil
@@ -321,6 +320,8 @@ def _send_status(client: socket.socket, code: int, message: str) -> None:
 def _on_this_machine(address: str) -> bool:
     """Whether ``address`` reaches this machine: loopback, link-local, unspecified (which
     means this machine), or an address one of its interfaces carries (can be bound here)."""
+    import ipaddress
+
     try:
         ip = ipaddress.ip_address(address.split("%")[0])
     except ValueError:

@@ -55,6 +55,15 @@ _STATE_DIRS = frozenset((".config", ".local", ".cache", ".ssh", ".gnupg", ".aws"
 its own, never the whole directory (``~/.local/bin``, not ``~/.local``)."""
 
 
+@dataclass(slots=True)
+class ProxySlot:
+    """A run's network proxy: made when a command first needs it (``netbox.proxy_of``), so
+    that a run that never uses the network does not even import it; closed with the run."""
+
+    allow_hosts: tuple[str, ...] = ()
+    proxy: NetProxy | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     """Where a command may write and what it may see. ``Sandbox()`` is the default."""
@@ -73,8 +82,8 @@ class Sandbox:
     allow_hosts: tuple[str, ...] = ()
     """``[sandbox] allow_hosts``: hosts (``HOST`` or ``HOST:PORT``) the proxy relays to
     besides the package tools' registries."""
-    proxy: NetProxy | None = field(default=None, compare=False, repr=False)
-    """The run's proxy (``run_sandbox``); None: the process's (see ``netbox.proxy_of``)."""
+    proxy: NetProxy | ProxySlot | None = field(default=None, compare=False, repr=False)
+    """The proxy, or the run's slot for one (``run_sandbox``); None: the process's."""
 
     @classmethod
     def from_setting(cls, value: str, *, network: bool = True, read: Iterable[str] = ()) -> Sandbox:
@@ -347,21 +356,14 @@ def run_sandbox(
         warn(message)
     elif sandbox.on and sandbox.network and sandbox.host_network:
         warn(_HOST_NETWORK_WARNING)
-    proxy = None
-    if sandbox.on and sandbox.network and not sandbox.host_network:
-        from localhand.safety.netproxy import NetProxy  # starts nothing until a command
-
-        try:
-            proxy = NetProxy(allow_hosts)
-        except ValueError as error:
-            raise ConfigError(f"[sandbox] allow_hosts: {error}") from None
-        sandbox = replace(sandbox, allow_hosts=tuple(allow_hosts), proxy=proxy)
+    slot = ProxySlot(tuple(allow_hosts))
+    sandbox = replace(sandbox, allow_hosts=slot.allow_hosts, proxy=slot)
     try:
         with use_sandbox(sandbox):
             yield sandbox
     finally:
-        if proxy is not None:
-            proxy.close()
+        if slot.proxy is not None:
+            slot.proxy.close()
 
 
 _HOST_NETWORK_WARNING = (
