@@ -142,13 +142,12 @@ class NetProxy:
             if request is None:
                 return _send_status(client, 400, "expected CONNECT host:port or http://host/")
             method, host, port, forward = request
-            address = self.decide(host, port)
-            if isinstance(address, str):
-                return _send_status(client, 403, address)
-            try:
-                upstream = socket.create_connection(address, timeout=CONNECT_TIMEOUT_S)
-            except OSError as error:
-                return _send_status(client, 502, f"cannot connect to {host}:{port}: {error}")
+            addresses = self.decide(host, port)
+            if isinstance(addresses, str):
+                return _send_status(client, 403, addresses)
+            upstream = _connect(addresses)
+            if upstream is None:
+                return _send_status(client, 502, f"cannot connect to {host}:{port}")
             self._track(upstream)
             if method == "CONNECT":
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -167,8 +166,9 @@ class NetProxy:
             self._slots.release()
         return None
 
-    def decide(self, host: str, port: int) -> tuple[str, int] | str:
-        """The address to connect to for ``host:port``, or why not (a sentence that names
+    def decide(self, host: str, port: int) -> list[tuple[str, int]] | str:
+        """The addresses to connect to for ``host:port`` (checked: connecting to them, not
+        to the name, is what makes rebinding it useless), or why not (a sentence that names
         the setting that allows it)."""
         host = normal_host(host)
         shown = f"{host}:{port}"
@@ -193,7 +193,7 @@ class NetProxy:
                 f'listen. To allow one local service, name it with its port ("{shown}") in '
                 f"{SETTING} in your localhand.toml outside the workspace."
             )
-        return (addresses[0], port)
+        return [(address, port) for address in dict.fromkeys(addresses)]
 
     def _entry(self, host: str, port: int) -> Entry | None:
         """The entry that allows ``host:port``, asking the approver about a new one."""
@@ -238,6 +238,16 @@ class NetProxy:
     def _untrack(self, connection: socket.socket) -> None:
         with self._lock:
             self._open.discard(connection)
+
+
+def _connect(addresses: list[tuple[str, int]]) -> socket.socket | None:
+    """A connection to the first of ``addresses`` that answers in time, or None."""
+    for address in addresses:
+        try:
+            return socket.create_connection(address, timeout=CONNECT_TIMEOUT_S)
+        except OSError:
+            continue
+    return None
 
 
 def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:
