@@ -61,13 +61,11 @@ def uses_proxy(sandbox: Sandbox) -> bool:
 def proxy_of(sandbox: Sandbox) -> NetProxy:
     """The sandbox's proxy, made now for a run's slot; for a sandbox no run set up (library
     use), one for the process, stopped when the process exits."""
-    from localhand.safety.sandbox import ProxySlot
-
     if isinstance(sandbox.proxy, NetProxy):
         return sandbox.proxy
     global _default_proxy
     with _default_lock:
-        if isinstance(sandbox.proxy, ProxySlot):
+        if sandbox.proxy is not None:  # the run's ProxySlot
             if sandbox.proxy.proxy is None:
                 sandbox.proxy.proxy = _made(sandbox.proxy.allow_hosts)
             return sandbox.proxy.proxy
