@@ -32,6 +32,7 @@ pytestmark = pytest.mark.skipif(
     available() is not None, reason=f"no sandbox on this machine: {available()}"
 )
 PY = sys.executable  # shown in the box (localhand's interpreter), with pip
+needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
 
 
 def no_tool_hosts(workspace: str | None) -> tuple[Entry, ...]:
@@ -75,6 +76,7 @@ def connect_script(workspace: Path) -> None:
     )
 
 
+@needs_curl
 def test_the_model_server_on_host_loopback_is_out_of_reach_by_default(
     workspace: Path, model_server: FakeOllama
 ) -> None:
@@ -187,6 +189,7 @@ def package_index(tmp_path: Path) -> Iterator[int]:
     server.server_close()
 
 
+@needs_curl
 def test_pip_downloads_from_an_allowed_local_index_through_the_proxy(
     workspace: Path, package_index: int
 ) -> None:
@@ -263,6 +266,7 @@ def test_npm_installs_from_an_allowed_local_registry_through_the_proxy(
     assert (workspace / "node_modules" / "tinynpm" / "package.json").exists(), done.output
 
 
+@needs_curl
 def test_a_host_not_allowed_is_refused_naming_the_setting(
     workspace: Path, package_index: int
 ) -> None:
@@ -281,6 +285,7 @@ def test_a_host_not_allowed_is_refused_naming_the_setting(
     assert any("pypi.invalid" in refused for refused in proxy.refusals)
 
 
+@needs_curl
 def test_a_name_that_resolves_to_this_machine_is_refused_unless_named_with_its_port(
     workspace: Path, package_index: int
 ) -> None:
@@ -310,6 +315,7 @@ class _Recorder:
         return self.answer
 
 
+@needs_curl
 def test_a_new_host_is_asked_for_once_and_a_refusal_reaches_the_tool_result(
     workspace: Path,
 ) -> None:
@@ -347,6 +353,7 @@ def test_the_proxy_starts_with_the_first_command_and_stops_with_the_run(
     assert warnings == []
 
 
+@needs_curl
 def test_network_host_shares_the_host_network_with_a_warning(
     workspace: Path, model_server: FakeOllama
 ) -> None:
@@ -360,6 +367,7 @@ def test_network_host_shares_the_host_network_with_a_warning(
     assert len(warnings) == 1 and 'network = "host"' in warnings[0]
 
 
+@needs_curl
 def test_a_run_without_a_person_refuses_a_new_host_in_its_events_and_tool_result(
     tmp_path: Path,
 ) -> None:
