@@ -223,3 +223,24 @@ def test_without_bubblewrap_commands_keep_the_machines_network_and_no_proxy(
     server.close()
     assert done.output.split() == ["0", "REACHED"], done.output
     assert len(warnings) == 1 and "NOT be sandboxed" in warnings[0]
+
+
+class _Asker:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def approve(self, command: str, risk: object) -> bool:
+        self.asked.append(command)
+        return True
+
+
+@pytest.mark.parametrize("host", ["evil\x1b[2J.example", "a b.example", "x" * 300, "évil.example"])
+def test_what_is_not_a_host_name_is_refused_without_a_question(host: str) -> None:
+    """What a command asks the proxy for reaches the approval question: only a plain host
+    name or address gets that far (no terminal control sequence, no spaces)."""
+    proxy = NetProxy(tool_hosts=lambda _: ())
+    asker = _Asker()
+    with proxy.asking(asker):  # type: ignore[arg-type]
+        refused = proxy.decide(host, 443)
+    assert isinstance(refused, str) and "not a host" in refused
+    assert asker.asked == []

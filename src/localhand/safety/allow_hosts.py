@@ -65,7 +65,7 @@ def parse_entry(text: str, *, explicit: bool = True) -> Entry:
     else:
         host = value
     host = normal_host(host)
-    if not host or not _HOST.match(host):
+    if not host or not is_host(host):
         raise ValueError(f"{text!r} is not a host name, HOST:PORT or an IP address")
     return Entry(host, port, explicit)
 
@@ -90,6 +90,12 @@ def network_settings(table: dict[str, object]) -> dict[str, object]:
                 raise ValueError(f"allow_hosts: {error}; {example}") from None
         values["sandbox_allow_hosts"] = tuple(hosts)
     return values
+
+
+def is_host(name: str) -> bool:
+    """Whether ``name`` (normalised) is a host name or an IP address, nothing else: what a
+    command asks the proxy for reaches approval questions and messages."""
+    return len(name) <= 253 and _HOST.match(name) is not None
 
 
 def normal_host(host: str) -> str:

@@ -28,7 +28,13 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from localhand.safety.allow_hosts import Entry, normal_host, package_tool_hosts, parse_entry
+from localhand.safety.allow_hosts import (
+    Entry,
+    is_host,
+    normal_host,
+    package_tool_hosts,
+    parse_entry,
+)
 
 if TYPE_CHECKING:
     from localhand.safety.approval import Approver
@@ -171,6 +177,8 @@ class NetProxy:
         to the name, is what makes rebinding it useless), or why not (a sentence that names
         the setting that allows it)."""
         host = normal_host(host)
+        if not is_host(host) or not 0 < port < 65536:
+            return self._refuse("localhand refused a proxy request for something not a host:port")
         shown = f"{host}:{port}"
         entry = self._entry(host, port)
         if entry is None:
