@@ -72,6 +72,10 @@ class Settings:
     sandbox_limits: tuple[tuple[str, int | None], ...] = ()
     """``[sandbox]`` ``tmp_size``, ``memory`` and ``processes`` that differ from the defaults
     (``localhand.safety.box_limits.BoxLimits``), as (name, value; None: no limit) pairs."""
+    sandbox_network: str = "proxy"
+    """``proxy`` (the allow-list proxy) or ``host`` (this machine's network, shared)."""
+    sandbox_allow_hosts: tuple[str, ...] = ()
+    """Hosts (``HOST``, ``HOST:PORT``) the proxy relays to besides the package registries."""
     archive_secrets: bool = False
     """Keep secret-looking files (``.env``, keys) in the copy of the workspace kept for replay."""
     daily_token_budget: int | None = None
@@ -198,11 +202,13 @@ def load_settings(
 
 def _read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The settings of a parsed ``localhand.toml``."""
+    from localhand.safety.sandbox_table import sandbox_table  # only for a file
+
     table = data.get("localhand", data)
     values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
     return {
         **values,
-        **_sandbox_table(data.get("sandbox"), path),
+        **sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
         **_mcp_table(data.get("mcp"), path),
         **_profiles_table(data, path),
@@ -242,32 +248,6 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
     seen = [use_named(path, "MCP configuration") for path in files]
     loaded = [load_mcp_json(s.path, text=s.text) for s in seen]
     return replace(settings, mcp_servers=merge(settings.mcp_servers, *loaded))
-
-
-def _sandbox_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[sandbox]``: ``mode`` and ``read`` (a list of paths under $HOME)."""
-    if table is None:
-        return {}
-    from localhand.safety.box_limits import LIMIT_KEYS, limits_table
-
-    if not isinstance(table, dict) or set(table) - {"mode", "read", *LIMIT_KEYS}:
-        raise ConfigError(
-            f'[sandbox] in {path} takes only mode = "...", read = ["~/..."], tmp_size = "1G", '
-            'memory = "4G" and processes = 1024'
-        )
-    values: dict[str, Any] = {}
-    if set(table) & set(LIMIT_KEYS):
-        values["sandbox_limits"] = limits_table(table, str(path))
-    if "mode" in table:
-        values["sandbox"] = table["mode"]
-    if "read" in table:
-        read = table["read"]
-        if not isinstance(read, list) or not all(isinstance(p, str) for p in read):
-            raise ConfigError(
-                f'[sandbox] read in {path} must be a list of paths, e.g. ["~/.gitconfig"]'
-            )
-        values["sandbox_read"] = tuple(read)
-    return values
 
 
 def _plan_table(table: Any, path: Path) -> dict[str, Any]:
@@ -339,7 +319,7 @@ def _convert(name: str, value: Any, source: str) -> Any:
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if name in ("sandbox_read", "sandbox_limits"):
+        if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts"):
             return tuple(value)
         if name == "think_budget":
             number = int(value)

@@ -105,6 +105,8 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
         read=settings.sandbox_read,
         warn=warn,
         limits=configured(settings.sandbox_limits),
+        network_setting=settings.sandbox_network,
+        allow_hosts=settings.sandbox_allow_hosts,
     )
 
 

@@ -9,9 +9,13 @@ STATUS_FD when ARGV's process ends. When
 LIFELINE_FD reaches end of file (the parent is done with the command, gave up on it, or died,
 even by SIGKILL) or a SIGTERM arrives, it ends every descendant: SIGTERM, then SIGKILL after
 GRACE seconds, then reaps them and exits. FLAGS, for a command without network, so that
-nothing carries data out: ``--no-unix-sockets``, no Unix-domain socket can be opened (a
-seccomp filter); ``--write-beneath=PATH`` (repeated), files may be opened for writing only
-beneath those paths (Landlock), so no FIFO outside can be written either.
+nothing carries data out: ``--no-unix-sockets``, only IPv4, IPv6 and netlink sockets can be
+opened (a seccomp filter); ``--write-beneath=PATH`` (repeated), files may be opened for
+writing only beneath those paths (Landlock), so no FIFO outside can be written either. For a
+sandboxed command with network: ``--no-other-sockets``, Unix sockets too but no other family
+(``AF_VSOCK``, ``AF_PACKET``...); ``--relay=PORT=PATH[=HOST:PORT]`` (repeated), the
+supervisor relays connections to ``127.0.0.1:PORT`` (the sandbox's own loopback) to the Unix
+socket PATH (localhand's proxy), first asking it to ``CONNECT`` to HOST:PORT when given.
 
 It imports nothing from localhand and runs with ``-I -S``: nothing in the workspace or the
 environment can change what it does.
@@ -40,6 +44,16 @@ def main(argv: list[str]) -> None:
     split = argv.index("--")
     grace, flags, command = float(argv[4]), argv[5:split], argv[split + 1 :]
     _become_subreaper()  # without it (not Linux), the command's session is what gets ended
+    relays = [flag for flag in flags if flag.startswith("--relay=")]
+    if relays:  # the network proxy's relay: a module beside this one, imported only for it
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+        import _netrelay  # type: ignore[import-not-found]
+
+        try:
+            relays = [_netrelay.listener(flag) for flag in relays]
+        except OSError as error:  # the command still runs, without the network
+            os.write(2, f"localhand: no network relay in the sandbox ({error})\n".encode())
+            relays = []
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -55,8 +69,12 @@ def main(argv: list[str]) -> None:
         if beneath:
             _write_only_beneath(beneath)
         if "--no-unix-sockets" in flags:
-            _deny_unix_sockets()
+            _deny_sockets(_OFFLINE_FAMILIES)
+        elif "--no-other-sockets" in flags:
+            _deny_sockets(_NETWORK_FAMILIES)
         _exec(command, (status_fd, lifeline, output, wake_r, wake_w))
+    for relay in relays:  # after the fork: the command's process has no thread to inherit
+        _netrelay.start(relay)
     # Let go of the output pipe: its end of file must mean the command's processes are done.
     os.close(output)
     null = os.open(os.devnull, os.O_RDWR)
@@ -99,18 +117,25 @@ _SECCOMP = {  # machine: (its AUDIT_ARCH, socket(), the 32-bit AUDIT_ARCH, its s
     "aarch64": (0xC00000B7, 198, 0x40000028, (281,)),  # arm: socket
 }
 _NR_IO_URING_SETUP = 425  # the same everywhere; io_uring can open sockets past the filter
-_AF_UNIX = 1
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
+_OFFLINE_FAMILIES = (_AF_INET, _AF_INET6, _AF_NETLINK)
+_NETWORK_FAMILIES = (_AF_UNIX, *_OFFLINE_FAMILIES)
 _EACCES = 13
 _LANDLOCK_WRITE_FILE = 1 << 1
 _NR_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self: the same everywhere
 
 
 def _socket_filter(
-    native: int, nr_socket: int, compat: int, compat_sockets: tuple[int, ...]
+    native: int,
+    nr_socket: int,
+    compat: int,
+    compat_sockets: tuple[int, ...],
+    families: tuple[int, ...] = _OFFLINE_FAMILIES,
 ) -> list[tuple[int, int, int, int]]:
     """The seccomp program, as (code, jump if true, jump if false, k) instructions: native
-    ``socket(AF_UNIX, …)``, x32 calls and ``io_uring_setup`` fail; a 32-bit program may open
-    no socket at all (``socketcall`` hides its arguments); any other architecture nothing."""
+    ``socket()`` of a family not in ``families``, x32 calls and ``io_uring_setup`` fail; a
+    32-bit program may open no socket at all (``socketcall`` hides its arguments); any other
+    architecture nothing."""
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
     allow, deny = 0x7FFF0000, 0x00050000 | _EACCES  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
     program: list[str | tuple[int, int, str | None, str | None]] = [
@@ -120,7 +145,8 @@ def _socket_filter(
         (jge, 0x40000000, "deny", None),  # x32
         (jeq, nr_socket, None, "not socket"),
         (ld, 16, None, None),  # socket()'s first argument (its low 32 bits)
-        (jeq, _AF_UNIX, "deny", "allow"),
+        *((jeq, family, "allow", None) for family in families[:-1]),
+        (jeq, families[-1], "allow", "deny"),
         "not socket",
         (jeq, _NR_IO_URING_SETUP, "deny", "allow"),
         "compat",
@@ -147,15 +173,15 @@ def _socket_filter(
     return assembled
 
 
-def _deny_unix_sockets() -> None:
-    """Install a seccomp filter on this process (and so the command) that makes a Unix-domain
-    socket impossible to open (see ``_socket_filter``). Exits 126 with a message rather than
-    run the command without it on a machine that should support it."""
+def _deny_sockets(families: tuple[int, ...]) -> None:
+    """Install a seccomp filter on this process (and so the command) that makes a socket of
+    any family but ``families`` impossible to open (see ``_socket_filter``). Exits 126 with a
+    message rather than run the command without it on a machine that should support it."""
     machine = os.uname().machine
     if machine not in _SECCOMP:
-        os.write(2, f"localhand: Unix sockets cannot be blocked on {machine}\n".encode())
+        os.write(2, f"localhand: socket families cannot be limited on {machine}\n".encode())
         return
-    program = _socket_filter(*_SECCOMP[machine])
+    program = _socket_filter(*_SECCOMP[machine], families)
     try:
         import ctypes
         import struct
@@ -170,7 +196,7 @@ def _deny_unix_sockets() -> None:
         if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.c_char_p(fprog), 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
     except (OSError, AttributeError) as error:
-        os.write(2, f"localhand: cannot block Unix sockets ({error}); nothing was run\n".encode())
+        os.write(2, f"localhand: cannot limit sockets ({error}); nothing was run\n".encode())
         os._exit(126)
 
 

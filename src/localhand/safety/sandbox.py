@@ -19,9 +19,12 @@ command is not trusted at all. In ``workspace-write`` mode (the default) it sees
 - its own PID namespace, so no other process (localhand's included) is visible in ``/proc``,
   and everything in it ends when its supervisor does (``--die-with-parent``);
 - no capability, even when localhand runs as root (the mounts cannot be undone);
-- with the network off, its own network namespace (only a loopback of its own), and
-  through its supervisor no Unix-domain socket
-  and no file opened for writing outside the workspace and the throw-away directories
+- no ``/run``, ``/var/run`` or ``$XDG_RUNTIME_DIR``, network or not (``host_services``);
+- its own network namespace (only a loopback of its own), the network only through the
+  run's allow-list proxy, and no socket family beyond IPv4, IPv6, Unix and netlink (see
+  ``netbox``; ``[sandbox] network = "host"`` shares the host's network instead);
+- with the network off, no proxy, and through its supervisor no Unix-domain socket and no
+  file opened for writing outside the workspace and the throw-away directories
   (``offline_flags``: a FIFO outside carries nothing out either).
 
 Where bubblewrap cannot run (not installed, no user namespaces, not Linux) ``available()``
@@ -43,8 +46,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from localhand.config import SANDBOX_SETTINGS
 from localhand.safety.box_limits import (
@@ -54,16 +57,24 @@ from localhand.safety.box_limits import (
     tmp_size_options,
     unenforced,
 )
-from localhand.safety.sandbox_mounts import host_services, own_files
-from localhand.safety.supervise import SUPERVISOR
-from localhand.safety.toolchain_secrets import masked
+from localhand.safety.sandbox_home import throwaway_home
+from localhand.safety.sandbox_mounts import host_services, is_within, own_files
+
+if TYPE_CHECKING:
+    from localhand.safety.netproxy import NetProxy
 
 SandboxMode = Literal["workspace-write", "read-only", "off"]
 
 _PROBE_TIMEOUT_S = 10
-_STATE_DIRS = frozenset((".config", ".local", ".cache", ".ssh", ".gnupg", ".aws", ".docker"))
-"""Children of $HOME that hold settings, keys or state: a PATH entry inside one is shown on
-its own, never the whole directory (``~/.local/bin``, not ``~/.local``)."""
+
+
+@dataclass(slots=True)
+class ProxySlot:
+    """A run's network proxy: made when a command first needs it (``netbox.proxy_of``), so
+    that a run that never uses the network does not even import it; closed with the run."""
+
+    allow_hosts: tuple[str, ...] = ()
+    proxy: NetProxy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +91,14 @@ class Sandbox:
     """Paths under ``$HOME`` the command may read (``~/.gitconfig``); the rest is hidden."""
     limits: BoxLimits = DEFAULT_LIMITS
     """The size of ``/tmp``, memory and processes (``localhand.safety.box_limits``)."""
+    host_network: bool = False
+    """With network: share the host's (``[sandbox] network = "host"``) instead of reaching
+    it through the allow-list proxy."""
+    allow_hosts: tuple[str, ...] = ()
+    """``[sandbox] allow_hosts``: hosts (``HOST`` or ``HOST:PORT``) the proxy relays to
+    besides the package tools' registries."""
+    proxy: NetProxy | ProxySlot | None = field(default=None, compare=False, repr=False)
+    """The proxy, or the run's slot for one (``run_sandbox``); None: the process's."""
 
     @classmethod
     def from_setting(
@@ -118,19 +137,20 @@ class Sandbox:
         assert bwrap is not None, "wrap() needs bubblewrap: check available() first"
         root = os.path.realpath(workspace)
         options = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        options += _hidden(self.read, tmp_size_options(self.limits))
+        options += throwaway_home(self.read, tmp_size_options(self.limits))
         options += host_services()
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
         writable = [root, *map(os.path.realpath, also_writable)]
         for path in writable[1:]:
             options += ["--bind", path, path]
         options += own_files(writable if self.mode == "workspace-write" else writable[1:])
+        from localhand.safety import netbox  # the proxy's modules: loaded by the first command
+
+        options += netbox.bwrap_options(self, options, root)
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
         # Run as root, bubblewrap keeps every capability unless told: with CAP_SYS_ADMIN a
         # command could remount the read-only root writable or unmount the hidden $HOME.
         options += ["--cap-drop", "ALL"]
-        if not self.network:
-            options.append("--unshare-net")
         options += ["--chdir", os.path.realpath(cwd or root), "--", *argv]
         return options
 
@@ -142,8 +162,11 @@ class Sandbox:
         then looks for compiled files only there, would compile everything every command
         imports again (0.1-0.4 s a command, measured); without it, Python uses the
         ``__pycache__`` folders beside the sources, as installed packages ship them."""
+        from localhand.safety import netbox
+
+        environ = {**environ, **netbox.environment(self)}
         prefix = environ.get("PYTHONPYCACHEPREFIX")
-        if prefix and not _is_within(os.path.realpath(prefix), os.path.realpath(workspace)):
+        if prefix and not is_within(os.path.realpath(prefix), os.path.realpath(workspace)):
             return {k: v for k, v in environ.items() if k != "PYTHONPYCACHEPREFIX"}
         return environ
 
@@ -179,6 +202,14 @@ class Sandbox:
         if home not in ("/", ""):
             beneath.append(home)
         return ["--no-unix-sockets", *(f"--write-beneath={path}" for path in beneath)]
+
+    def supervisor_flags(self, workspace: str | os.PathLike[str]) -> list[str]:
+        """``offline_flags`` and, for a command inside this sandbox with network, the socket
+        families it may open and the relay to the proxy (``netbox.supervisor_flags``)."""
+        from localhand.safety import netbox
+
+        root = os.path.realpath(workspace)
+        return [*self.offline_flags(workspace), *netbox.supervisor_flags(self, root)]
 
 
 DEFAULT = Sandbox()
@@ -262,86 +293,6 @@ def refusal(sandbox: Sandbox) -> str | None:
     return f"the sandbox is required (--sandbox required) but {why}; nothing was run"
 
 
-def _hidden(read: Iterable[str], sized: Sequence[str] = ()) -> list[str]:
-    """Options that replace ``/tmp``, ``/var/tmp``, ``/dev/shm`` and $HOME with empty,
-    writable, throw-away directories and hide the run store, then show again, read-only, what
-    commands need from them (the toolchains on PATH, the interpreter and supervisor localhand
-    runs commands with) and the paths the user allowed. ``sized`` goes before each throw-away
-    directory, ``$HOME`` and the run store's hiding place included (``--size N``: their
-    limit)."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    hidden = ["/tmp", "/var/tmp", "/dev/shm"]
-    if home not in ("/", "") and os.path.isdir(home):
-        hidden.append(home)
-    data = _data_dir()  # the run store: other runs' outputs and events
-    if data is not None and os.path.isdir(data) and not _under(data, hidden):
-        hidden.append(data)
-    options = [option for path in hidden for option in (*sized, "--tmpfs", path)]
-    shown: list[str] = []
-    for path in [*_toolchains(hidden), *(os.path.realpath(os.path.expanduser(p)) for p in read)]:
-        hides_store = data is not None and _is_within(path, data)
-        wanted = path not in shown and _under(path, hidden) and not hides_store
-        if wanted and os.path.exists(path):
-            shown.append(path)
-    for path in shown:
-        options += ["--ro-bind", path, path]
-    allowed = [os.path.realpath(os.path.expanduser(p)) for p in read]
-    toolchains = [path for path in shown if path not in allowed]
-    files, dirs = masked(toolchains)
-    for path in files:
-        options += ["--ro-bind", "/dev/null", path]
-    for path in dirs:
-        options += ["--tmpfs", path, "--remount-ro", path]
-    return options
-
-_COMPANIONS = {".cargo": ".rustup", ".local/bin": ".local/lib"}
-"""What a toolchain on PATH needs beside it: rustup's proxies, pip --user's packages."""
-
-
-def _toolchains(hidden: Sequence[str]) -> list[str]:
-    """What in the hidden directories a command needs to run its tools: for each PATH entry
-    there, the directory it belongs to (``~/.pyenv`` for ``~/.pyenv/shims``, a venv for its
-    ``bin``), and the prefixes and supervisor of the interpreter localhand runs commands with
-    (a venv's ``python`` links to its base interpreter)."""
-    return list(_toolchains_on(tuple(hidden), os.environ.get("PATH", "")))
-
-
-@functools.lru_cache(maxsize=16)
-def _toolchains_on(hidden: tuple[str, ...], path: str) -> tuple[str, ...]:
-    """``_toolchains`` for one PATH: resolving its entries was half of what wrapping a command
-    cost, and a run's PATH does not change between its commands."""
-    found = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, SUPERVISOR)]
-    for entry in (p for p in path.split(os.pathsep) if p):
-        real = os.path.realpath(entry)
-        root = next((h for h in hidden if _is_within(real, h) and real != h), None)
-        if root is None:
-            continue
-        parent = os.path.dirname(real)
-        top = os.path.relpath(real, root).split(os.sep)[0]
-        found.append(real if parent == root or top in _STATE_DIRS else parent)
-        for name, companion in _COMPANIONS.items():
-            if _is_within(real, os.path.join(root, name)):
-                found.append(os.path.join(root, companion))
-    return tuple(found)
-
-
-def _under(path: str, parents: Iterable[str]) -> bool:
-    return any(_is_within(path, parent) for parent in parents)
-
-
-def _data_dir() -> str | None:
-    from localhand.paths import data_dir  # small; imported late so this module stays leaf
-
-    try:
-        return os.path.realpath(data_dir())
-    except (OSError, RuntimeError):  # no home directory to derive it from
-        return None
-
-
-def _is_within(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
 @contextmanager
 def run_sandbox(
     mode: str,
@@ -350,24 +301,42 @@ def run_sandbox(
     read: Iterable[str],
     warn: Callable[[str], None],
     limits: BoxLimits = DEFAULT_LIMITS,
+    network_setting: str = "proxy",
+    allow_hosts: Iterable[str] = (),
 ) -> Iterator[Sandbox]:
     """The sandbox of one run, in force inside the block: says once (through ``warn``) when
-    it cannot be had, and raises ``ConfigError`` before anything runs when it is required."""
+    it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
+    ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
+    a command started it, stops when the block ends."""
     from localhand.errors import ConfigError
 
     sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
+    sandbox = replace(sandbox, host_network=network_setting == "host")
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")
     message = fallback_warning(sandbox)
     if message is not None:
         warn(message)
+    elif sandbox.on and sandbox.network and sandbox.host_network:
+        warn(_HOST_NETWORK_WARNING)
     if sandbox.on and message is None:  # unboxed, the warning above says it all
         for what in unenforced(sandbox.limits):
             warn(f"Not enforced here: {what}. Commands run without that limit.")
+    slot = ProxySlot(tuple(allow_hosts))
+    sandbox = replace(sandbox, allow_hosts=slot.allow_hosts, proxy=slot)
     token = _warn.set(warn)
     try:
         with use_sandbox(sandbox):
             yield sandbox
     finally:
         _warn.reset(token)
+        if slot.proxy is not None:
+            slot.proxy.close()
+
+
+_HOST_NETWORK_WARNING = (
+    'Commands share this machine\'s network ([sandbox] network = "host"): they can reach the '
+    "model server, databases and every other service listening here, and any host. Remove the "
+    "setting to give them only the allow-list proxy."
+)

@@ -45,7 +45,7 @@ def _host_services_for(runtime: str, path: str) -> tuple[str, ...]:
     shown: list[str] = []
     for entry in wanted:
         entry = os.path.normpath(entry)
-        if _under(entry, hidden) and entry not in shown and os.path.exists(entry):
+        if under(entry, hidden) and entry not in shown and os.path.exists(entry):
             shown.append(entry)
             options += ["--ro-bind", os.path.realpath(entry), entry]
     return tuple(options)
@@ -62,7 +62,7 @@ def _etc_links_into(hidden: Sequence[str]) -> list[str]:
     for entry in entries:
         if entry.is_symlink():
             target = os.path.realpath(entry.path)
-            if _under(target, hidden) and os.path.isfile(target):
+            if under(target, hidden) and os.path.isfile(target):
                 found.append(target)
     return found
 
@@ -80,7 +80,7 @@ def own_files(writable: Sequence[str]) -> list[str]:
         with contextlib.suppress(OSError):
             private_dir(Path(data))
     hide = [data]
-    if any(_is_within(root, data) for root in roots):  # the workspace is in it: its parts
+    if any(is_within(root, data) for root in roots):  # the workspace is in it: its parts
         hide = [os.path.join(data, name) for name in DATA_SUBDIRS]
     targets = [p for p in (*installs, *hide, *stores) if os.path.lexists(p)]
     options = [
@@ -90,7 +90,7 @@ def own_files(writable: Sequence[str]) -> list[str]:
         options += ["--ro-bind", path, path]
     emptied: list[str] = []
     for path in (*hide, *stores):
-        if _under(path, emptied):
+        if under(path, emptied):
             continue  # hidden already with the directory it is in
         if os.path.isdir(path) and not os.path.islink(path):
             emptied.append(path)
@@ -109,17 +109,17 @@ def _ancestors(paths: Sequence[str], roots: Sequence[str]) -> list[str]:
     where localhand will look next time."""
     found: set[str] = set()
     for path in paths:
-        root = max((r for r in roots if _is_within(path, r)), key=len, default=None)
+        root = max((r for r in roots if is_within(path, r)), key=len, default=None)
         parent = os.path.dirname(path)
-        while root is not None and parent != root and _is_within(parent, root):
+        while root is not None and parent != root and is_within(parent, root):
             found.add(parent)
             parent = os.path.dirname(parent)
     return sorted(found, key=lambda p: (p.count("/"), p))
 
 
-def _under(path: str, parents: Iterable[str]) -> bool:
-    return any(_is_within(path, parent) for parent in parents)
+def under(path: str, parents: Iterable[str]) -> bool:
+    return any(is_within(path, parent) for parent in parents)
 
 
-def _is_within(path: str, parent: str) -> bool:
+def is_within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")

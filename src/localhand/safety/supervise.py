@@ -43,6 +43,7 @@ def supervisor_command() -> tuple[str, ...]:
     come first on the path, so no module of the package's folder can stand in for one."""
     try:
         importlib.import_module("localhand.safety._supervisor")
+        importlib.import_module("localhand.safety._netrelay")  # what it imports for a relay
     except ImportError:  # pragma: no cover (the file ships with the package)
         return (sys.executable, "-I", "-S", SUPERVISOR)
     boot = _BOOT.format(os.path.dirname(SUPERVISOR))

@@ -70,6 +70,12 @@ KEYS: dict[str, Key] = {
     "sandbox_limits": _withheld(
         "how much memory, how many processes and how much /tmp a command may use"
     ),
+    "sandbox_network": _withheld(
+        "whether commands share this machine's network", tightens=lambda value: value == "proxy"
+    ),
+    "sandbox_allow_hosts": _withheld(
+        "hosts commands may reach through the proxy", tightens=lambda value: not value
+    ),
     "archive_secrets": _withheld(
         "whether secret files are copied into the run store",
         tightens=lambda value: value is False,

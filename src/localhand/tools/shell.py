@@ -38,6 +38,7 @@ from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_
 from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.limits import ToolLimits
+from localhand.tools.sandbox_notes import TMP_FULL, sandbox_note
 from localhand.tools.workspace import Workspace
 from localhand.types import ToolResult
 
@@ -81,6 +82,7 @@ def run_shell(
     keep_background: bool = False,
     sandbox: Sandbox | None = None,
     workspace: str | os.PathLike[str] | None = None,
+    approver: Approver | None = None,
 ) -> CommandOutput:
     """Run ``command`` with bash (``/bin/sh`` if there is none) in ``cwd`` and capture it all.
 
@@ -91,7 +93,8 @@ def run_shell(
 
     It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
     ``workspace`` (default ``cwd``) as the only tree it may write. ``isolate_network`` runs it
-    without network access. Raises ``ToolError``, having run nothing, where the sandbox is
+    without network access. ``approver`` is asked about a host the network proxy does not
+    allow (None: refused). Raises ``ToolError``, having run nothing, where the sandbox is
     required or network isolation asked for but the system cannot provide them.
     """
     box = sandbox if sandbox is not None else current_sandbox()
@@ -105,11 +108,19 @@ def run_shell(
     environment = command_environment(env, keep=keep_env)
     if wrap is not None:
         environment = box.environment(environment, workspace or cwd)
-    flags = box.offline_flags(workspace or cwd)
+    if wrap is None:
+        flags = box.offline_flags(workspace or cwd)
+    else:
+        flags = box.supervisor_flags(workspace or cwd)
     capture = _HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
-    with limited(box.limits if box.on else NO_LIMITS) as limiter:
+    from localhand.safety import netbox  # the proxy's modules: loaded by the first command
+
+    with (
+        limited(box.limits if box.on else NO_LIMITS) as limiter,
+        netbox.asking(box if wrap is not None else None, approver),
+    ):
         supervised = Supervised(argv, cwd, environment, limiter.wrapping(wrap), flags=flags)
         try:
             timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
@@ -290,6 +301,7 @@ class ShellTool:
             tail_bytes=limits.command_tail_bytes,
             keep_env=self.keep_env,
             isolate_network=self.isolate_network,
+            approver=self.approver,
         )
         notes = []
         if bounded != timeout_ms:
@@ -318,6 +330,10 @@ class ShellTool:
             notes.append(boundary)
             if boundary.startswith(TMP_FULL):  # a limit met: one of the run's events too
                 limit_hit(f"A command met a sandbox limit: {boundary[1:-1]}")
+        if not self.isolate_network and available() is None:
+            from localhand.safety.netbox import refusal_notes
+
+            notes += refusal_notes(current_sandbox())
         if kept:
             notes.append(kept)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
@@ -345,42 +361,6 @@ class ShellTool:
     def close(self) -> None:
         """Nothing to do: every command's processes end when it returns. Kept for the
         registry's ``close()``, which calls it on every tool owner."""
-
-
-_NO_NETWORK_SIGNS = (
-    "Network is unreachable",
-    "Temporary failure in name resolution",
-    "Could not resolve host",
-    "Name or service not known",
-    "No address associated with hostname",
-)
-
-
-TMP_FULL = "[Sandbox: /tmp, /var/tmp, /dev/shm and $HOME"
-
-
-def sandbox_note(output: str, sandbox: Sandbox, isolate_network: bool = False) -> str | None:
-    """What to tell the model when its command failed on the sandbox's walls, so it does
-    not try the same thing another way; None when it did not meet them."""
-    if not sandbox.on or available() is not None:
-        return None
-    if "Read-only file system" in output:
-        where = "inside the workspace" if sandbox.mode == "workspace-write" else "nowhere"
-        return (
-            f"[Sandbox: commands may write {where} (and in a private /tmp that is discarded); "
-            "everything else is read-only, by design, so that write cannot succeed. Keep your "
-            "work inside the workspace.]"
-        )
-    if "No space left on device" in output and sandbox.limits.tmp_size is not None:
-        return (
-            f"{TMP_FULL} hold at most "
-            f"{sandbox.limits.tmp_size // 1024**2} MiB each here ([sandbox] tmp_size), and one "
-            "is full; write less there, or write inside the workspace.]"
-        )
-    network_off = isolate_network or not sandbox.network
-    if network_off and any(sign in output for sign in _NO_NETWORK_SIGNS):
-        return "[Sandbox: commands have no network access in this run, by design.]"
-    return None
 
 
 def _status(code: int | None) -> str:
