@@ -136,6 +136,14 @@ class Result:
     """Which model-family profile applied (``localhand.profiles``): its name, thinking,
     sampling, history choices and think budget. None when no model was asked (a run that
     ended before, or a plan)."""
+    check_files_changed: list[str] = field(default_factory=list)
+    """The checks' own files (tests, the verify script, test configuration) the run created,
+    changed or deleted: its checks ran against them as they were before the run, or did not
+    count as passed where they could not (``localhand.run.checkguard``)."""
+    sensitive_changes: list[str] = field(default_factory=list)
+    """Changes ``files_modified`` leaves out or does not single out: code that runs later
+    under ignored folders (``.venv`` start-up hooks and scripts, ``node_modules/.bin``,
+    ``.git/hooks``, ``.git/config``) and files that instruct agents (``AGENTS.md``...)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

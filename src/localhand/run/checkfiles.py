@@ -1,0 +1,210 @@
+"""Which files are a check's own: what a check command runs, rather than the code it checks.
+
+A model that cannot make the tests pass can make the tests say they pass: rewrite the script
+``--verify`` names, a test, a ``conftest.py`` that skips everything, a ``pytest.ini`` whose
+``addopts`` selects nothing, a ``package.json`` test script that is ``exit 0``, a
+``sitecustomize.py`` the check's Python imports at start-up. ``CheckFiles`` tells those files
+apart by their paths (and, for a verify command, by what the command names), so that
+``localhand.run.checkguard`` can run the checks against them as they were before the run.
+
+Never the code under test: a file counts only for what it is to the test runner, and a file
+whose test settings sit beside other settings (``pyproject.toml``, ``setup.cfg``,
+``package.json``) counts only when its test part changed (``test_part``).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from localhand.safety.shellparse import TooDeep, parse
+from localhand.safety.shellsyntax import Command, Script
+
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "t"})
+"""A file anywhere under a folder of one of these names is a test's."""
+_TEST_NAME = re.compile(
+    r"""^(?:test_.*\.py|.*_tests?\.py|conftest\.py|.*_test\.go|.*_spec\.rb|.*[._-](?:test|spec)
+    \.[cm]?[jt]sx?|.*\.(?:test|spec)\..+|test[^/]*\.sh|.*Tests?\.(?:java|kt|cs|php|swift))$""",
+    re.VERBOSE,
+)
+TEST_CONFIGS = frozenset(
+    {"pytest.ini", "tox.ini", "noxfile.py", ".rspec", "phpunit.xml", "phpunit.xml.dist"}
+)
+"""Files that are test configuration through and through."""
+_CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "vitest.workspace.", ".mocharc",
+                    "karma.conf.", "playwright.config.", "cypress.config.", "ava.config.")  # fmt: skip
+SECTIONED = frozenset({"pyproject.toml", "setup.cfg", "package.json"})
+"""Files with a test part beside other settings: they count when that part changed."""
+STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
+"""Python imports these at start-up from anywhere on its path: so does a check's Python."""
+SHADOWING = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "nose", "nose2",
+                       "hypothesis", "coverage", "xdist"})  # fmt: skip
+"""Modules of test tools: one the run creates in the workspace is imported in their place
+(``python -m pytest`` puts the working directory first on ``sys.path``)."""
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+_INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "dash", "zsh", "ksh", "node",
+                           "nodejs", "deno", "bun", "ruby", "perl", "php", "Rscript", "tsx",
+                           "ts-node", "lua", "julia", "pypy", "pypy3"})  # fmt: skip
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+_WRAPPERS = frozenset({"env", "time", "nice", "command", "exec", "timeout", "xvfb-run",
+                       "nohup", "stdbuf"})  # fmt: skip
+_RUNNERS = frozenset({"pytest", "py.test", "jest", "mocha", "vitest", "tap", "ava", "rspec",
+                      "phpunit", "bats", "unittest"})  # fmt: skip
+"""Test runners whose path arguments are tests (``pytest check_calc.py``)."""
+_RUN_VIA = {"uv": "run", "poetry": "run", "pipenv": "run", "hatch": "run", "pdm": "run",
+            "npx": "", "pnpx": "", "bunx": ""}  # fmt: skip
+
+
+@dataclass(slots=True)
+class CheckFiles:
+    """The check files of a set of verify commands: those they name, and every file that is
+    a test, test configuration or a Python start-up hook by its path."""
+
+    named: set[str] = field(default_factory=set)
+    """Workspace-relative files (or folders) the commands run or hand to a test runner."""
+    makefile: bool = False
+    """A command runs ``make``: the Makefile is the check's own."""
+
+    @classmethod
+    def of(cls, commands: Iterable[str]) -> CheckFiles:
+        files = cls()
+        for command in commands:
+            try:
+                script = parse(command)
+            except (TooDeep, RecursionError):
+                continue  # nothing named: the path rules still hold
+            for cmd in _simple_commands(script):
+                files._add(cmd)
+        return files
+
+    def _add(self, cmd: Command) -> None:
+        words = [w.text for w in cmd.words if not w.leading_dynamic]
+        words = _unwrapped(words)
+        if not words:
+            return
+        program = os.path.basename(words[0])
+        name = _family(program)
+        if "/" in words[0]:
+            self.named.add(_relative(words[0]))
+        if name in MAKEFILES or program in ("make", "gmake"):
+            self.makefile = True
+        args = words[1:]
+        if name in _INTERPRETERS:
+            self._interpreter(name, args)
+        elif name in _RUNNERS or (name == "go" and args[:1] == ["test"]):
+            self.named.update(_relative(a) for a in args if not a.startswith("-"))
+        elif name in ("source", "."):
+            self.named.update(_relative(a) for a in args[:1])
+
+    def _interpreter(self, name: str, args: list[str]) -> None:
+        position = 0
+        while position < len(args):
+            arg = args[position]
+            position += 1
+            if name in _SHELLS and arg.startswith("-") and "c" in arg[1:]:
+                if position < len(args):  # bash -c '...': what it runs, parsed in turn
+                    self.named |= CheckFiles.of([args[position]]).named
+                    self.makefile |= CheckFiles.of([args[position]]).makefile
+                return
+            if arg in ("-c", "-e", "--eval", "-p", "--print"):
+                return  # inline code names no file
+            if arg == "-m" and position < len(args):
+                module = args[position]
+                if module in _RUNNERS:
+                    rest = args[position + 1 :]
+                    self.named.update(_relative(a) for a in rest if not a.startswith("-"))
+                else:  # python -m check_calc: the module is the check
+                    self.named.add(module.replace(".", "/") + ".py")
+                return
+            if not arg.startswith("-"):
+                self.named.add(_relative(arg))
+                return
+
+    def holds(self, relpath: str) -> bool:
+        """Whether ``relpath`` (as the change tracker names files) is a check file."""
+        parts = relpath.split(os.sep)
+        name = parts[-1]
+        if relpath in self.named or any(
+            relpath.startswith(folder.rstrip("/") + os.sep) for folder in self.named
+        ):
+            return True
+        if _TEST_NAME.match(name) or any(part in TEST_DIRS for part in parts[:-1]):
+            return True
+        if name in TEST_CONFIGS or name.startswith(_CONFIG_PREFIXES) or name in SECTIONED:
+            return True
+        if name in STARTUP_HOOKS or name.endswith(".pth"):
+            return True
+        return self.makefile and name in MAKEFILES
+
+    def shadows(self, relpath: str) -> bool:
+        """Whether ``relpath``, created by the run, would be imported in a test tool's place."""
+        first = relpath.split(os.sep)[0]
+        module = first[:-3] if first.endswith(".py") else first
+        return module in SHADOWING or module.startswith("pytest_")
+
+
+def test_part(relpath: str, data: bytes | None) -> Any:
+    """What of a sectioned file (``SECTIONED``) the test runners read; the whole content for
+    any other file. Content that does not parse stands for itself: a change to it counts."""
+    name = os.path.basename(relpath)
+    if data is None or name not in SECTIONED:
+        return data
+    text = data.decode("utf-8", "replace")
+    try:
+        if name == "pyproject.toml":
+            return tomllib.loads(text).get("tool", {}).get("pytest")
+        if name == "package.json":
+            package = json.loads(text)
+            keys = ("scripts", "jest", "mocha", "vitest", "ava", "c8", "nyc")
+            return {key: package.get(key) for key in keys} if isinstance(package, dict) else text
+        config = configparser.ConfigParser(interpolation=None)
+        config.read_string(text)
+        return {s: dict(config[s]) for s in config.sections() if "test" in s}
+    except (ValueError, configparser.Error):
+        return text
+
+
+def _simple_commands(script: Script) -> Iterator[Command]:
+    for pipeline in script.pipelines:
+        for cmd in pipeline.commands:
+            yield cmd
+            if cmd.body is not None:
+                yield from _simple_commands(cmd.body)
+            for sub in [*cmd.subs, *(s for w in cmd.words for s in w.subs)]:
+                yield from _simple_commands(sub)
+
+
+def _unwrapped(words: list[str]) -> list[str]:
+    """``words`` without the programs that only run the next one (``env X=1``, ``uv run``)."""
+    while words:
+        head = os.path.basename(words[0])
+        if head in _WRAPPERS:
+            words = words[1:]
+            while words and (words[0].startswith("-") or "=" in words[0] or words[0][:1].isdigit()):
+                words = words[1:]
+        elif head in _RUN_VIA and (not _RUN_VIA[head] or words[1:2] == [_RUN_VIA[head]]):
+            words = words[1 + bool(_RUN_VIA[head]) :]
+            while words and words[0].startswith("-"):
+                words = words[1:]
+        else:
+            return words
+    return words
+
+
+def _family(program: str) -> str:
+    if program.startswith("python") and program[6:].replace(".", "").isdigit():
+        return "python3"
+    return program
+
+
+def _relative(path: str) -> str:
+    return os.path.normpath(path.removeprefix("./")) if path else path
+
+
+__all__ = ["CheckFiles", "test_part"]
