@@ -11,8 +11,8 @@ through a file tool and one through a command count alike.
 When the run changed some, each command check runs in the sandbox with the files from before
 the run laid read-only over the workspace's (bubblewrap binds; a check file the run created
 is hidden under an empty one) and the check's name says so. Where that cannot be done (no
-sandbox; a check script or ``pytest.ini`` that did not exist before, which an empty file would
-not stand in for; a file too large to keep) the check is not counted as passed, and says which
+sandbox; a check script, ``pytest.ini`` or module named like a test tool that did not exist
+before, for which an empty file would not stand in for none; a file too large to keep) the check is not counted as passed, and says which
 check files changed. Either way ``changed_files`` names them for the Result and a warning.
 
 What this cannot catch: code under test that fakes its own success (a function that returns
@@ -188,8 +188,10 @@ class _Guarded:
         if not box.on or available() is not None:
             return "without the sandbox they cannot be laid back for the check"
         for relpath, before in self.changes.items():
-            if before is None and (
-                relpath in self.guard.files.named or os.path.basename(relpath) == "pytest.ini"
+            if before is None and (  # where an empty file would not be as good as none
+                relpath in self.guard.files.named
+                or os.path.basename(relpath) == "pytest.ini"
+                or self.guard.files.shadows(relpath)
             ):
                 return f"{relpath} did not exist before the run"
             if before is not None and before.kind == "file" and before.data is None:
