@@ -47,7 +47,7 @@ class Baseline:
     def _take(self) -> None:
         try:
             try:
-                self._tracker = ChangeTracker(self.workspace)
+                self._tracker = ChangeTracker(self.workspace, keep=self.guard.keeps)
             finally:
                 self.guard.capture(self._tracker)
             self._git = gitstate.record_before(self.workspace, self.task_id)

@@ -10,10 +10,11 @@ through a file tool and one through a command count alike.
 
 When the run changed some, each command check runs in the sandbox with the files from before
 the run laid read-only over the workspace's (bubblewrap binds; a check file the run created
-is hidden under an empty one) and the check's name says so. Where that cannot be done (no
+is hidden under an empty one) and the check's output says so. Where that cannot be done (no
 sandbox; a check script, ``pytest.ini`` or module named like a test tool that did not exist
-before, for which an empty file would not stand in for none; a file too large to keep) the check is not counted as passed, and says which
-check files changed. Either way ``changed_files`` names them for the Result and a warning.
+before, for which an empty file would not stand in for none; a file too large to keep) the
+check is not counted as passed, and says which check files changed. Either way
+``changed_files`` names them for the Result and a warning.
 
 What this cannot catch: code under test that fakes its own success (a function that returns
 what the test expects only under test), or a check that reads files no rule here names.
@@ -25,15 +26,15 @@ import dataclasses
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from localhand.run.checkfiles import CheckFiles, test_part
 from localhand.run.hidden import (
-    KEEP_LIMIT,
     Entry,
     HiddenState,
     is_instruction_file,
+    kept_entry,
     read_entry,
     runs_in_checks,
 )
@@ -43,8 +44,6 @@ from localhand.safety.sandbox import available, current_sandbox
 from localhand.tools.shell import run_shell
 from localhand.types import CheckResult
 
-KEEP_TOTAL = 64 * 1024 * 1024
-"""Check files are kept whole up to this much in all; past it only their fingerprints."""
 CAPTURE_TIMEOUT_S = 120
 
 
@@ -71,19 +70,27 @@ class CheckGuard:
                 self._tracker = tracker
                 self._hidden = HiddenState.take(self.workspace)
                 if self.commands:
-                    self._keep(tracker.baseline)
+                    self._keep(tracker)
         finally:
             self._captured.set()
 
-    def _keep(self, baseline: Snapshot) -> None:
-        kept = 0
-        for relpath in baseline.files:
-            if not self.files.holds(relpath):
-                continue
-            entry = _read(self.workspace / relpath, whole=kept < KEEP_TOTAL)
+    def _keep(self, tracker: ChangeTracker) -> None:
+        """The check files of the baseline: their contents from what the tracker read to hash
+        them (``keeps``); links, files too large and those past its limit one by one."""
+        for relpath in filter(self.files.holds, tracker.baseline.files):
+            data = tracker.kept.get(relpath)
+            if data is None:
+                entry = _read(self.workspace / relpath, whole=False)
+            else:  # the mode only matters to a script run as ./check.sh
+                named = relpath in self.files.named
+                entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
             if entry is not None:
                 self._originals[relpath] = entry
-                kept += len(entry.data or b"")
+
+    @property
+    def keeps(self) -> Callable[[str], bool] | None:
+        """Which files' contents the change tracker keeps for this guard (None: none)."""
+        return self.files.holds if self.commands else None
 
     # -- what changed ----------------------------------------------------------------------
 
@@ -95,10 +102,13 @@ class CheckGuard:
         """Changed check files → their entry from before the run (None: the run created it)."""
         if not self.commands or not self._ready() or self._tracker is None:
             return {}
+        baseline = self._tracker.baseline
         current = Snapshot.take(self.workspace, self._tracker.own)
         originals = self._originals
-        candidates = originals.keys() | {p for p in current.files if self.files.holds(p)}
-        created = current.files.keys() - self._tracker.baseline.files.keys()
+        # Only files whose stat changed (or was too recent to vouch for them) are read.
+        maybe = current.changed_since(baseline)
+        candidates = {p for p in maybe if p in originals or self.files.holds(p)}
+        created = current.files.keys() - baseline.files.keys()
         candidates |= {p for p in created if self.files.shadows(p)}
         changes: dict[str, Entry | None] = {}
         for relpath in candidates:
@@ -219,6 +229,13 @@ def _read(path: Path, *, whole: bool = True) -> Entry | None:
     return entry
 
 
+def _mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0o644
+
+
 def _changed(relpath: str, before: Entry | None, after: Entry | None) -> bool:
     if before is None or after is None:
         return before is not after
@@ -277,4 +294,4 @@ def _remove_mount_points(paths: Sequence[str]) -> None:
             pass  # something was written there meanwhile: not ours to remove
 
 
-__all__ = ["KEEP_LIMIT", "CheckGuard"]
+__all__ = ["CheckGuard", "changed_warning"]

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
+from localhand.run.snapshot import HASH_LIMIT
+
 VENV_NAMES = (".venv", "venv", "env", ".env")
 """Folders at the top of the workspace taken as virtual environments (and any other that holds
 a ``pyvenv.cfg``)."""
@@ -32,8 +34,9 @@ INSTRUCTION_FILES = frozenset(
 )
 """Files that instruct coding agents (localhand's own settings among them), at any depth."""
 INSTRUCTION_DIRS = (".cursor/rules/", ".github/instructions/", ".clinerules/", ".claude/")
-KEEP_LIMIT = 1024 * 1024
-"""Files up to this size are kept whole, so that a check can be run against them."""
+KEEP_LIMIT = HASH_LIMIT
+"""Files up to this size are kept whole, so that a check can be run against them (and compared
+by the same hash as the change tracker's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,8 +166,13 @@ def read_entry(path: str, listed_only: bool = False) -> Entry | None:
             data = handle.read(KEEP_LIMIT + 1)
     except OSError:
         return None
+    return kept_entry(data, stat.st_mode)
+
+
+def kept_entry(data: bytes, mode: int = 0o644) -> Entry:
+    """The entry of a regular file with contents ``data``."""
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return Entry("file", data, digest, mode=stat.st_mode & 0o7777)
+    return Entry("file", data, digest, mode=mode & 0o7777)
 
 
 def _differs(before: Entry | None, after: Entry | None) -> bool:
