@@ -30,7 +30,9 @@ TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 def project(root: Path) -> Path:
     (root / "calc.py").write_text(WRONG)
-    (root / "check_calc.py").write_text("from calc import add\nassert add(2, 3) == 5\nprint('ok')\n")
+    (root / "check_calc.py").write_text(
+        "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n"
+    )
     (root / "check.sh").write_text("set -e\npython3 check_calc.py\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_calc.py").write_text(TEST)
@@ -65,7 +67,8 @@ ATTACKS = {
     ),
     "script replaced by a symlink": (
         "./check.sh",
-        [command("printf 'exit 0\\n' > ok.sh && chmod +x ok.sh && rm check.sh && ln -s ok.sh check.sh")],
+        [command("printf 'exit 0\\n' > ok.sh && chmod +x ok.sh && rm check.sh"),
+         command("ln -s ok.sh check.sh")],
         ["check.sh"],
     ),
     "test edited with sed": (
@@ -132,7 +135,9 @@ def test_a_check_the_run_changed_runs_against_its_files_from_before(
 
 @needs_bwrap
 @pytest.mark.parametrize("verify", ["python3 check_calc.py", "bash check.sh", PYTEST])
-def test_fixing_the_code_still_passes_with_the_checks_unchanged(tmp_path: Path, verify: str) -> None:
+def test_fixing_the_code_still_passes_with_the_checks_unchanged(
+    tmp_path: Path, verify: str
+) -> None:
     root = project(tmp_path)
     result, _ = run(root, [call("write_file", path="calc.py", content=RIGHT)], verify)
     assert (result.status, result.check_files_changed) == ("pass", [])

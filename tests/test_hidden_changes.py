@@ -18,10 +18,11 @@ from localhand.cli.view import TerminalView
 from localhand.events import EventBus, EventLog, TaskFinished
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.agent import Agent
-from localhand.run.checkfiles import CheckFiles, test_part
+from localhand.run.checkfiles import CheckFiles, check_part
 from localhand.run.hidden import HiddenState
 from localhand.run.verify import CommandCheck
 from localhand.safety.sandbox import available
+from localhand.tools import default_tools
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason="bubblewrap cannot run here")
 
@@ -55,7 +56,10 @@ def test_changes_in_ignored_folders_and_instruction_files_are_listed(tmp_path: P
     ]
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)
-    result = Agent(ScriptedModel(steps), root, bus=bus).run("Change things")
+    tools = default_tools(root, policy="never")  # the user allowed every command
+    result = Agent(ScriptedModel(steps), root, tools=tools, bus=bus).run("Change things")
+    refused = [e for e in log.of_type("tool_call") if not e.ok]
+    assert refused == []
     assert result.sensitive_changes == sorted(
         [
             ".git/config",
@@ -140,17 +144,17 @@ def test_a_settings_file_counts_only_for_its_test_part() -> None:
     pyproject = b'[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-q"\n'
     renamed = pyproject.replace(b'"a"', b'"b"')
     selecting = pyproject.replace(b'"-q"', b'"-k nothing"')
-    assert test_part("pyproject.toml", pyproject) == test_part("pyproject.toml", renamed)
-    assert test_part("pyproject.toml", pyproject) != test_part("pyproject.toml", selecting)
+    assert check_part("pyproject.toml", pyproject) == check_part("pyproject.toml", renamed)
+    assert check_part("pyproject.toml", pyproject) != check_part("pyproject.toml", selecting)
     package = {"name": "a", "scripts": {"test": "node test.js"}, "dependencies": {}}
     more = {**package, "dependencies": {"left-pad": "1"}}
     faked = {**package, "scripts": {"test": "exit 0"}}
     as_bytes = [json.dumps(p).encode() for p in (package, more, faked)]
-    parts = [test_part("package.json", data) for data in as_bytes]
+    parts = [check_part("package.json", data) for data in as_bytes]
     assert parts[0] == parts[1] != parts[2]
     setup = b"[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n"
-    assert test_part("setup.cfg", setup) != test_part("setup.cfg", setup.replace(b"-q", b"-x"))
-    assert test_part("setup.cfg", setup) == test_part("setup.cfg", setup.replace(b"= a", b"= b"))
+    assert check_part("setup.cfg", setup) != check_part("setup.cfg", setup.replace(b"-q", b"-x"))
+    assert check_part("setup.cfg", setup) == check_part("setup.cfg", setup.replace(b"= a", b"= b"))
 
 
 @needs_bwrap

@@ -53,8 +53,9 @@ class AnswerCheck:
         if not self.checks or self._checked_since_change:
             return None
         self._checked_since_change = True
+        changed: list[str] = []
         if self.guard is None:
-            results, changed = run_checks(self.checks, self.workspace), []
+            results = run_checks(self.checks, self.workspace)
         else:
             results, changed = self.guard.run(self.checks)
         failing = [r for r in results if not r.passed]

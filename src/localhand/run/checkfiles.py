@@ -9,7 +9,7 @@ apart by their paths (and, for a verify command, by what the command names), so 
 
 Never the code under test: a file counts only for what it is to the test runner, and a file
 whose test settings sit beside other settings (``pyproject.toml``, ``setup.cfg``,
-``package.json``) counts only when its test part changed (``test_part``).
+``package.json``) counts only when its test part changed (``check_part``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ TEST_CONFIGS = frozenset(
 )
 """Files that are test configuration through and through."""
 _CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "vitest.workspace.", ".mocharc",
-                    "karma.conf.", "playwright.config.", "cypress.config.", "ava.config.")  # fmt: skip
+                    "karma.conf.", "playwright.config.", "cypress.config.",
+                    "ava.config.")  # fmt: skip
 SECTIONED = frozenset({"pyproject.toml", "setup.cfg", "package.json"})
 """Files with a test part beside other settings: they count when that part changed."""
 STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -149,7 +150,7 @@ class CheckFiles:
         return module in SHADOWING or module.startswith("pytest_")
 
 
-def test_part(relpath: str, data: bytes | None) -> Any:
+def check_part(relpath: str, data: bytes | None) -> Any:
     """What of a sectioned file (``SECTIONED``) the test runners read; the whole content for
     any other file. Content that does not parse stands for itself: a change to it counts."""
     name = os.path.basename(relpath)
@@ -207,4 +208,4 @@ def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "test_part"]
+__all__ = ["CheckFiles", "check_part"]

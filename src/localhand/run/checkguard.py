@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from localhand.run.checkfiles import CheckFiles, test_part
+from localhand.run.checkfiles import CheckFiles, check_part
 from localhand.run.hidden import (
     Entry,
     HiddenState,
@@ -242,7 +242,7 @@ def _changed(relpath: str, before: Entry | None, after: Entry | None) -> bool:
     if before.kind != after.kind:
         return True
     if before.kind == "file" and before.data is not None and after.data is not None:
-        return test_part(relpath, before.data) != test_part(relpath, after.data)
+        return bool(check_part(relpath, before.data) != check_part(relpath, after.data))
     return before.fingerprint != after.fingerprint
 
 

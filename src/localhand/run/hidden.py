@@ -30,8 +30,8 @@ a ``pyvenv.cfg``)."""
 INSTRUCTION_FILES = frozenset(
     {"AGENTS.md", "AGENT.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", ".cursorrules",
      ".windsurfrules", ".clinerules", "copilot-instructions.md", "CONVENTIONS.md",
-     ".aider.conf.yml", "localhand.toml"}  # fmt: skip
-)
+     ".aider.conf.yml", "localhand.toml"}
+)  # fmt: skip
 """Files that instruct coding agents (localhand's own settings among them), at any depth."""
 INSTRUCTION_DIRS = (".cursor/rules/", ".github/instructions/", ".clinerules/", ".claude/")
 KEEP_LIMIT = HASH_LIMIT

@@ -33,7 +33,7 @@ from localhand.events import Warning as WarningEvent
 from localhand.run.checkguard import CheckGuard, changed_warning
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.verify import Check, run_checks
-from localhand.types import CheckResult
+from localhand.types import CheckResult, Result
 
 CANCELLED = "cancelled"
 
@@ -188,7 +188,7 @@ class Run:
 
     def finish(self, result: R) -> R:
         """Write the follow-up task of a run that did not pass, then announce the Result."""
-        if self.guard is not None and hasattr(result, "sensitive_changes"):
+        if self.guard is not None and isinstance(result, Result):
             result.check_files_changed = list(self.check_files_changed)
             result.sensitive_changes = self.guard.sensitive_changes(result.files_modified)
         if result.status != "pass" and self.follow_up is not None:

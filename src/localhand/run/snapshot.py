@@ -196,7 +196,8 @@ class ChangeTracker:
         self._baseline_digests: dict[str, str | None] = {}
         kept_bytes = 0
         for path in self.baseline.files:
-            into = self.kept if keep is not None and kept_bytes < KEEP_TOTAL and keep(path) else None
+            wanted = keep is not None and kept_bytes < KEEP_TOTAL and keep(path)
+            into = self.kept if wanted else None
             self._baseline_digests[path] = self.baseline.digest(path, into)
             if into is not None:
                 kept_bytes += len(self.kept.get(path, b""))
