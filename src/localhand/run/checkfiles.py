@@ -44,6 +44,7 @@ SECTIONED = frozenset({"pyproject.toml", "setup.cfg", "package.json"})
 """Files with a test part beside other settings: they count when that part changed."""
 STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
 """Python imports these at start-up from anywhere on its path: so does a check's Python."""
+_FIXED_NAMES = TEST_CONFIGS | SECTIONED | STARTUP_HOOKS
 SHADOWING = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "nose", "nose2",
                        "hypothesis", "coverage", "xdist"})  # fmt: skip
 """Modules of test tools: one the run creates in the workspace is imported in their place
@@ -71,6 +72,7 @@ class CheckFiles:
     """Workspace-relative files (or folders) the commands run or hand to a test runner."""
     makefile: bool = False
     """A command runs ``make``: the Makefile is the check's own."""
+    _folders: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, commands: Iterable[str]) -> CheckFiles:
@@ -128,20 +130,35 @@ class CheckFiles:
                 return
 
     def holds(self, relpath: str) -> bool:
-        """Whether ``relpath`` (as the change tracker names files) is a check file."""
-        parts = relpath.split(os.sep)
-        name = parts[-1]
-        if relpath in self.named or any(
-            relpath.startswith(folder.rstrip("/") + os.sep) for folder in self.named
+        """Whether ``relpath`` (as the change tracker names files) is a check file. Asked of
+        every file when the run starts: the cheap tests go first."""
+        folder, _, name = relpath.rpartition(os.sep)
+        if (
+            name in _FIXED_NAMES
+            or name.endswith(".pth")
+            or name.startswith(_CONFIG_PREFIXES)
+            or relpath in self.named
+            or (self.makefile and name in MAKEFILES)
         ):
             return True
-        if _TEST_NAME.match(name) or any(part in TEST_DIRS for part in parts[:-1]):
+        if folder and not TEST_DIRS.isdisjoint(folder.split(os.sep)):
             return True
-        if name in TEST_CONFIGS or name.startswith(_CONFIG_PREFIXES) or name in SECTIONED:
+        if self.named and relpath.startswith(self.folders()):
             return True
-        if name in STARTUP_HOOKS or name.endswith(".pth"):
-            return True
-        return self.makefile and name in MAKEFILES
+        lowered = name.lower()  # most names have neither: no pattern to match
+        return ("test" in lowered or "spec" in lowered) and _TEST_NAME.match(name) is not None
+
+    def folders(self) -> tuple[str, ...]:
+        """What lies under a named path is named too (``pytest checks/``)."""
+        if self._folders is None:
+            self._folders = tuple(name.rstrip(os.sep) + os.sep for name in self.named)
+        return self._folders
+
+    def inside(self, workspace: str | os.PathLike[str]) -> CheckFiles:
+        """These check files with the absolute paths in ``workspace`` made relative to it."""
+        root = os.path.realpath(workspace)
+        named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
+        return CheckFiles(named, self.makefile)
 
     def shadows(self, relpath: str) -> bool:
         """Whether ``relpath``, created by the run, would be imported in a test tool's place."""
@@ -202,6 +219,10 @@ def _family(program: str) -> str:
     if program.startswith("python") and program[6:].replace(".", "").isdigit():
         return "python3"
     return program
+
+
+def _within(path: str, root: str) -> bool:
+    return os.path.isabs(path) and (path == root or path.startswith(root.rstrip(os.sep) + os.sep))
 
 
 def _relative(path: str) -> str:

@@ -53,8 +53,7 @@ class CheckGuard:
     def __init__(self, workspace: Path, checks: Sequence[Check] = ()) -> None:
         self.workspace = Path(workspace)
         self.commands = [check.command for check in checks if isinstance(check, CommandCheck)]
-        self.files = CheckFiles.of(self.commands)
-        self.files.named = {self._inside(name) for name in self.files.named}
+        self.files = CheckFiles.of(self.commands).inside(self.workspace)
         self._originals: dict[str, Entry] = {}
         self._hidden: HiddenState | None = None
         self._tracker: ChangeTracker | None = None
@@ -132,15 +131,6 @@ class CheckGuard:
 
     def _ready(self) -> bool:
         return self._captured.wait(CAPTURE_TIMEOUT_S)
-
-    def _inside(self, name: str) -> str:
-        path = Path(name)
-        if not path.is_absolute():
-            return name
-        try:
-            return str(path.relative_to(self.workspace))
-        except ValueError:
-            return name
 
     # -- running the checks ----------------------------------------------------------------
 
