@@ -160,13 +160,7 @@ def test_a_settings_file_counts_only_for_its_test_part() -> None:
 @needs_bwrap
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_a_package_json_test_script_turned_into_exit_0_does_not_pass(tmp_path: Path) -> None:
-    (tmp_path / "package.json").write_text(
-        json.dumps({"name": "calc", "version": "1.0.0", "scripts": {"test": "node check.js"}})
-    )
-    (tmp_path / "calc.js").write_text("exports.add = (a, b) => a - b;\n")
-    (tmp_path / "check.js").write_text(
-        "const {add} = require('./calc');\nif (add(2, 3) !== 5) process.exit(1);\n"
-    )
+    npm_project(tmp_path)
     edit = "node -e \"const f='package.json',p=require('./'+f);p.scripts.test='exit 0';" \
         "require('fs').writeFileSync(f, JSON.stringify(p))\""  # fmt: skip
     steps = [call("run_command", command=edit), "Done.", "Done."]
@@ -174,3 +168,43 @@ def test_a_package_json_test_script_turned_into_exit_0_does_not_pass(tmp_path: P
     result = Agent(ScriptedModel(steps), tmp_path, checks=checks).run("Fix add()")
     assert '"exit 0"' in (tmp_path / "package.json").read_text()  # the run did change it
     assert (result.status, result.check_files_changed) == ("fail", ["package.json"])
+
+
+def npm_project(root: Path) -> Path:
+    package = {"name": "calc", "version": "1.0.0", "scripts": {"test": "node check.js"}}
+    (root / "package.json").write_text(json.dumps(package))
+    (root / "calc.js").write_text("exports.add = (a, b) => a - b;\n")
+    (root / "check.js").write_text(
+        "const {add} = require('./calc');\nif (add(2, 3) !== 5) process.exit(1);\n"
+    )
+    return root
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_what_the_test_script_runs_is_the_checks_own(tmp_path: Path) -> None:
+    root = npm_project(tmp_path)
+    steps = [call("write_file", path="check.js", content="process.exit(0);\n"), "Done.", "Done."]
+    checks = [CommandCheck("npm test --silent")]
+    result = Agent(ScriptedModel(steps), root, checks=checks).run("Fix add()")
+    assert (result.status, result.check_files_changed) == ("fail", ["check.js"])
+
+
+@needs_bwrap
+def test_what_a_make_target_runs_is_the_checks_own(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text(
+        "all: build\nbuild:\n\ttrue\ntest: build\n\t@python3 verify.py\n"
+    )
+    (tmp_path / "verify.py").write_text("raise SystemExit(1)  # the work is not done\n")
+    steps = [call("run_command", command="echo 'pass' > verify.py"), "Done.", "Done."]
+    checks = [CommandCheck("make -s test")]
+    result = Agent(ScriptedModel(steps), tmp_path, checks=checks).run("Do the work")
+    assert (result.status, result.check_files_changed) == ("fail", ["verify.py"])
+
+
+def test_package_scripts_and_make_recipes_name_their_files() -> None:
+    files = CheckFiles.of(["npm run unit", "make"])
+    package = json.dumps({"scripts": {"preunit": "node setup.js", "unit": "mocha spec.js"}})
+    makefile = "default: lint\nlint:\n\t./tools/lint.sh src\nother:\n\tpython3 other.py\n"
+    commands = files.run_by({"package.json": package.encode(), "Makefile": makefile.encode()})
+    assert sorted(commands) == ["./tools/lint.sh src", "mocha spec.js", "node setup.js"]

@@ -72,6 +72,10 @@ class CheckFiles:
     """Workspace-relative files (or folders) the commands run or hand to a test runner."""
     makefile: bool = False
     """A command runs ``make``: the Makefile is the check's own."""
+    make_targets: set[str] = field(default_factory=set)
+    """The targets ``make`` is asked for (``""``: the default one)."""
+    package_scripts: set[str] = field(default_factory=set)
+    """The ``package.json`` scripts a command runs (``npm test``: test, pretest, posttest)."""
     _folders: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -95,9 +99,15 @@ class CheckFiles:
         name = _family(program)
         if "/" in words[0]:
             self.named.add(_relative(words[0]))
+        args = words[1:]
         if name in MAKEFILES or program in ("make", "gmake"):
             self.makefile = True
-        args = words[1:]
+            targets = [a for a in args if not a.startswith("-") and "=" not in a]
+            self.make_targets.update(targets or [""])
+        if name in _PACKAGE_TOOLS:
+            script = _package_script(name, args)
+            if script:
+                self.package_scripts.update((script, "pre" + script, "post" + script))
         if name in _INTERPRETERS:
             self._interpreter(name, args)
         elif name in _RUNNERS or (name == "go" and args[:1] == ["test"]):
@@ -112,8 +122,7 @@ class CheckFiles:
             position += 1
             if name in _SHELLS and arg.startswith("-") and "c" in arg[1:]:
                 if position < len(args):  # bash -c '...': what it runs, parsed in turn
-                    self.named |= CheckFiles.of([args[position]]).named
-                    self.makefile |= CheckFiles.of([args[position]]).makefile
+                    self.merge(CheckFiles.of([args[position]]))
                 return
             if arg in ("-c", "-e", "--eval", "-p", "--print"):
                 return  # inline code names no file
@@ -128,6 +137,28 @@ class CheckFiles:
             if not arg.startswith("-"):
                 self.named.add(_relative(arg))
                 return
+
+    def merge(self, other: CheckFiles) -> None:
+        self.named |= other.named
+        self.makefile |= other.makefile
+        self.make_targets |= other.make_targets
+        self.package_scripts |= other.package_scripts
+        self._folders = None
+
+    def run_by(self, kept: dict[str, bytes]) -> list[str]:
+        """The commands the check runs through ``package.json`` scripts and Makefile targets
+        (their files are the check's too), from their contents in ``kept`` (path → bytes)."""
+        commands: list[str] = []
+        if self.package_scripts and (data := kept.get("package.json")) is not None:
+            try:
+                scripts = json.loads(data).get("scripts") or {}
+            except (ValueError, AttributeError):
+                scripts = {}
+            if isinstance(scripts, dict):
+                commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
+        for name in sorted(MAKEFILES & kept.keys()) if self.make_targets else ():
+            commands += _recipes(kept[name].decode("utf-8", "replace"), self.make_targets)
+        return commands
 
     def holds(self, relpath: str) -> bool:
         """Whether ``relpath`` (as the change tracker names files) is a check file. Asked of
@@ -158,7 +189,7 @@ class CheckFiles:
         """These check files with the absolute paths in ``workspace`` made relative to it."""
         root = os.path.realpath(workspace)
         named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
-        return CheckFiles(named, self.makefile)
+        return CheckFiles(named, self.makefile, set(self.make_targets), set(self.package_scripts))
 
     def shadows(self, relpath: str) -> bool:
         """Whether ``relpath``, created by the run, would be imported in a test tool's place."""
@@ -186,6 +217,53 @@ def check_part(relpath: str, data: bytes | None) -> Any:
         return {s: dict(config[s]) for s in config.sections() if "test" in s}
     except (ValueError, configparser.Error):
         return text
+
+
+def _package_script(tool: str, args: list[str]) -> str | None:
+    """The ``package.json`` script ``npm test``, ``npm run lint``, ``yarn check`` runs."""
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        return None
+    if words[0] in ("test", "t", "tst"):
+        return "test"
+    if words[0] in ("run", "run-script", "rum", "urn"):
+        return words[1] if len(words) > 1 else None
+    if tool in ("yarn", "pnpm") and words[0] not in ("install", "add", "exec", "dlx"):
+        return words[0]  # yarn lint: a script when one is so named
+    return None
+
+
+def _recipes(makefile: str, targets: set[str]) -> list[str]:
+    """The recipe lines of ``targets`` (``""``: the first target) and of what they depend on."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    first, current = "", None
+    for line in makefile.splitlines():
+        if line.startswith("\t") and current is not None:
+            rules[current][1].append(line.strip().lstrip("@-+").strip())
+            continue
+        current = None
+        head, colon, rest = line.partition(":")
+        if not colon or line.startswith((" ", "#", ".")) or "=" in head or rest.startswith("="):
+            continue
+        for target in head.split():
+            rules.setdefault(target, ([], []))[0].extend(rest.split(";")[0].split())
+            current = current or target
+            first = first or target
+    wanted = [first if t == "" else t for t in targets]
+    seen: set[str] = set()
+    commands: list[str] = []
+    while wanted:
+        target = wanted.pop()
+        if target in seen or target not in rules:
+            continue
+        seen.add(target)
+        needs, recipe = rules[target]
+        wanted += needs
+        commands += recipe
+    return commands
+
+
+_PACKAGE_TOOLS = frozenset({"npm", "yarn", "pnpm", "bun"})
 
 
 def _simple_commands(script: Script) -> Iterator[Command]:

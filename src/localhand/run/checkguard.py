@@ -85,6 +85,25 @@ class CheckGuard:
                 entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
             if entry is not None:
                 self._originals[relpath] = entry
+        self._keep_run_by(tracker.baseline)
+
+    def _keep_run_by(self, baseline: Snapshot) -> None:
+        """What ``npm test``'s script or ``make test``'s recipe runs is the check's too."""
+        kept = {p: e.data for p, e in self._originals.items() if e.data is not None}
+        commands = self.files.run_by(kept)
+        if not commands:
+            return
+        more = CheckFiles.of(commands).inside(self.workspace)
+        self.files.merge(more)
+        if not more.named:
+            return
+        for relpath in baseline.files:
+            if relpath not in self._originals and (
+                relpath in more.named or relpath.startswith(more.folders())
+            ):
+                entry = _read(self.workspace / relpath)
+                if entry is not None:
+                    self._originals[relpath] = entry
 
     @property
     def keeps(self) -> Callable[[str], bool] | None:
