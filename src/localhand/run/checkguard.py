@@ -156,7 +156,17 @@ class CheckGuard:
     def run(self, checks: Sequence[Check]) -> tuple[list[CheckResult], list[str]]:
         """Run ``checks``; those that run commands against the check files from before the
         run when it changed them. Returns the results and the changed check files."""
-        changes = self._changes()
+        try:
+            changes = self._changes()
+        except Exception as error:  # a check that cannot be vouched for fails
+            why = f"Not counted: its own files could not be compared with the run's start ({error})"
+            results = [
+                CheckResult(name=check.command, passed=False, output_tail=why)
+                if isinstance(check, CommandCheck)
+                else run_checks([check], self.workspace)[0]
+                for check in checks
+            ]
+            return results, []
         if not changes:
             return run_checks(checks, self.workspace), []
         guarded = [_Guarded(check, self, changes) if isinstance(check, CommandCheck) else check
