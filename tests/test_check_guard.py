@@ -199,6 +199,31 @@ def test_a_venv_start_up_hook_does_not_fake_the_check(tmp_path: Path) -> None:
     assert result.files_modified == []  # .venv is ignored there, which is why the field exists
 
 
+FORGE = """import os, py_compile
+stat = os.stat("calc.py")
+wrong = open("calc.py").read()
+for text in (wrong.replace("a - b", "a + b"), wrong):  # same size; the stamp set back each time
+    open("calc.py", "w").write(text)
+    os.utime("calc.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    if text != wrong:
+        py_compile.compile("calc.py")
+"""
+
+
+@needs_bwrap
+def test_compiled_python_the_run_forged_is_not_run_by_the_check(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    steps = [
+        call("write_file", path="forge.py", content=FORGE),
+        command("python3 forge.py && ls __pycache__"),
+    ]
+    result, _ = run(root, steps, "python3 check_calc.py")
+    assert (root / "calc.py").read_text() == WRONG
+    assert any((root / "__pycache__").glob("calc.*.pyc")), "the forged bytecode is there"
+    assert (result.status, result.files_modified) == ("fail", ["forge.py"])
+    assert "AssertionError" in result.verification[0].output_tail
+
+
 @pytest.mark.parametrize("via", ["file tool", "command"])
 def test_without_the_sandbox_a_changed_check_is_not_counted(tmp_path: Path, via: str) -> None:
     root = project(tmp_path)

@@ -114,12 +114,13 @@ class CheckGuard:
 
     def changed_files(self) -> list[str]:
         """The check files the run created, changed or deleted so far."""
-        return sorted(self._changes())
+        return sorted(self._changes()[0])
 
-    def _changes(self) -> dict[str, Entry | None]:
-        """Changed check files → their entry from before the run (None: the run created it)."""
+    def _changes(self) -> tuple[dict[str, Entry | None], list[str]]:
+        """Changed check files → their entry from before the run (None: the run created it),
+        and the workspace's ``__pycache__`` folders."""
         if not self.commands or not self._ready() or self._tracker is None:
-            return {}
+            return {}, []
         baseline = self._tracker.baseline
         current = Snapshot.take(self.workspace, self._tracker.own)
         originals = self._originals
@@ -138,7 +139,7 @@ class CheckGuard:
             now = HiddenState.take(self.workspace)
             for relpath in filter(runs_in_checks, now.changed_since(self._hidden)):
                 changes[relpath] = self._hidden.entries.get(relpath)
-        return changes
+        return changes, current.bytecode
 
     def sensitive_changes(self, files_modified: Sequence[str]) -> list[str]:
         """Changes under ignored folders that run code later (``localhand.run.hidden``), and
@@ -157,7 +158,7 @@ class CheckGuard:
         """Run ``checks``; those that run commands against the check files from before the
         run when it changed them. Returns the results and the changed check files."""
         try:
-            changes = self._changes()
+            changes, bytecode = self._changes()
         except Exception as error:  # a check that cannot be vouched for fails
             why = f"Not counted: its own files could not be compared with the run's start ({error})"
             results = [
@@ -167,27 +168,35 @@ class CheckGuard:
                 for check in checks
             ]
             return results, []
-        if not changes:
+        if not _boxed():
+            bytecode = []  # without the sandbox nothing can be hidden
+        if not changes and not bytecode:
             return run_checks(checks, self.workspace), []
-        guarded = [_Guarded(check, self, changes) if isinstance(check, CommandCheck) else check
-                   for check in checks]  # fmt: skip
+        guarded = [
+            _Guarded(check, self, changes, bytecode) if isinstance(check, CommandCheck) else check
+            for check in checks
+        ]
         return run_checks(guarded, self.workspace), sorted(changes)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Guarded:
-    """A command check run with the check files from before the run laid over."""
+    """A command check run with the check files from before the run laid over, and the
+    workspace's compiled Python hidden: a ``.pyc`` whose stamp matches its source's is run in
+    the source's place, and a command can write one compiled from other code (the change
+    tracker does not look in ``__pycache__``). Python compiles the sources again instead."""
 
     check: CommandCheck
     guard: CheckGuard
     changes: dict[str, Entry | None]
+    bytecode: list[str]
 
     def __str__(self) -> str:
         return self.check.command
 
     def run(self, workspace: Path) -> CheckResult:
         listed = ", ".join(sorted(self.changes))
-        why = self._why_not(workspace)
+        why = self._why_not() if self.changes else None
         if why is not None:
             return CheckResult(
                 name=self.check.command,
@@ -197,6 +206,8 @@ class _Guarded:
             )
         with tempfile.TemporaryDirectory(prefix="localhand-check-") as kept:
             overlays = _overlays(workspace, self.changes, Path(kept))
+            empty = str(Path(kept) / "empty.d")
+            overlays += [(empty, str(workspace / folder)) for folder in self.bytecode]
             made = _missing(workspace, [target for _, target in overlays])
             box = dataclasses.replace(current_sandbox(), overlays=tuple(overlays))
             try:
@@ -204,7 +215,7 @@ class _Guarded:
                                  sandbox=box)  # fmt: skip
             finally:
                 _remove_mount_points(made)
-        note = f"[ran with the check files from before the run: {listed}]\n"
+        note = f"[ran with the check files from before the run: {listed}]\n" if listed else ""
         return CheckResult(
             name=self.check.command,
             passed=done.exit_code == 0 and not done.timed_out,
@@ -212,9 +223,8 @@ class _Guarded:
             exit_code=done.exit_code,
         )
 
-    def _why_not(self, workspace: Path) -> str | None:
-        box = current_sandbox()
-        if not box.on or available() is not None:
+    def _why_not(self) -> str | None:
+        if not _boxed():
             return "without the sandbox they cannot be laid back for the check"
         for relpath, before in self.changes.items():
             if before is None and (  # where an empty file would not be as good as none
@@ -239,6 +249,12 @@ def changed_warning(changed: Sequence[str], results: Sequence[CheckResult]) -> s
         else "checks that could not run against them as they were are not counted as passed"
     )
     return f"the run changed the checks' own files ({', '.join(changed)}): {how}"
+
+
+def _boxed() -> bool:
+    """Whether commands run in the sandbox here (where files can be laid over)."""
+    box = current_sandbox()
+    return box.on and available() is None
 
 
 def _read(path: Path, *, whole: bool = True) -> Entry | None:

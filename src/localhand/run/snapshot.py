@@ -78,6 +78,10 @@ class Snapshot:
     _digests: dict[str, str] = field(default_factory=dict)
     taken_ns: int = field(default_factory=time.time_ns)
     """When the snapshot began (wall clock, as mtimes are)."""
+    bytecode: list[str] = field(default_factory=list)
+    """The ``__pycache__`` folders the walk passed by: Python runs what is there in place of
+    the sources beside them when their stamps match, so a check hides them
+    (``localhand.run.checkguard``)."""
 
     @classmethod
     def take(cls, root: Path, own: OwnPaths | None = None) -> Snapshot:
@@ -108,6 +112,8 @@ class Snapshot:
                                 and prefix + name not in own_dirs
                             ):
                                 subdirs.append(name)
+                            elif name == "__pycache__":
+                                snapshot.bytecode.append(prefix + name)
                             continue
                         if name.endswith(IGNORED_SUFFIXES) or prefix + name in own_files:
                             continue
