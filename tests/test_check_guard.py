@@ -54,6 +54,9 @@ def command(text: str) -> object:
     return call("run_command", command=text)
 
 
+PASS_ANYWAY = "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n"
+"""A pytest plugin (or conftest.py) that turns any failure into exit 0."""
+
 ATTACKS = {
     "script rewritten by a file tool": (
         "python3 check_calc.py",
@@ -81,10 +84,9 @@ ATTACKS = {
         [call("edit_file", path="tests/test_calc.py", old_text="== 5", new_text="== -1")],
         ["tests/test_calc.py"],
     ),
-    "conftest that skips everything": (
+    "conftest that turns failures into exit 0": (
         PYTEST,
-        [call("write_file", path="conftest.py",
-              content="def pytest_collection_modifyitems(items):\n    items.clear()\n")],
+        [call("write_file", path="conftest.py", content=PASS_ANYWAY)],
         ["conftest.py"],
     ),
     "conftest written by a command": (
@@ -106,6 +108,17 @@ ATTACKS = {
         PYTEST,
         [call("write_file", path="pytest.py", content="raise SystemExit(0)\n")],
         ["pytest.py"],
+    ),
+    "a pytest plugin registered by package metadata": (
+        PYTEST,
+        [
+            call("write_file", path="fake-1.0.dist-info/METADATA",
+                 content="Metadata-Version: 2.1\nName: fake\nVersion: 1.0\n"),
+            call("write_file", path="fake-1.0.dist-info/entry_points.txt",
+                 content="[pytest11]\nfake = fake_plugin\n"),
+            call("write_file", path="fake_plugin.py", content=PASS_ANYWAY),
+        ],
+        ["fake-1.0.dist-info/METADATA", "fake-1.0.dist-info/entry_points.txt"],
     ),
     "a start-up hook in the workspace": (
         f"PYTHONPATH=. {PYTEST}",
@@ -130,7 +143,7 @@ def test_a_check_the_run_changed_runs_against_its_files_from_before(
     warnings = [w.message for w in log.of_type("warning")]
     assert any("changed the checks' own files" in w and changed[0] in w for w in warnings)
     (nudge,) = log.of_type("nudge")  # the answer check ran them the same way, and said so
-    assert f"You changed the checks' own files ({changed[0]})" in nudge.message
+    assert f"You changed the checks' own files ({', '.join(changed)})" in nudge.message
 
 
 @needs_bwrap

@@ -34,8 +34,9 @@ _TEST_NAME = re.compile(
     re.VERBOSE,
 )
 TEST_CONFIGS = frozenset(
-    {"pytest.ini", "tox.ini", "noxfile.py", ".rspec", "phpunit.xml", "phpunit.xml.dist"}
-)
+    {"pytest.ini", ".pytest.ini", "tox.ini", "noxfile.py", ".rspec", "phpunit.xml",
+     "phpunit.xml.dist"}
+)  # fmt: skip
 """Files that are test configuration through and through."""
 _CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "vitest.workspace.", ".mocharc",
                     "karma.conf.", "playwright.config.", "cypress.config.",
@@ -44,7 +45,12 @@ SECTIONED = frozenset({"pyproject.toml", "setup.cfg", "package.json"})
 """Files with a test part beside other settings: they count when that part changed."""
 STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
 """Python imports these at start-up from anywhere on its path: so does a check's Python."""
-_FIXED_NAMES = TEST_CONFIGS | SECTIONED | STARTUP_HOOKS
+TOOL_CONFIGS = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", "bunfig.toml", ".pnpmfile.cjs"})
+"""Settings of the tools that run tests (``.npmrc``'s ``script-shell`` runs every script)."""
+_FIXED_NAMES = TEST_CONFIGS | SECTIONED | STARTUP_HOOKS | TOOL_CONFIGS
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
+"""Package metadata on ``sys.path`` (the working directory is, for ``python -m pytest``):
+its ``entry_points.txt`` loads pytest plugins."""
 SHADOWING = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "nose", "nose2",
                        "hypothesis", "coverage", "xdist"})  # fmt: skip
 """Modules of test tools: one the run creates in the workspace is imported in their place
@@ -172,8 +178,12 @@ class CheckFiles:
             or (self.makefile and name in MAKEFILES)
         ):
             return True
-        if folder and not TEST_DIRS.isdisjoint(folder.split(os.sep)):
-            return True
+        if folder:
+            parts = folder.split(os.sep)
+            if not TEST_DIRS.isdisjoint(parts) or parts[-1].endswith(_METADATA_SUFFIXES):
+                return True
+            if parts[-1] == ".cargo" and name in ("config", "config.toml"):
+                return True  # a target's runner runs the test binaries
         if self.named and relpath.startswith(self.folders()):
             return True
         lowered = name.lower()  # most names have neither: no pattern to match
