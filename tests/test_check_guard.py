@@ -34,6 +34,8 @@ def project(root: Path) -> Path:
         "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n"
     )
     (root / "check.sh").write_text("set -e\npython3 check_calc.py\n")
+    (root / "run_checks.sh").symlink_to("check.sh")
+    (root / "check.sh").chmod(0o755)
     (root / "tests").mkdir()
     (root / "tests" / "test_calc.py").write_text(TEST)
     (root / "pyproject.toml").write_text(
@@ -73,6 +75,11 @@ ATTACKS = {
         [command("printf 'exit 0\\n' > ok.sh && chmod +x ok.sh && rm check.sh"),
          command("ln -s ok.sh check.sh")],
         ["check.sh"],
+    ),
+    "the file a linked check script leads to, edited": (
+        "./run_checks.sh",
+        [command("printf 'exit 0\\n' > check.sh")],
+        ["run_checks.sh"],
     ),
     "test edited with sed": (
         PYTEST,

@@ -78,8 +78,9 @@ class CheckGuard:
         them (``keeps``); links, files too large and those past its limit one by one."""
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
-            if data is None:
-                entry = _read(self.workspace / relpath, whole=False)
+            if data is None:  # a link (kept with what it leads to), or past the limit
+                link = not tracker.baseline.files[relpath].regular
+                entry = _read(self.workspace / relpath, whole=link)
             else:  # the mode only matters to a script run as ./check.sh
                 named = relpath in self.files.named
                 entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
@@ -235,7 +236,8 @@ class _Guarded:
                 return f"{relpath} did not exist before the run"
             if before is not None and before.kind == "file" and before.data is None:
                 return f"{relpath} was too large to keep"
-            if before is not None and before.kind == "link" and not os.path.exists(before.target):
+            gone = before is not None and before.data is None and not os.path.exists(before.target)
+            if before is not None and before.kind == "link" and gone:
                 return f"{relpath} was a link to {before.target}, which is gone"
         return None
 
@@ -294,7 +296,7 @@ def _overlays(
         if before is None:
             created_dir = os.path.isdir(target) and not os.path.islink(target)
             overlays.append((str(empty_dir if created_dir else empty_file), target))
-        elif before.kind == "link":
+        elif before.kind == "link" and before.data is None:
             overlays.append((before.target, target))
         elif before.kind == "dir":
             overlays.append((str(empty_dir), target))  # a folder it replaced: shown empty

@@ -152,7 +152,7 @@ def read_entry(path: str, listed_only: bool = False) -> Entry | None:
             link = os.readlink(path)
         except OSError:
             link = ""
-        return Entry("link", fingerprint=link, target=os.path.realpath(path))
+        return _link(path, link, listed_only)
     if S_ISDIR(stat.st_mode):
         return Entry("dir")
     if not S_ISREG(stat.st_mode):
@@ -160,13 +160,34 @@ def read_entry(path: str, listed_only: bool = False) -> Entry | None:
     if listed_only or stat.st_size > KEEP_LIMIT:
         fingerprint = f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}"
         return Entry("file", fingerprint="" if listed_only else fingerprint, mode=stat.st_mode)
-    try:  # never follows a link or waits on a FIFO swapped in since the lstat
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    data = _contents(path, os.O_NOFOLLOW)
+    return None if data is None else kept_entry(data, stat.st_mode)
+
+
+def _link(path: str, link: str, listed_only: bool) -> Entry:
+    """A symlink, with the contents of the file it leads to (up to ``KEEP_LIMIT``): editing
+    that file changes what runs through the link as much as re-pointing it does."""
+    target = os.path.realpath(path)
+    try:
+        stat = os.stat(target)
+    except OSError:
+        return Entry("link", fingerprint=link, target=target)
+    if listed_only or not S_ISREG(stat.st_mode) or stat.st_size > KEEP_LIMIT:
+        return Entry("link", fingerprint=link, target=target)
+    data = _contents(target, 0)
+    if data is None:
+        return Entry("link", fingerprint=link, target=target)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    return Entry("link", data, f"{link}:{digest}", target, stat.st_mode & 0o7777)
+
+
+def _contents(path: str, flags: int) -> bytes | None:
+    try:  # never waits on a FIFO swapped in since the stat
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | flags)
         with os.fdopen(descriptor, "rb") as handle:
-            data = handle.read(KEEP_LIMIT + 1)
+            return handle.read(KEEP_LIMIT + 1)
     except OSError:
         return None
-    return kept_entry(data, stat.st_mode)
 
 
 def kept_entry(data: bytes, mode: int = 0o644) -> Entry:
