@@ -28,6 +28,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from localhand.run.checkfiles import CheckFiles, check_part
 from localhand.run.hidden import (
@@ -40,7 +41,7 @@ from localhand.run.hidden import (
 )
 from localhand.run.snapshot import ChangeTracker, Snapshot
 from localhand.run.verify import TAIL_CHARS, Check, CommandCheck, run_checks
-from localhand.safety.sandbox import available, current_sandbox
+from localhand.safety.sandbox import Sandbox, available, current_sandbox
 from localhand.tools.shell import run_shell
 from localhand.types import CheckResult
 
@@ -210,7 +211,7 @@ class _Guarded:
             empty = str(Path(kept) / "empty.d")
             overlays += [(empty, str(workspace / folder)) for folder in self.bytecode]
             made = _missing(workspace, [target for _, target in overlays])
-            box = dataclasses.replace(current_sandbox(), overlays=tuple(overlays))
+            box = _Overlaid.of(current_sandbox(), tuple(overlays))
             try:
                 done = run_shell(self.check.command, workspace, timeout_s=self.check.timeout_s,
                                  sandbox=box)  # fmt: skip
@@ -251,6 +252,25 @@ def changed_warning(changed: Sequence[str], results: Sequence[CheckResult]) -> s
         else "checks that could not run against them as they were are not counted as passed"
     )
     return f"the run changed the checks' own files ({', '.join(changed)}): {how}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Overlaid(Sandbox):
+    """The sandbox in force, with ``(source, target)`` files laid read-only over the
+    workspace's (bubblewrap binds, after every other mount)."""
+
+    overlays: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, box: Sandbox, overlays: tuple[tuple[str, str], ...]) -> _Overlaid:
+        fields = {f.name: getattr(box, f.name) for f in dataclasses.fields(box)}
+        return cls(**{**fields, "overlays": overlays})
+
+    def wrap(self, argv: Sequence[str], *args: Any, **kwargs: Any) -> list[str]:
+        options = Sandbox.wrap(self, argv, *args, **kwargs)
+        at = options.index("--chdir")  # the options end with --chdir DIR -- ARGV
+        binds = [part for pair in self.overlays for part in ("--ro-bind", *pair)]
+        return [*options[:at], *binds, *options[at:]]
 
 
 def _boxed() -> bool:

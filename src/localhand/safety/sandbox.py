@@ -61,9 +61,6 @@ class Sandbox:
     """False: a network namespace of its own (loopback only) and no sockets from outside."""
     read: tuple[str, ...] = ()
     """Paths under ``$HOME`` the command may read (``~/.gitconfig``); the rest is hidden."""
-    overlays: tuple[tuple[str, str], ...] = ()
-    """``(source, target)`` files laid read-only over the workspace's (a check's own files as
-    they were before the run: ``localhand.run.checkguard``)."""
 
     @classmethod
     def from_setting(cls, value: str, *, network: bool = True, read: Iterable[str] = ()) -> Sandbox:
@@ -99,8 +96,6 @@ class Sandbox:
         if not self.network:
             options += _hidden_sockets()
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
-        for source, target in self.overlays:
-            options += ["--ro-bind", source, target]
         for path in map(os.path.realpath, also_writable):
             options += ["--bind", path, path]
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
