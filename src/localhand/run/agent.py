@@ -379,7 +379,7 @@ class Agent:
         )
         if (before := self.baseline.git) is not None:
             result.git = gitstate.with_diff(before, self.workspace).to_dict()
-        return self.life.finish(result)
+        return self.life.finish(self.baseline.guard.noted(result))  # + what changed unseen
 
     def output(self, ending: Ending) -> str:
         """The Result's output: the final answer, or the last thing the model said before

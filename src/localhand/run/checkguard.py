@@ -43,7 +43,7 @@ from localhand.run.snapshot import ChangeTracker, Snapshot
 from localhand.run.verify import TAIL_CHARS, Check, CommandCheck, run_checks
 from localhand.safety.sandbox import Sandbox, available, current_sandbox
 from localhand.tools.shell import run_shell
-from localhand.types import CheckResult
+from localhand.types import CheckResult, Result
 
 CAPTURE_TIMEOUT_S = 120
 
@@ -59,6 +59,8 @@ class CheckGuard:
         self._hidden: HiddenState | None = None
         self._tracker: ChangeTracker | None = None
         self._captured = threading.Event()
+        self.last_changed: list[str] = []
+        """The changed check files the last ``run`` found (at the end: the Result's)."""
 
     # -- the start -------------------------------------------------------------------------
 
@@ -151,6 +153,13 @@ class CheckGuard:
         hidden = HiddenState.take(self.workspace).changed_since(self._hidden)
         return sorted({*hidden, *filter(is_instruction_file, files_modified)})
 
+    def noted(self, result: Result) -> Result:
+        """``result`` with the check files the last checks found changed, and the sensitive
+        changes of the run."""
+        result.check_files_changed = list(self.last_changed)
+        result.sensitive_changes = self.sensitive_changes(result.files_modified)
+        return result
+
     def _ready(self) -> bool:
         return self._captured.wait(CAPTURE_TIMEOUT_S)
 
@@ -172,6 +181,7 @@ class CheckGuard:
             return results, []
         if not _boxed():
             bytecode = []  # without the sandbox nothing can be hidden
+        self.last_changed = sorted(changes)
         if not changes and not bytecode:
             return run_checks(checks, self.workspace), []
         guarded = [

@@ -33,7 +33,7 @@ from localhand.events import Warning as WarningEvent
 from localhand.run.checkguard import CheckGuard, changed_warning
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.verify import Check, run_checks
-from localhand.types import CheckResult, Result
+from localhand.types import CheckResult
 
 CANCELLED = "cancelled"
 
@@ -84,14 +84,13 @@ class Run:
         self.limits = limits
         self.bus = bus
         self.checks = list(checks)
+        self.guard: CheckGuard | None = None
+        """Runs the checks against their own files as they were before the run, when the run
+        changed them (set by the tool loop, which takes the workspace's starting point)."""
         self.follow_up = follow_up
         """Called with a Result that did not pass; returns the path of a task file for what
         remains (run mode and the simple path)."""
         self.state = RunState()
-        self.guard: CheckGuard | None = None
-        """Runs the checks against their own files as they were before the run, when the run
-        changed them (set by the tool loop, which takes the workspace's starting point)."""
-        self.check_files_changed: list[str] = []
 
     # -- start ------------------------------------------------------------------------------
 
@@ -174,12 +173,13 @@ class Run:
     def verify(self) -> list[CheckResult]:
         """Run the task's checks on the workspace as it is now (with their own files as they
         were before the run, see ``localhand.run.checkguard``); announce their results."""
+        changed: list[str] = []
         if self.guard is None:
             results = run_checks(self.checks, self.workspace)
         else:
-            results, self.check_files_changed = self.guard.run(self.checks)
-        if self.check_files_changed:
-            self.warn(changed_warning(self.check_files_changed, results))
+            results, changed = self.guard.run(self.checks)
+        if changed:
+            self.warn(changed_warning(changed, results))
         if results:
             self.emit(
                 Verification(task_id=self.task_id, checks=[asdict(result) for result in results])
@@ -188,9 +188,6 @@ class Run:
 
     def finish(self, result: R) -> R:
         """Write the follow-up task of a run that did not pass, then announce the Result."""
-        if self.guard is not None and isinstance(result, Result):
-            result.check_files_changed = list(self.check_files_changed)
-            result.sensitive_changes = self.guard.sensitive_changes(result.files_modified)
         if result.status != "pass" and self.follow_up is not None:
             result.follow_up_task = self.follow_up(result)  # type: ignore[attr-defined]
         self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
