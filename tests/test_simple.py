@@ -78,6 +78,8 @@ def test_one_streamed_answer_gives_the_events_and_result_of_a_run(workspace: Pat
         "cost": None,
         "routing": route(QUESTION, False).to_dict(),
         "git": None,
+        "check_files_changed": [],
+        "sensitive_changes": [],
     }
     types = [e.type for e in log.events]
     assert types[:2] == ["task_started", "model_request"]

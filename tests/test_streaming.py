@@ -114,6 +114,8 @@ class Run:
             "cost": None,
             "routing": SIMPLE,
             "git": None,
+            "check_files_changed": [],
+            "sensitive_changes": [],
         }
         assert data == {**base, **fields}
 

@@ -119,6 +119,14 @@ class Result:
     termination_reason: TerminationReason
     iterations_used: int
     files_modified: list[str] = field(default_factory=list)
+    check_files_changed: list[str] = field(default_factory=list)
+    """The checks' own files (tests, the verify script, test configuration) the run created,
+    changed or deleted: its checks ran against them as they were before the run, or did not
+    count as passed where they could not (``localhand.run.checkguard``)."""
+    sensitive_changes: list[str] = field(default_factory=list)
+    """Changes ``files_modified`` leaves out or does not single out: code that runs later
+    under ignored folders (``.venv`` start-up hooks and scripts, ``node_modules/.bin``,
+    ``.git/hooks``, ``.git/config``) and files that instruct agents (``AGENTS.md``...)."""
     verification: list[CheckResult] = field(default_factory=list)
     error: str | None = None
     duration_s: float = 0.0

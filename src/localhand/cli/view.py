@@ -185,6 +185,12 @@ class TerminalView:
             self.console.print(f"[cyan]? {escape(unverified_line(r.get('suggested_check')))}[/]")
         if r["error"]:
             self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
+        if changed := r.get("check_files_changed"):  # absent from older records
+            listed = escape(shown(", ".join(changed)))
+            self.console.print(f"[bold yellow]! check files changed by the run:[/] {listed}")
+        if sensitive := r.get("sensitive_changes"):
+            listed = escape(shown(", ".join(sensitive)))
+            self.console.print(f"[bold yellow]! sensitive changes:[/] {listed}")
 
 
 def unverified_line(suggested: str | None) -> str:

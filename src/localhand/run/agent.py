@@ -120,10 +120,10 @@ class Agent:
     def run(self, task: str) -> Result:
         self._reset()
         life = self.life = Run(self.task_id, self.workspace, self.limits, self.bus)
-        life.checks = self.checks
-        life.follow_up, self.state = self.follow_up, life.state
+        life.checks, life.follow_up, self.state = self.checks, self.follow_up, life.state
         self.take_written()  # writes before the run are in the tracker's baseline
-        self.baseline = Baseline(self.workspace, self.task_id)  # while the first request goes
+        self.baseline = Baseline(self.workspace, self.task_id, self.checks)  # as the 1st request
+        life.guard = self._answer_check.guard = self.baseline.guard  # checks' files as they were
         try:
             self.messages = build_messages(
                 task, self.workspace, self.system_prompt, self.context_files
@@ -379,7 +379,7 @@ class Agent:
         )
         if (before := self.baseline.git) is not None:
             result.git = gitstate.with_diff(before, self.workspace).to_dict()
-        return self.life.finish(result)
+        return self.life.finish(self.baseline.guard.noted(result))  # + what changed unseen
 
     def output(self, ending: Ending) -> str:
         """The Result's output: the final answer, or the last thing the model said before

@@ -6,6 +6,9 @@ them caught by the loop itself). When the task has checks (``--verify``, a task 
 ``verify``), an answer is checked first; if some fail, the model is told which and what they
 printed, and goes on. Once per change of the workspace: an answer given again with nothing
 changed is taken, and the checks at the end grade it as they always did.
+
+Checks whose own files the run changed run against those files as they were before the run
+(``localhand.run.checkguard``), and the model is told so: a rewritten test earns nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from localhand.run.checkguard import CheckGuard
 from localhand.run.verify import Check, run_checks
 from localhand.safety.scrub import scrub_text
 from localhand.types import CheckResult
@@ -24,6 +28,10 @@ NUDGE_CHECKS_FAIL = (
     "You answered that the task is done, but {count} of the task's checks fail:\n{failures}\n"
     "Fix what they show with the tools, then answer again."
 )
+NOTE_CHECK_FILES = (
+    "You changed the checks' own files ({files}): the checks ran against them as they were "
+    "before you started, and changing them cannot make a check pass. Fix the code instead.\n"
+)
 
 
 class AnswerCheck:
@@ -33,6 +41,8 @@ class AnswerCheck:
         self.checks = list(checks)
         self.workspace = workspace
         self._checked_since_change = False
+        self.guard: CheckGuard | None = None
+        """Set by the tool loop: runs the checks with their own files as they were."""
 
     def workspace_changed(self) -> None:
         """Files changed: the next answer is checked again."""
@@ -43,11 +53,17 @@ class AnswerCheck:
         if not self.checks or self._checked_since_change:
             return None
         self._checked_since_change = True
-        failing = [r for r in run_checks(self.checks, self.workspace) if not r.passed]
+        changed: list[str] = []
+        if self.guard is None:
+            results = run_checks(self.checks, self.workspace)
+        else:
+            results, changed = self.guard.run(self.checks)
+        failing = [r for r in results if not r.passed]
         if not failing:
             return None
         failures = "\n".join(_described(result) for result in failing)
-        return NUDGE_CHECKS_FAIL.format(count=len(failing), failures=failures)
+        note = NOTE_CHECK_FILES.format(files=", ".join(changed)) if changed else ""
+        return note + NUDGE_CHECKS_FAIL.format(count=len(failing), failures=failures)
 
 
 def _described(result: CheckResult) -> str:

@@ -5,26 +5,33 @@ a commit of the working tree (``gitstate.record_before``). In a 2,000-file repos
 ~100 ms, all of it before the first request if done first. Nothing in the workspace changes
 before the first tool runs, so they are taken in a thread that starts with the run and is
 waited for before the first tool call (and before the end, if no tool ever ran).
+
+The same thread keeps the checks' own files and the hidden places (``CheckGuard.capture``),
+from the list of files the tracker's walk made: no second walk.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import Token
 from pathlib import Path
 
 from localhand.events import collect_holds, release_holds
 from localhand.run import gitstate
+from localhand.run.checkguard import CheckGuard
 from localhand.run.snapshot import ChangeTracker
+from localhand.run.verify import Check
 
 
 class Baseline:
     """The tracker and the git state of one run's starting point (``ready`` waits for them)."""
 
-    def __init__(self, workspace: Path, task_id: str) -> None:
+    def __init__(self, workspace: Path, task_id: str, checks: Sequence[Check] = ()) -> None:
         self.workspace, self.task_id = workspace, task_id
+        self.guard = CheckGuard(workspace, checks)
+        """The checks' own files as they were (ready once the tracker is)."""
         self._tracker: ChangeTracker | None = None
         self._git: gitstate.GitState | None = None
         self._error: BaseException | None = None
@@ -39,7 +46,10 @@ class Baseline:
 
     def _take(self) -> None:
         try:
-            self._tracker = ChangeTracker(self.workspace)
+            try:
+                self._tracker = ChangeTracker(self.workspace, keep=self.guard.keeps)
+            finally:
+                self.guard.capture(self._tracker)
             self._git = gitstate.record_before(self.workspace, self.task_id)
         except BaseException as error:  # raised again where the run waits for it
             self._error = error

@@ -30,6 +30,7 @@ from localhand.events import (
     Verification,
 )
 from localhand.events import Warning as WarningEvent
+from localhand.run.checkguard import CheckGuard, changed_warning
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.project_checks import detect_check
 from localhand.run.verify import Check, run_checks
@@ -84,6 +85,9 @@ class Run:
         self.limits = limits
         self.bus = bus
         self.checks = list(checks)
+        self.guard: CheckGuard | None = None
+        """Runs the checks against their own files as they were before the run, when the run
+        changed them (set by the tool loop, which takes the workspace's starting point)."""
         self.follow_up = follow_up
         """Called with a Result that did not pass; returns the path of a task file for what
         remains (run mode and the simple path)."""
@@ -171,8 +175,15 @@ class Run:
     # -- the end ----------------------------------------------------------------------------
 
     def verify(self) -> list[CheckResult]:
-        """Run the task's checks on the workspace as it is now; announce their results."""
-        results = run_checks(self.checks, self.workspace)
+        """Run the task's checks on the workspace as it is now (with their own files as they
+        were before the run, see ``localhand.run.checkguard``); announce their results."""
+        changed: list[str] = []
+        if self.guard is None:
+            results = run_checks(self.checks, self.workspace)
+        else:
+            results, changed = self.guard.run(self.checks)
+        if changed:
+            self.warn(changed_warning(changed, results))
         if results:
             self.emit(
                 Verification(task_id=self.task_id, checks=[asdict(result) for result in results])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
@@ -37,6 +37,8 @@ MAX_FILES = 50_000
 """Stop walking past this many files: a huge tree should not make every iteration slow."""
 HASH_LIMIT = 4 * 1024 * 1024
 """Files larger than this are compared by their stat only."""
+KEEP_TOTAL = 64 * 1024 * 1024
+"""The most a tracker keeps of the contents it is asked to keep (``ChangeTracker``'s ``keep``)."""
 RACY_NS = 2_000_000_000
 """How close to the moment a snapshot began a file's mtime (or ctime) may be and still count
 as "not older than the snapshot": such a file may change again without its size or times
@@ -76,6 +78,10 @@ class Snapshot:
     _digests: dict[str, str] = field(default_factory=dict)
     taken_ns: int = field(default_factory=time.time_ns)
     """When the snapshot began (wall clock, as mtimes are)."""
+    bytecode: list[str] = field(default_factory=list)
+    """The ``__pycache__`` folders the walk passed by: Python runs what is there in place of
+    the sources beside them when their stamps match, so a check hides them
+    (``localhand.run.checkguard``)."""
 
     @classmethod
     def take(cls, root: Path, own: OwnPaths | None = None) -> Snapshot:
@@ -106,6 +112,8 @@ class Snapshot:
                                 and prefix + name not in own_dirs
                             ):
                                 subdirs.append(name)
+                            elif name == "__pycache__":
+                                snapshot.bytecode.append(prefix + name)
                             continue
                         if name.endswith(IGNORED_SUFFIXES) or prefix + name in own_files:
                             continue
@@ -135,8 +143,9 @@ class Snapshot:
             snapshot.files[relpath] = FileState.of(stat)
         return snapshot
 
-    def digest(self, relpath: str) -> str | None:
-        """Content hash of a file as it was when this snapshot was taken (computed lazily)."""
+    def digest(self, relpath: str, keep: dict[str, bytes] | None = None) -> str | None:
+        """Content hash of a file as it was when this snapshot was taken (computed lazily).
+        ``keep``: where to keep the content read to hash it, when it is read."""
         if relpath not in self._digests:
             state = self.files.get(relpath)
             if state is None:
@@ -152,6 +161,8 @@ class Snapshot:
                 except OSError:
                     return None
                 self._digests[relpath] = hashlib.blake2b(data, digest_size=16).hexdigest()
+                if keep is not None:
+                    keep[relpath] = data
         return self._digests[relpath]
 
     def changed_since(self, before: Snapshot) -> set[str]:
@@ -173,17 +184,29 @@ class ChangeTracker:
     Every file is hashed up front (up to ``HASH_LIMIT`` bytes each), so that rewriting a file
     with the same bytes is neither progress for the stall guardrail nor a modification in the
     Result. ``own``: localhand's files inside ``root``, never counted (default: found by
-    ``localhand.paths.own_paths_in`` when the tracker is made).
+    ``localhand.paths.own_paths_in`` when the tracker is made). ``keep``: which files'
+    contents to keep as they were (``kept``, up to ``KEEP_TOTAL`` bytes in all), read once
+    for both (the checks' own files, ``localhand.run.checkguard``).
     """
 
-    def __init__(self, root: Path, own: OwnPaths | None = None) -> None:
+    def __init__(
+        self, root: Path, own: OwnPaths | None = None, keep: Callable[[str], bool] | None = None
+    ) -> None:
         self.root = root
         self.own = own_paths_in(root) if own is None else own
         self._reported: set[str] = set()
         """Every file the caller said the file tools wrote (``changes_in``, ``new_changes``):
         compared by content at the end, whatever its stat says."""
         self.baseline = Snapshot.take(root, self.own)
-        self._baseline_digests = {p: self.baseline.digest(p) for p in self.baseline.files}
+        self.kept: dict[str, bytes] = {}
+        self._baseline_digests: dict[str, str | None] = {}
+        kept_bytes = 0
+        for path in self.baseline.files:
+            wanted = keep is not None and kept_bytes < KEEP_TOTAL and keep(path)
+            into = self.kept if wanted else None
+            self._baseline_digests[path] = self.baseline.digest(path, into)
+            if into is not None:
+                kept_bytes += len(self.kept.get(path, b""))
         self._digests = dict(self._baseline_digests)
         self._last = self.baseline
 
