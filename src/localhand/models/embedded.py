@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
+from localhand.models import base
 from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._tiny import TINY_MAX_TOKENS, TINY_REPEAT_PENALTY, is_tiny, tiny_turn
@@ -131,7 +132,7 @@ def _free_models() -> None:
                 item.lock.release()
 
 
-class EmbeddedModel:
+class EmbeddedModel(base.BaseChatModel):
     """A :class:`~localhand.models.base.ChatModel` running a GGUF file in-process.
 
     Args:
@@ -155,8 +156,9 @@ class EmbeddedModel:
             the first token. Defaults to the ``localhand`` logger.
     """
 
-    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
     profile = JSON_CALLS  # it renders the history itself, as grammar-checked JSON calls
+    streams = streams_replies = True
+    reply_ceiling = property(lambda self: self.max_tokens)  # the declared name of max_tokens
 
     def __init__(
         self,

@@ -116,6 +116,8 @@ class OpenAICompatModel(NetworkBackend):
 
     max_tokens = ConnectionSetting["int | None"]("max_reply_tokens")
 
+    profile: Profile
+
     def __init__(
         self,
         model: str,
