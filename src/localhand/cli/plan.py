@@ -65,7 +65,8 @@ def plan(
     from localhand.run.task import Task
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
-    from localhand.session.door import PlanRequest, Session
+    from localhand.session.door import Session
+    from localhand.session.plans import PlanRequest
 
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()

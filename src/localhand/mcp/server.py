@@ -33,7 +33,8 @@ from pydantic import Field
 from localhand.errors import ConfigError
 from localhand.mcp.jobs import RunJob, run_job
 from localhand.safety.approval import DenyAll
-from localhand.session.door import PlanRequest, Session
+from localhand.session.door import Session
+from localhand.session.plans import PlanRequest
 
 if TYPE_CHECKING:
     from localhand.config import Settings

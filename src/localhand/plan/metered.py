@@ -17,8 +17,8 @@ from typing import Any
 from localhand.errors import ModelTimeout, WallClockTimeout
 from localhand.events import Event, ModelReply, ModelRequest
 from localhand.models.base import BaseChatModel, ChatModel, ChatOptions
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.guardrails import Limits, RunState
-from localhand.run.tokens import estimate_prompt_tokens
 from localhand.types import Message, Reply
 
 REPLY_ESTIMATE = 256

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.answer_check import AnswerCheck
 from localhand.run.context import ContextWindow
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.nudges import CutOff
-from localhand.run.tokens import estimate_prompt_tokens
 
 if TYPE_CHECKING:
     from localhand.events import EventBus
@@ -77,7 +77,7 @@ class Conversation:
     """Thinking tokens of the last reply, when it was stopped at the think budget."""
 
     def estimate_prompt(self, definitions: list[dict[str, Any]]) -> int:
-        """The next request's prompt tokens, estimated (see ``localhand.run.tokens``)."""
+        """The next request's prompt tokens, estimated (see ``localhand.models.tokens``)."""
         return estimate_prompt_tokens(self.messages, definitions)
 
     def estimate_cost(self, definitions: list[dict[str, Any]], prompt: int | None = None) -> int:

@@ -47,13 +47,13 @@ from localhand.events import (
     ModelRequest,
 )
 from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, StreamChunk, declared
+from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.run.cancel import Cancellation
 from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Run
 from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.run.routing import Route
 from localhand.run.task import Task
-from localhand.run.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.run.verify import grade
 from localhand.types import CheckResult, Message, Result, Status, Usage
 

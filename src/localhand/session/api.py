@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, cast
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 from localhand.run.task import Task
-from localhand.session.door import PlanRequest, Session
+from localhand.session.door import Session
+from localhand.session.plans import PlanRequest
 
 if TYPE_CHECKING:
     from localhand.config import Settings

@@ -18,43 +18,30 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.config import Settings, distrusting
 from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
-from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 from localhand.run.cancel import Cancellation
 from localhand.run.task import Task
 from localhand.safety.approval import Approver, DenyAll, check_policy
 from localhand.session.approvals import AnnouncedApprover
+from localhand.session.plans import PlanRequest, run_plan_mode
+from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve
+from localhand.session.runner import checkpoint_hook, run_loop, sandbox_of
 from localhand.session.verify_gate import STEP_ID, NotApproved, gate_checks
 from localhand.types import Result
 
 if TYPE_CHECKING:
     from localhand.models.base import ChatModel
-    from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
     from localhand.run.verify import Check
     from localhand.store import Store
-
-
-@dataclass(frozen=True, slots=True)
-class PlanRequest:
-    """What plan mode needs beyond its task: the plan (a ``Plan``, its data or a plan file;
-    ``None``: the model drafts one for the task's description) and how to run it."""
-
-    plan: Plan | Mapping[str, Any] | str | Path | None = None
-    policy: str | None = None
-    """Which steps need approval; ``None``: the settings' ``approve``."""
-    approve_draft: Callable[[Plan], bool] | None = None
-    """Asked before a drafted plan runs (default: yes)."""
-    step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
 
 
 class Session:
@@ -162,14 +149,21 @@ class Session:
             task = task.with_changes(checks=self._gated(task, settings)) if task.checks else task
         except NotApproved as refused:
             return self.failed(str(refused), reason="cancelled")
-        from localhand.session.runner import run_loop, sandbox_of
-
+        ready = Prepared(
+            task,
+            settings,
+            self.bus,
+            self.approver,
+            self.announced(),
+            self.cancellation,
+            model=self.model,
+            store=self.store,
+            follow_up_dir=self.follow_up_dir,
+        )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:
-                from localhand.session.plans import run_plan_mode
-
-                return run_plan_mode(self, task, settings, self.plan)
-            return run_loop(self, task, settings)
+                return run_plan_mode(ready, self.plan)
+            return run_loop(ready)
 
     def outcome(self) -> Result | PlanResult:
         """``run``, for a door with nobody to hand an exception to (the dashboard, batch): a run
@@ -201,8 +195,6 @@ class Session:
         return AnnouncedApprover(self.approver, self.bus, self.task.id, step_id=step_id)
 
     def _gated(self, task: Task, settings: Settings) -> tuple[Check, ...]:
-        from localhand.session.runner import checkpoint_hook
-
         return gate_checks(
             task.checks,
             own=self.own_checks,

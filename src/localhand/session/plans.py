@@ -8,41 +8,53 @@ the sandbox); the public ``run_plan`` is in ``localhand.session.api``. Bad input
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import Settings
 from localhand.errors import ConfigError, ModelError
-from localhand.run.task import AGENTIC_TIMEOUT_S, Task
+from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
+from localhand.run.task import AGENTIC_TIMEOUT_S
 from localhand.session.runner import build_model
 
 if TYPE_CHECKING:
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
-    from localhand.session.door import PlanRequest, Session
+    from localhand.session.prepared import Prepared
 
 
-def run_plan_mode(
-    session: Session, task: Task, settings: Settings, request: PlanRequest
-) -> PlanResult:
-    """Plan mode for ``session``'s task: the plan ``request`` names (or one the model drafts
-    for the task's description), in the mode asked for (else the mode the plan file names,
-    else the settings' ``plan_mode``)."""
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """What plan mode needs beyond its task: the plan (a ``Plan``, its data or a plan file;
+    ``None``: the model drafts one for the task's description) and how to run it."""
+
+    plan: Plan | Mapping[str, Any] | str | Path | None = None
+    policy: str | None = None
+    """Which steps need approval; ``None``: the settings' ``approve``."""
+    approve_draft: Callable[[Plan], bool] | None = None
+    """Asked before a drafted plan runs (default: yes)."""
+    step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+
+
+def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
+    """Plan mode for the task the door prepared: the plan ``request`` names (or one the model
+    drafts for the task's description), in the mode asked for (else the mode the plan file
+    names, else the settings' ``plan_mode``)."""
     from localhand.plan.draft import DraftError, draft_plan
     from localhand.plan.executor import MODES, PLAN_LIMITS, PlanExecutor
     from localhand.plan.result import PlanResult, build_result
 
+    task, settings = ready.task, ready.settings
     root = task.workspace
     the_plan = None if request.plan is None else _plan_of(request.plan, root)
     chosen = task.mode or (the_plan.mode if the_plan is not None else None) or settings.plan_mode
     if chosen not in MODES:
         raise ConfigError(f"unknown plan mode {chosen!r}; use one of {', '.join(MODES)}")
-    model = session.model
+    model = ready.model
     try:
         if model is None and (the_plan is None or chosen == "agentic"):
-            model = build_model(settings, on_warning=session.warn)
+            model = build_model(settings, on_warning=ready.warn)
         spent = None
         if the_plan is None:
             assert model is not None
@@ -69,14 +81,14 @@ def run_plan_mode(
             root,
             mode=chosen,  # type: ignore[arg-type]  # checked against MODES above
             model=model,
-            approver=session.approver,
+            approver=ready.approver,
             policy=request.policy or settings.approve,  # type: ignore[arg-type]  # checked there
             limits=limits,
-            bus=session.bus,
+            bus=ready.bus,
             task_id=task.id,
             step_timeout_s=request.step_timeout_s,
             spent=spent,
-            cancellation=session.cancellation,
+            cancellation=ready.cancellation,
         )
         return executor.run()
     except (ModelError, DraftError) as exc:

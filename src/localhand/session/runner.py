@@ -23,7 +23,7 @@ from localhand.tools import default_tools
 from localhand.types import Result
 
 if TYPE_CHECKING:
-    from localhand.session.door import Session
+    from localhand.session.prepared import Prepared
     from localhand.store import Store
 
 
@@ -51,16 +51,14 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
     )
 
 
-def run_loop(session: Session, task: Task, settings: Settings) -> Result:
-    """The tool loop (or the simple path, one streamed answer) for ``session``'s task, with the
-    session's model, approver, store and cancel switch."""
+def run_loop(ready: Prepared) -> Result:
+    """The tool loop (or the simple path, one streamed answer) for the task the door
+    prepared, with its model, approver, store and cancel switch."""
+    task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
     decision = route(task.description, task.agentic)
-    model = session.model or build_model(
-        settings, on_warning=session.warn, on_status=session.status
-    )
-    store, bus = session.store, session.bus
+    model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
     ledger = _ledger(settings, store)
-    follow_up = _follow_up(task, session.follow_up_dir)
+    follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
         from localhand.run.simple import run_simple
 
@@ -71,12 +69,12 @@ def run_loop(session: Session, task: Task, settings: Settings) -> Result:
             routing=decision,
             ledger=ledger,
             follow_up=follow_up,
-            cancellation=session.cancellation,
+            cancellation=ready.cancellation,
         )
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
-        approver=session.announced(),
+        approver=ready.announced,
         isolate_network=settings.isolate_network,
         checkpoint=checkpoint_hook(task, store),
     )
@@ -89,7 +87,7 @@ def run_loop(session: Session, task: Task, settings: Settings) -> Result:
                     tools,
                     settings.mcp_servers,
                     policy=check_policy(settings.approve),
-                    approver=session.approver,
+                    approver=ready.approver,
                     bus=bus,
                     task_id=task.id,
                 )
@@ -106,7 +104,7 @@ def run_loop(session: Session, task: Task, settings: Settings) -> Result:
             routing=decision,
             ledger=ledger,
             context_files=task.context_files,
-            cancellation=session.cancellation,
+            cancellation=ready.cancellation,
         )
         return agent.run(task.description)
 
