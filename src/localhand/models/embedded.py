@@ -148,8 +148,7 @@ class EmbeddedModel(base.BaseChatModel):
         repeat_penalty: discourages repeating recent tokens; small models otherwise fill
             a number with zeros or a string with one word.
         seed: the sampling seed, for repeatable runs.
-        tiny: whether the model gets the tiny view (see ``_tiny``); ``None``: when it has
-            fewer than a billion parameters.
+        tiny: whether it gets the tiny view (``_tiny``); ``None``: under a billion parameters.
         on_warning: receives warnings (no chat template in the GGUF, a schema the grammar
             converter cannot take).
         on_status: receives progress a person wants to see: the load time and the time to

@@ -52,7 +52,12 @@ def run_task(
             "(localhand.session.api), as localhand plan and localhand batch do"
         )
     session = Session(
-        task, settings, bus=bus, model=model, follow_up_dir=follow_up_dir, store=store,
+        task,
+        settings,
+        bus=bus,
+        model=model,
+        follow_up_dir=follow_up_dir,
+        store=store,
         approver=approver,
     )
     return cast("Result", session.run())
@@ -114,7 +119,12 @@ def run_any(
     """Run ``task``: in plan mode when it is a plan task (``Task.is_plan``: a plan to run, or a
     mode, with which the model drafts a plan for the description), else in the tool loop."""
     session = Session(
-        task, settings, bus=bus, model=model, approver=approver, store=store,
+        task,
+        settings,
+        bus=bus,
+        model=model,
+        approver=approver,
+        store=store,
         follow_up_dir=follow_up_dir,
     )
     return session.run()

@@ -183,8 +183,9 @@ class Session:
             from localhand.plan.result import PlanResult
 
             mode = self.task.mode or ""
-            result = PlanResult.failed(self.task.id, message, goal=self.task.description,
-                                       mode=mode, reason=reason)
+            result = PlanResult.failed(
+                self.task.id, message, goal=self.task.description, mode=mode, reason=reason
+            )
         else:
             result = Result.failed(self.task.id, message, model=model, reason=reason)  # type: ignore[arg-type]
         self.bus.emit(TaskFinished(task_id=self.task.id, result=result.to_dict()))
