@@ -64,10 +64,10 @@ from _tasks import thirty_step_task, write_workspace
 
 from localhand.events import EventLog, Warning
 from localhand.models.ollama import OllamaModel
+from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.prompt import SYSTEM_PROMPT
-from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.tools import default_tools
 from localhand.types import ToolCall
 

@@ -34,7 +34,7 @@ def build_model(
 ) -> ChatModel:
     """The backend the settings ask for (``auto``: Ollama when it has the model, else the
     embedded model, else a ``ConfigError`` that says how to get one)."""
-    from localhand.models.auto import select_backend
+    from localhand.session.backend import select_backend
 
     return select_backend(settings, on_warning, on_status=on_status)
 
