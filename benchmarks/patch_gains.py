@@ -80,7 +80,7 @@ def variant_env(src: Path, root: Path, name: str) -> dict[str, str]:
 
 
 def _imported_from(env: dict[str, str]) -> str:
-    code = "import localhand.cli, localhand.models.auto; print(localhand.__file__)"
+    code = "import localhand.cli, localhand.session.backend; print(localhand.__file__)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     return done.stdout.strip()
 
@@ -101,7 +101,7 @@ def measure_loop(env: dict[str, str], runs: int) -> dict[str, float]:
 
 
 def measure_start(server: FakeServer, env: dict[str, str], root: Path) -> dict[str, float]:
-    imported = cpu_python("import localhand.cli, localhand.models.auto", env)
+    imported = cpu_python("import localhand.cli, localhand.session.backend", env)
     row = first_request(server, "ollama", root, env)
     return {
         "cli_import_cpu_ms": (imported - cpu_python("pass", env)) * 1000,

@@ -19,7 +19,7 @@ localhand's token estimate against real tokenizers.
   Gemma 3's, which the project's own dependency ships, and, after
   ``python benchmarks/fetch_vocabs.py``, Qwen2/2.5/3's, Llama 3's and Phi-3's vocabularies
   from llama-cpp-python's source distribution. For each, the fixed prompt, the task's first,
-  last and total prompt tokens, and localhand's estimate (``localhand.run.tokens``) against the
+  last and total prompt tokens, and localhand's estimate (``localhand.models.tokens``) against the
   tokenizer, on the last request and on several kinds of text: prose (the paragraphs of this
   repository's Markdown), Python source, the same through ``read_file`` (line numbers), JSON
   (tool schemas, the task's tool calls, a Result), and shell output (``git log --stat``,
@@ -64,10 +64,10 @@ from _tasks import thirty_step_task, write_workspace
 
 from localhand.events import EventLog, Warning
 from localhand.models.ollama import OllamaModel
+from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.prompt import SYSTEM_PROMPT
-from localhand.run.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.tools import default_tools
 from localhand.types import ToolCall
 
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ratio": round(stats["prompt_tokens_last"] / estimate, 2) if estimate else None,
                 "note": "localhand sizes num_ctx and decides compaction from its estimate "
                 "(character classes, calibrated on Gemma 3's tokenizer; see "
-                "localhand.run.tokens); a ratio above 1 means it underestimates",
+                "localhand.models.tokens); a ratio above 1 means it underestimates",
             },
             "tokens": {
                 "per_tokenizer": per_tokenizer,

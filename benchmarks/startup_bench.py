@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with FakeServer() as server:
             for label, env in [("warm_bytecode", warm)] + ([("cold", cold)] if args.cold else []):
-                timed_python("import localhand.cli, localhand.models.auto", env)  # compile once
+                timed_python("import localhand.cli, localhand.session.backend", env)  # compile once
                 output[label] = {
                     "run_to_first_request_in_git_repository": {
                         backend: startup(server, backend, root, env, args.runs, repository)

@@ -57,7 +57,7 @@ def llama_cpp() -> ModuleType:
 def tiny_gguf() -> Path:
     """The tiny model's GGUF from its package, with llama-cpp-python to run it."""
     llama_cpp()
-    from localhand.models.auto import TINY_PACKAGE, default_gguf
+    from localhand.session.backend import TINY_PACKAGE, default_gguf
 
     path = default_gguf()
     require("the embedded extra", None if path else f"{TINY_PACKAGE} is not installed", EMBEDDED)

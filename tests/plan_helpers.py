@@ -11,6 +11,7 @@ from localhand.events import EventBus, EventLog
 from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, PlanResult, RollingMemory, plan_from_data
 from localhand.plan.runstep import StepOutcome
+from localhand.safety.approval import BaseApprover
 
 
 def fix(action: str, **fields: Any) -> str:
@@ -73,7 +74,7 @@ def step(result: PlanResult, step_id: str) -> dict[str, Any]:
     return next(s for s in result.steps if s["id"] == step_id)
 
 
-class Recording:
+class Recording(BaseApprover):
     """An approver that answers the same every time and remembers what it was asked."""
 
     def __init__(self, answer: bool) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, Step, call
-from localhand.run import agent as agent_module
+from localhand.run import agent_config as agent_module
 from localhand.run import context as context_module
 from localhand.run.agent import Agent
 from localhand.run.changes import READ_ONLY_TOOLS
@@ -215,7 +215,7 @@ def test_the_prompt_is_estimated_once_a_request(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     estimates: list[int] = []
-    original = agent_module.estimate_prompt_tokens
+    original = agent_module.estimate_prompt_tokens  # the conversation estimates
 
     def counting(messages: list, tools: list | None = None) -> int:
         estimates.append(len(messages))

@@ -10,6 +10,7 @@ import pytest
 
 from localhand.errors import ConfigError, ToolError
 from localhand.safety.approval import (
+    BaseApprover,
     DenyAll,
     TerminalApprover,
     check_policy,
@@ -26,7 +27,7 @@ SAFE, MODERATE = Risk("safe"), Risk("moderate", ("runs make, which can change fi
 DANGEROUS = Risk("dangerous", ("deletes / and everything under it",))
 
 
-class Recorder:
+class Recorder(BaseApprover):
     """An approver that answers ``answer`` and remembers what it was asked."""
 
     def __init__(self, answer: bool) -> None:

@@ -13,11 +13,11 @@ import pytest
 
 from localhand.config import Settings
 from localhand.errors import ConfigError
-from localhand.models import auto
-from localhand.models.auto import select_backend
 from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
+from localhand.session import backend as auto
+from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama
 
 

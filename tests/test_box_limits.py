@@ -15,11 +15,11 @@ from localhand.config import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.safety import box_limits
 from localhand.safety.box_limits import BoxLimits, configured, parse_count, parse_size
 from localhand.safety.sandbox import Sandbox, available, run_sandbox
+from localhand.session.api import run_task
 from localhand.tools import ShellTool, Workspace, run_shell
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}")

@@ -19,18 +19,18 @@ from cli_helpers import localhand
 from localhand.config import Settings
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.recording import RunRecording
-from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.safety import checkpoint, undo
-from localhand.safety.approval import DenyAll
+from localhand.safety.approval import BaseApprover, DenyAll
 from localhand.safety.risk import Risk
 from localhand.safety.sandbox import available, run_sandbox
+from localhand.session.api import run_task
+from localhand.session.recording import RunRecording
 from localhand.tools.shell import ShellTool
 from localhand.tools.workspace import Workspace
 
 
-class Approver:
+class Approver(BaseApprover):
     """Says ``answer`` to everything, and keeps what it was asked."""
 
     def __init__(self, answer: bool = True) -> None:

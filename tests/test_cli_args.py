@@ -96,11 +96,11 @@ def test_repeated_verify_gives_one_check_each(
 ) -> None:
     ran: list[Any] = []
 
-    def run_task(task: Any, settings: Any, **_: Any) -> Result:
-        ran.append(task)
-        return Result(task.id, "fail", "", "m", 0, 0, "final_answer", 1)
+    def run(session: Any) -> Result:
+        ran.append(session.task)
+        return Result(session.task.id, "fail", "", "m", 0, 0, "final_answer", 1)
 
-    monkeypatch.setattr("localhand.run.runner.run_task", run_task)
+    monkeypatch.setattr("localhand.session.door.Session.run", run)
     args = ["run", "Fix it.", "-w", str(tmp_path), "--json", "--simple"]
     assert main([*args, "--verify", "pytest -q", "--verify", "ruff check ."]) == 1  # fail: 1
     (task,) = ran

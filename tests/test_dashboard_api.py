@@ -25,9 +25,9 @@ from localhand.dashboard.server import DashboardServer
 from localhand.errors import ConfigError
 from localhand.events import EventBus, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.recording import RunRecording
-from localhand.run.runner import run_task
 from localhand.run.task import Task
+from localhand.session.api import run_task
+from localhand.session.recording import RunRecording
 from localhand.store import Store
 from localhand.testing import FakeOllama
 from workspaces import workspace_with
@@ -262,7 +262,10 @@ def test_run_recording_serves_the_run_live_and_closes_runs_that_never_started(
     task = Task("Read a.py", workspace=workspace)
     bus = EventBus()
     model = ScriptedModel([call("read_file", path="a.py"), "It prints a."], name="qwen3:8b")
-    with RunRecording(task, bus, serve=True, port=0, db=db) as recording:
+    def serve(store: Store, settings: Any) -> Any:
+        return start_dashboard(store, port=0, settings=settings, port_fallback=True)
+
+    with RunRecording(task, bus, serve=serve, db=db) as recording:
         assert recording.server is not None and recording.run_id is not None
         printed = capsys.readouterr().err
         assert f"{recording.server.url}#/runs/{recording.run_id}" in printed

@@ -22,10 +22,10 @@ from localhand.dashboard.approvals import PageApprovals, PageApprover
 from localhand.dashboard.server import DashboardServer
 from localhand.events import ApprovalDecided, EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.runner import decided_by, run_task
 from localhand.run.task import Task
 from localhand.safety.approval import TerminalApprover
 from localhand.safety.risk import Risk
+from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.testing import FakeOllama
 
@@ -120,8 +120,8 @@ def test_every_approval_is_followed_by_its_decision_event(tmp_path: Path) -> Non
     assert isinstance(decided, ApprovalDecided)
     assert (decided.command, decided.approved, decided.by) == ("sudo true", False, "nobody")
     assert decided.to_dict()["type"] == "approval_decided"
-    assert decided_by(TerminalApprover(interactive=False)) == "nobody"  # no terminal to ask
-    assert decided_by(TerminalApprover(interactive=True)) == "terminal"
+    assert TerminalApprover(interactive=False).decided_by == "nobody"  # no terminal to ask
+    assert TerminalApprover(interactive=True).decided_by == "terminal"
 
     out = io.StringIO()
     TerminalView(Console(file=out, width=200))(decided)

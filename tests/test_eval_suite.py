@@ -19,7 +19,7 @@ from localhand.evals.matrix import batch_line, cells, staged
 from localhand.evals.measure import grade
 from localhand.evals.suites import builtin_root, load_suite
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.plans import run_any, run_plan
+from localhand.session.api import run_any, run_plan
 from localhand.taskfile import task_from_dict
 
 SUITE = load_suite()

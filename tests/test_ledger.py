@@ -9,8 +9,8 @@ import pytest
 from localhand.config import Settings
 from localhand.errors import ConfigError
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.runner import run_task
 from localhand.run.task import Task
+from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.types import Reply, ToolCall, Usage
 

@@ -120,9 +120,9 @@ from localhand.mcp.config import McpServer  # noqa: E402
 from localhand.mcp.naming import VALID_NAME  # noqa: E402
 from localhand.mcp.tools import McpGate, build_tools  # noqa: E402
 from localhand.models.scripted import ScriptedModel, call  # noqa: E402
-from localhand.run.runner import run_task  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
 from localhand.safety.approval import DenyAll  # noqa: E402
+from localhand.session.api import run_task  # noqa: E402
 from localhand.tools import ToolRegistry, default_tools  # noqa: E402
 from localhand.types import ToolCall  # noqa: E402
 

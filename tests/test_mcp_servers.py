@@ -24,10 +24,10 @@ from localhand.config import Settings  # noqa: E402
 from localhand.events import EventBus, EventLog  # noqa: E402
 from localhand.mcp.config import McpServer  # noqa: E402
 from localhand.models.scripted import ScriptedModel, call  # noqa: E402
-from localhand.run.runner import run_task  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
-from localhand.safety.approval import prompt  # noqa: E402
+from localhand.safety.approval import BaseApprover, prompt  # noqa: E402
 from localhand.safety.risk import Risk  # noqa: E402
+from localhand.session.api import run_task  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
@@ -99,7 +99,7 @@ def test_a_run_calls_get_current_time_from_mcp_server_time(
     assert event["server"] == "time", "the event names the MCP server the tool came from"
 
 
-class Asked:
+class Asked(BaseApprover):
     """A person at the approval prompt, saying ``answer``: what they were shown is kept."""
 
     def __init__(self, answer: bool) -> None:

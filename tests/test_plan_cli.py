@@ -16,8 +16,8 @@ from cli_helpers import localhand
 from localhand.cli import main
 from localhand.errors import ServerUnavailable
 from localhand.models import ScriptedModel
-from localhand.run import plans
 from localhand.safety.trust import TrustStore
+from localhand.session import plans
 from localhand.store import open_store
 from localhand.testing import FakeOllama
 from workspaces import example_copy

@@ -17,7 +17,7 @@ from localhand.batch import BatchOptions, run_batch
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.errors import ConfigError
-from localhand.run.runner import run_task
+from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.taskfile import task_from_dict
 from localhand.testing import FakeOllama

@@ -12,9 +12,9 @@ from localhand.config import Settings
 from localhand.events import EventBus, ModelReply, TaskFinished, TaskStarted
 from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import compare, replay_run
-from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck
+from localhand.session.api import run_task
 from localhand.store import Store, StoreError
 from workspaces import BUGGY, CHECK, workspace_with
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from localhand.config import Settings
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.agent import Agent
-from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck, FileContains, FileExists
+from localhand.session.api import run_task
 from localhand.taskfile import load_task_file
 from workspaces import BUGGY
 

@@ -376,8 +376,8 @@ def test_a_run_without_a_person_refuses_a_new_host_in_its_events_and_tool_result
     from localhand.config import Settings
     from localhand.events import ApprovalDecided, EventBus, EventLog
     from localhand.models.scripted import ScriptedModel, call
-    from localhand.run.runner import run_task
     from localhand.run.task import Task
+    from localhand.session.api import run_task
 
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)

@@ -19,10 +19,10 @@ from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.scripted import ScriptedModel, Streamed
 from localhand.replay import ReplayModel, replay_run
 from localhand.run.routing import route
-from localhand.run.runner import run_task
 from localhand.run.simple import EMPTY, TRUNCATED, DeltaCoalescer, run_simple
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck
+from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.types import Message, Reply, Result, Usage
 from workspaces import NOTES, workspace_with

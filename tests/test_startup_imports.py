@@ -88,7 +88,7 @@ def test_public_names_still_load_on_use(tmp_path: Path) -> None:
 
 def test_the_command_line_imports_no_command_implementation(tmp_path: Path) -> None:
     modules = loaded_modules("import localhand.cli", tmp_path)
-    assert not {"localhand.run.runner", "localhand.run.agent", "localhand.store"} & modules
+    assert not {"localhand.session.runner", "localhand.run.agent", "localhand.store"} & modules
     assert not set(NOT_FOR_PARSING) & modules
     assert not {m for m in modules if m.startswith(("localhand.cli_", "localhand.plan"))} - {
         "localhand.cli.args"
@@ -105,7 +105,7 @@ def test_parsing_run_options_imports_no_command_implementation(tmp_path: Path) -
     args = ("List the files.", "--agentic", "-w", ".", "--backend", "ollama", "--verify", "true")
     modules = loaded_modules(code, tmp_path, *args)
     assert "argparse" in modules  # the dump is from after the parse
-    assert not {"localhand.run.runner", "localhand.run.agent", "localhand.run.task"} & modules
+    assert not {"localhand.session.runner", "localhand.run.agent", "localhand.run.task"} & modules
     assert not set(NOT_FOR_PARSING) & modules
 
 
@@ -119,7 +119,7 @@ def test_help_imports_no_command_implementation(tmp_path: Path, args: list[str])
         "    dump()\n"
     )
     modules = loaded_modules(code, tmp_path, *args)
-    assert not {"localhand.run.runner", "localhand.run.agent"} & modules
+    assert not {"localhand.session.runner", "localhand.run.agent"} & modules
     assert not (set(NOT_FOR_PARSING) - {"localhand.plan"}) & modules
 
 

@@ -16,8 +16,8 @@ import pytest
 from localhand.config import load_settings
 from localhand.events import EventBus, TaskStarted
 from localhand.paths import private_data_dir
-from localhand.run.recording import RunRecording
 from localhand.run.task import Task
+from localhand.session.recording import RunRecording
 from localhand.store import Store, open_store
 from localhand.store.archive import pack, unpack
 

@@ -19,11 +19,11 @@ from localhand.config import Settings
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.routing import route
-from localhand.run.runner import run_task
 from localhand.run.simple import TRUNCATED
 from localhand.run.task import Task
-from localhand.run.tokens import estimate_prompt_tokens
+from localhand.session.api import run_task
 from localhand.testing import FakeOllama, Fault
 
 QUESTION = "Explain what this workspace is for"

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from localhand.run import tokens
-from localhand.run.tokens import estimate_prompt_tokens, estimate_text_tokens
+from localhand.models import tokens
+from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.tools import default_tools
 
 CODE = '''def parse_item(row: dict[str, str]) -> Item:

@@ -25,9 +25,9 @@ from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import REGRADED_NOTE, regraded, replay_run
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
-from localhand.run.runner import run_task
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck, grade
+from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.testing import FakeOllama
 from localhand.types import CheckResult

@@ -19,13 +19,13 @@ from localhand.cli.view import TerminalView, TimelineView
 from localhand.config import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog, ModelProgress, ModelReply, ModelRequest
-from localhand.models.auto import select_backend
 from localhand.models.base import ReplyStreamingModel, StreamChunk
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.watch import LoopDetector, longest_periodic_suffix, readable, watch_reply
 from localhand.run.agent import Agent
 from localhand.safety.trust import TrustStore
+from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama
 from localhand.types import Reply, Result, Usage
 

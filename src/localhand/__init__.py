@@ -10,9 +10,8 @@ if TYPE_CHECKING:
     from localhand.parsing import ParsedReply, parse_tool_calls
     from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
-    from localhand.run.plans import run_plan
-    from localhand.run.runner import run_task
     from localhand.run.task import Task
+    from localhand.session.api import run_plan, run_task
     from localhand.tools import Tool, ToolRegistry, Workspace, default_tools
     from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
 del TYPE_CHECKING
@@ -36,8 +35,8 @@ _LAZY = {
     "ParsedReply": "parsing",
     "parse_tool_calls": "parsing",
     "Task": "run.task",
-    "run_plan": "run.plans",
-    "run_task": "run.runner",
+    "run_plan": "session.api",
+    "run_task": "session.api",
     "Tool": "tools",
     "ToolRegistry": "tools",
     "Workspace": "tools",

@@ -29,7 +29,7 @@ SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
 DATA_SUBDIRS = ("checkpoints", "tasks")
 """What localhand makes in its data directory besides the run store: checkpoints
-(``localhand.safety.checkpoint``) and follow-up task files (``localhand.run.runner``)."""
+(``localhand.safety.checkpoint``) and follow-up task files (``localhand.session.runner``)."""
 
 
 def data_dir(env: dict[str, str] | None = None) -> Path:

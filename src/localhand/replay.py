@@ -140,7 +140,7 @@ def replay_run(
 
     Raises ``StoreError`` when the run cannot be replayed (unknown, no model replies, no
     workspace to start from)."""
-    from localhand.run.runner import run_task  # the runner imports the whole loop: import late
+    from localhand.session.api import run_task  # the runner imports the whole loop: import late
 
     info = store.run(ref)
     events = store.events(info.id)

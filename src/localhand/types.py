@@ -155,6 +155,24 @@ class Result:
     they ran unsandboxed), ``why`` not, and the ``limits`` in force. None where no sandbox
     was set up (a run that ended before)."""
 
+    @classmethod
+    def failed(
+        cls, task_id: str, message: str, *, model: str = "", reason: TerminationReason = "error"
+    ) -> Result:
+        """The Result of a run that never started (bad input, cancelled before its loop, a
+        crash in its prologue): the same from every way in (``localhand.session``)."""
+        return cls(
+            task_id=task_id,
+            status="error",
+            output="",
+            model_used=model,
+            tokens_in=0,
+            tokens_out=0,
+            termination_reason=reason,
+            iterations_used=0,
+            error=message,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["verification"] = [asdict(check) for check in self.verification]

@@ -27,7 +27,7 @@ from localhand.config import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models.base import ChatModel
-from localhand.run.runner import build_model
+from localhand.session.runner import build_model
 
 if TYPE_CHECKING:
     from localhand.store import Store

@@ -13,13 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
-from localhand.models.base import ChatModel, ChatOptions, StreamChunk
+from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, StreamChunk, declared
 from localhand.types import Message, Reply
+
+if TYPE_CHECKING:
+    from localhand.profiles import Profile
 
 ModelFactory = Callable[[Endpoint], ChatModel]
 
@@ -32,7 +35,7 @@ def is_busy(error: ModelError) -> bool:
     return error.status == 503 or "server busy" in str(error).lower()
 
 
-class PooledModel:
+class PooledModel(BaseChatModel):
     """:class:`~localhand.models.base.ChatModel` for one task on an :class:`EndpointPool`.
 
     Args:
@@ -78,9 +81,39 @@ class PooledModel:
     def name(self) -> str:
         return self._name
 
+    # What the loop asks of the backend besides ``chat`` (the family's profile, the window,
+    # the reply ceiling, whether to watch replies, the think budget): the bound endpoint's.
+
     @property
     def context_limit(self) -> int | None:
-        return getattr(self._bound(None), "context_limit", None)
+        return self._bound(None).context_limit
+
+    @property
+    def profile(self) -> Profile | None:  # type: ignore[override]
+        return self._bound(None).profile
+
+    @property
+    def reply_ceiling(self) -> int | None:
+        return self._bound(None).reply_ceiling
+
+    @property
+    def watch_replies(self) -> bool:  # type: ignore[override]
+        return self._bound(None).watch_replies
+
+    @property
+    def think_budget(self) -> int | None:  # type: ignore[override]
+        return self._bound(None).think_budget
+
+    @property
+    def streams_replies(self) -> bool:  # type: ignore[override]
+        return self._bound(None).streams_replies
+
+    @property
+    def plans_context(self) -> bool:  # type: ignore[override]
+        return self._bound(None).plans_context
+
+    def plan_context(self, tokens: int) -> object:
+        return self._bound(None).plan_context(tokens)
 
     def open(self, timeout: float | None = None) -> Endpoint:
         """Take a slot now (waiting for one), so the task's clock starts when it can run."""
@@ -129,18 +162,7 @@ class PooledModel:
         Unlike ``chat``, a busy or dead endpoint is not waited out or failed over here: the
         error reaches the loop, as it would from one server."""
         model = self._bound(options.timeout if options is not None else None)
-        stream = getattr(model, "stream_reply", None)
-        if stream is None:
-            raise AttributeError(f"the backend at {self._url()} cannot stream replies")
-        result: Iterator[StreamChunk] = stream(messages, tools, options)
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        """What the loop asks of the backend besides ``chat`` (whether to watch replies, the
-        reply ceiling, the family's profile, the window to plan): the bound endpoint's."""
-        if name in _FORWARDED:
-            return getattr(self._bound(None), name)
-        raise AttributeError(name)
+        return model.stream_reply(messages, tools, options)
 
     def close(self) -> None:
         """Give the slot back."""
@@ -164,7 +186,7 @@ class PooledModel:
             self.endpoint = endpoint
             self.endpoints_used.append(endpoint.url)
             self._on_endpoint(endpoint)
-        return self._model
+        return declared(self._model)
 
     def _fail_over(self, error: ModelError) -> None:
         assert self.endpoint is not None
@@ -186,11 +208,6 @@ class PooledModel:
 
     def _url(self) -> str:
         return self.endpoint.url if self.endpoint else "the endpoint"
-
-
-_FORWARDED = frozenset(
-    {"watch_replies", "think_budget", "profile", "max_reply_tokens", "max_tokens", "plan_context"}
-)
 
 
 def _within(options: ChatOptions | None, deadline: float | None) -> ChatOptions | None:

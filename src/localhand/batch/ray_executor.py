@@ -107,7 +107,7 @@ def _run_on_node(task: Task, settings: Settings, root: str, keep: bool, events: 
     """The Ray task: run one task against this node's model server."""
     import ray
 
-    from localhand.run.runner import build_model
+    from localhand.session.runner import build_model
 
     context = ray.get_runtime_context()
     where = f"ray node {context.get_node_id()[:8]}"

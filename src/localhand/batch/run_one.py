@@ -19,8 +19,8 @@ from localhand.config import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus
 from localhand.models.base import ChatModel
-from localhand.run.plans import run_any
 from localhand.run.task import Task
+from localhand.session.door import Session
 from localhand.types import Result
 
 
@@ -51,7 +51,7 @@ def run_one(
     """Run ``task`` with ``model`` in a fresh workspace under ``root``."""
     try:
         with task_workspace(task.workspace, root, task.id, keep=keep) as prepared:
-            result = run_any(
+            session = Session(  # no person to ask: a verify line that needs a yes is refused
                 task.with_changes(workspace=prepared.path),
                 settings,
                 bus=bus,
@@ -59,6 +59,7 @@ def run_one(
                 store=store,
                 follow_up_dir=follow_up_dir,
             )
+            result = session.run()
     except (LocalhandError, OSError) as exc:
         return TaskOutcome(error_result(task, settings, str(exc)))
     data = result.to_dict()
@@ -73,17 +74,7 @@ def run_one(
 def error_result(task: Task, settings: Settings | None, message: str) -> dict[str, Any]:
     """The Result of a task that could not run."""
     model = task.model or (settings.model if settings else "")
-    return Result(
-        task_id=task.id,
-        status="error",
-        output="",
-        model_used=model,
-        tokens_in=0,
-        tokens_out=0,
-        termination_reason="error",
-        iterations_used=0,
-        error=message,
-    ).to_dict()
+    return Result.failed(task.id, message, model=model).to_dict()
 
 
 def _point_follow_up_at(path: str | None, workspace: Path) -> None:

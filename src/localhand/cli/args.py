@@ -163,9 +163,9 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 def stderr() -> Console:
-    """Standard error, through Rich: ``localhand.run.recording.stderr``, imported when first
+    """Standard error, through Rich: ``localhand.session.recording.stderr``, imported when first
     printed to (parsing loads nothing of localhand's, see the module docstring)."""
-    from localhand.run.recording import stderr as console
+    from localhand.session.recording import stderr as console
 
     return console()
 

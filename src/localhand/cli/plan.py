@@ -11,7 +11,7 @@ import sys
 import uuid
 from argparse import ArgumentParser
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from localhand.cli.args import (
     APPROVE_POLICIES,
@@ -62,11 +62,11 @@ def plan(
     from localhand.events import EventBus
     from localhand.plan.model import load_plan
     from localhand.plan.view import PlanView
-    from localhand.run.plans import run_plan
-    from localhand.run.recording import RunRecording
     from localhand.run.task import Task
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
+    from localhand.session.door import Session
+    from localhand.session.plans import PlanRequest
 
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
@@ -90,23 +90,25 @@ def plan(
         the_plan = None if file is None else load_plan(file, root)
         # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
         described = the_plan.goal if the_plan is not None else str(goal)
-        recorded = Task(description=described, workspace=root, id=task_id)
-        with RunRecording(recorded, bus, settings=settings):
-            result = run_plan(
-                the_plan,
-                root,
-                settings,
-                goal=goal,
-                mode=mode,
-                bus=bus,
-                approver=TerminalApprover(),
-                policy=approve,
-                approve_draft=lambda drafted: _draft_approved(drafted, yes, view),
-                timeout_s=timeout,
-                step_timeout_s=step_timeout,
-                token_budget=token_budget,
-                task_id=task_id,
-            )
+        recorded = Task(
+            description=described,
+            workspace=root,
+            id=task_id,
+            mode=mode,
+            timeout_s=timeout,
+            token_budget=token_budget,
+        )
+        request = PlanRequest(
+            the_plan,
+            policy=approve,
+            approve_draft=lambda drafted: _draft_approved(drafted, yes, view),
+            step_timeout_s=step_timeout,
+        )
+        session = Session(
+            recorded, settings, bus=bus, approver=TerminalApprover(), plan=request
+        )
+        with session.recording(), session.cancel_on_sigint():
+            result = cast("PlanResult", session.run())
     except ConfigError as exc:
         fail(str(exc))
     if result.status == "error" and not json_output and result.error:

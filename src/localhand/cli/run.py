@@ -25,9 +25,14 @@ from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
+    from collections.abc import Callable
 
     from localhand.config import Settings
+    from localhand.dashboard import DashboardServer
+    from localhand.events import Event
     from localhand.run.task import Task
+    from localhand.session.recording import Serve
+    from localhand.store import Store
     from localhand.types import Result
 
 
@@ -58,11 +63,10 @@ def run(
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     from localhand.config import load_settings, with_mcp_config
     from localhand.events import EventBus
-    from localhand.run.recording import RunRecording
-    from localhand.run.runner import run_task
     from localhand.run.verify import CommandCheck
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
+    from localhand.session.door import Session
 
     try:
         spec = _task_from(task, task_file).with_changes(
@@ -75,8 +79,9 @@ def run(
             model=model,
             backend=backend,
         )
-        if verify:
-            spec = spec.with_changes(checks=(*spec.checks, *(CommandCheck(v) for v in verify)))
+        typed = tuple(CommandCheck(v) for v in verify or ())  # the user's say: not gated
+        if typed:
+            spec = spec.with_changes(checks=(*spec.checks, *typed))
         settings = load_settings().with_overrides(
             host=host,
             max_reply_tokens=max_reply_tokens,
@@ -88,20 +93,22 @@ def run(
         )
         settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
         forget_secrets()  # settings read: no secret stays where a command could read it
-        if spec.is_plan:  # a task file that names a plan (or a mode): plan mode runs it
-            return _run_plan_task(spec, settings, json_output)
         bus = EventBus()
         if not json_output:
-            from localhand.cli.view import TerminalView
-
-            bus.subscribe(TerminalView())
-        with RunRecording(spec, bus, settings=settings, serve=serve) as recording:
-            result = run_task(
-                spec, settings, bus=bus, store=recording.store, approver=TerminalApprover()
-            )
+            bus.subscribe(_view_for(spec))
+        session = Session(
+            spec, settings, bus=bus, approver=TerminalApprover(), own_checks=typed
+        )
+        live = _live_view() if serve else None
+        with session.recording(serve=live), session.cancel_on_sigint():
+            result = session.run()
     except ConfigError as exc:
         fail(str(exc))
-    _print_result(result, json_output)
+    if spec.is_plan:  # a task file that names a plan (or a mode): shown as localhand plan does
+        sys.stdout.write((result.to_json() if json_output else result.output) + "\n")
+        sys.stdout.flush()
+    else:
+        _print_result(result, json_output)  # type: ignore[arg-type]  # the loop's Result
     return EXIT_CODES[result.status]
 
 
@@ -197,22 +204,31 @@ def _task_from(description: str | None, task_file: Path | None) -> Task:
     return Task(description=description, workspace=Path.cwd())
 
 
-def _run_plan_task(spec: Task, settings: Settings, json_output: bool) -> int:
-    """A plan task from a task file, run and shown as ``localhand plan`` runs and shows one."""
-    from localhand.events import EventBus
-    from localhand.plan.view import PlanView
-    from localhand.run.plans import run_any
-    from localhand.run.recording import RunRecording
-    from localhand.safety.approval import TerminalApprover
+def _view_for(spec: Task) -> Callable[[Event], None]:
+    """What shows the run on the terminal: plan mode's view for a plan task."""
+    if spec.is_plan:
+        from localhand.plan.view import PlanView
 
-    bus = EventBus()
-    if not json_output:
-        bus.subscribe(PlanView(stderr()))
-    with RunRecording(spec, bus, settings=settings):
-        result = run_any(spec, settings, bus=bus, approver=TerminalApprover())
-    sys.stdout.write((result.to_json() if json_output else result.output) + "\n")
-    sys.stdout.flush()
-    return EXIT_CODES[result.status]
+        return PlanView(stderr())
+    from localhand.cli.view import TerminalView
+
+    return TerminalView()
+
+
+def _live_view() -> Serve:
+    """``--serve``: the dashboard, showing the run's store (checked before the run opens)."""
+    try:
+        from localhand.dashboard import start_dashboard
+    except ImportError as exc:
+        raise ConfigError(
+            f"--serve needs FastAPI and uvicorn ({exc.name} is missing): "
+            "pip install 'localhand[dashboard]'"
+        ) from None
+
+    def serve(store: Store, settings: Settings | None) -> DashboardServer:
+        return start_dashboard(store, port=8765, settings=settings, port_fallback=True)
+
+    return serve
 
 
 def _print_result(result: Result, json_output: bool) -> None:

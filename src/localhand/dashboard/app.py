@@ -115,6 +115,15 @@ def create_app(
         except ConfigError as exc:
             raise HTTPException(400, str(exc)) from None
 
+    @app.post("/api/runs/{ref}/cancel")
+    def cancel(ref: str) -> dict[str, Any]:
+        """Stop: the run ends ``cancelled`` at its next check (see ``Launcher.cancel``)."""
+        info = _find(store, ref)
+        if info.status != "running":
+            raise HTTPException(409, f"run {info.id} is not running ({info.status})")
+        launcher.cancel(info.id)
+        return {"run_id": info.id, "cancel": "requested"}
+
     @app.get("/api/approvals")
     def pending(run: str | None = None) -> dict[str, Any]:
         run_id = _find(store, run).id if run else None

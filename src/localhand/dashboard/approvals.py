@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from localhand.safety.approval import BaseApprover
+
 if TYPE_CHECKING:
     from localhand.safety.risk import Risk
 
@@ -115,7 +117,7 @@ class PageApprovals:
             self._waiting.clear()
 
 
-class PageApprover:
+class PageApprover(BaseApprover):
     """The ``Approver`` of a run started from the dashboard: the page approves or denies.
 
     Args:

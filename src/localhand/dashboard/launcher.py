@@ -5,10 +5,12 @@ run exactly as ``localhand show`` would, live or later. Commands that need appro
 the page's answer (see ``approvals``), since there is no terminal to ask on.
 
 A page-started task gets no shortcut: its workspace must be inside a configured root (see
-``workspaces``), its verify commands are classified and, when the approval policy says so,
-approved on the page before it starts (see ``verify_gate``), and it then goes through
-``run_task`` with the server's settings like any ``localhand run`` (a plan-mode request through
-``run_plan``, like ``localhand plan --goal``).
+``workspaces``), and it goes through the same door as any ``localhand run``
+(``localhand.session.door.Session``, with the server's settings): its verify commands are
+classified and, when the approval policy says so, approved on the page before it starts
+(``localhand.session.verify_gate``). The page's Stop calls ``cancel``: a run started here
+stops through its session, one started elsewhere (``localhand run --serve`` in a terminal)
+through a cancel request file (``localhand.run.cancel``).
 """
 
 from __future__ import annotations
@@ -21,16 +23,15 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from localhand.config import Settings
-from localhand.dashboard.approvals import PageApprovals, PageApprover
-from localhand.dashboard.verify_gate import VerifyCommand, ask_for_verify, classify_verify
+from localhand.dashboard.approvals import PageApprovals
 from localhand.dashboard.workspaces import resolve_workspace
 from localhand.errors import ConfigError
-from localhand.events import EventBus, TaskFinished
+from localhand.events import EventBus
+from localhand.run.cancel import request_cancel
 from localhand.run.task import Task
 from localhand.run.verify import CommandCheck
-from localhand.safety.approval import check_policy
+from localhand.session.door import Session
 from localhand.store import Store
-from localhand.types import Result, TerminationReason
 
 
 class StartRequest(BaseModel):
@@ -68,6 +69,7 @@ class Launcher:
         self.approvals = approvals or PageApprovals()
         self.roots = tuple(roots) or (Path.cwd().resolve(),)
         self.threads: dict[str, threading.Thread] = {}
+        self.sessions: dict[str, Session] = {}
 
     def start(self, request: StartRequest) -> str:
         """Check the request, open the run and start it; return the run id. Raises
@@ -81,68 +83,43 @@ class Launcher:
             raise ConfigError(
                 "a plan runs its own steps: leave the checks empty in plan mode, or run a task"
             )
-        verify = classify_verify(request.verify, workspace, check_policy(settings.approve))
+        commands = [command.strip() for command in request.verify if command.strip()]
         task = Task(
             description=description,
             workspace=workspace,
             tier=request.tier,
             agentic=request.agentic,
             max_iterations=request.max_iterations,
-            checks=tuple(CommandCheck(item.command) for item in verify),
+            checks=tuple(CommandCheck(command) for command in commands),
             mode=request.mode,
         )
         run_id = self.store.begin_run(task, model=settings.model)
-        approver = self.approvals.approver(run_id)
+        bus = EventBus()
+        bus.subscribe(self.store.recorder())
+        session = Session(
+            task, settings, bus=bus, approver=self.approvals.approver(run_id), store=self.store
+        )
         thread = threading.Thread(
-            target=self._run,
-            args=(task, settings, approver, verify),
+            target=session.outcome,  # never raises: a run that cannot start ends as failed
             name=f"localhand-run-{run_id}",
             daemon=True,
         )
+        self.sessions[run_id] = session
         self.threads[run_id] = thread
         thread.start()
         return run_id
 
-    def _run(
-        self,
-        task: Task,
-        settings: Settings,
-        approver: PageApprover,
-        verify: Sequence[VerifyCommand] = (),
-    ) -> None:
-        from localhand.run.plans import run_any
-
-        bus = EventBus()
-        bus.subscribe(self.store.recorder())
-        try:
-            refused = ask_for_verify(verify, approver, bus, task.id)
-            if refused is not None:
-                _finish(bus, task, settings, refused, reason="cancelled")
-                return
-            run_any(task, settings, bus=bus, approver=approver)
-        except Exception as exc:  # the page must see the run end, whatever went wrong
-            message = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
-            _finish(bus, task, settings, message, reason="error")
+    def cancel(self, run_id: str) -> None:
+        """The page's Stop: the run ends ``cancelled`` at its next check, with its partial
+        Result recorded. A run this server did not start (``localhand run --serve`` in
+        another process) is asked through a cancel request file."""
+        session = self.sessions.get(run_id)
+        if session is not None:
+            session.cancel("stopped on the dashboard")
+        else:
+            request_cancel(run_id)
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the runs started so far (for tests and orderly shutdown)."""
         for thread in list(self.threads.values()):
             thread.join(timeout)
-
-
-def _finish(
-    bus: EventBus, task: Task, settings: Settings, message: str, *, reason: TerminationReason
-) -> None:
-    """End a run that never reached (or crashed in) ``run_task`` with an error Result."""
-    result = Result(
-        task_id=task.id,
-        status="error",
-        output="",
-        model_used=settings.model,
-        tokens_in=0,
-        tokens_out=0,
-        termination_reason=reason,
-        iterations_used=0,
-        error=message,
-    )
-    bus.emit(TaskFinished(task_id=task.id, result=result.to_dict()))

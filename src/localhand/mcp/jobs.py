@@ -1,13 +1,14 @@
-"""One run for ``localhand mcp``: ``run_task`` on a thread of its own, with progress and
+"""One run for ``localhand mcp``: a ``Session`` on a thread of its own, with progress and
 cancellation, recorded in the run store like any other run.
 
 The run is synchronous and the MCP server async, so the run gets a thread and the server's
 task awaits it. Each model request (one per iteration) becomes a progress notification. A
-client's cancellation (``notifications/cancelled``) makes the run stop as Ctrl-C stops
-``localhand run``: a ``KeyboardInterrupt`` raised in the run's own thread at its next step
-(the next model request or reply, or tool call: the reply in flight is waited for, as long as
-the request's time limit at most), so the Result, the store and the follow-up task say
-``cancelled`` and the workspace is verified as after any other end.
+client's cancellation (``notifications/cancelled``) flips the run's cancel switch
+(``Session.cancel``), as Ctrl-C does for ``localhand run``: the run stops at its next check
+(before the next model turn or tool call, between a streamed reply's chunks, before a plan
+step; a reply in flight that is not streamed is waited for, as long as the request's time
+limit at most), so the Result, the store and the follow-up task say ``cancelled`` and the
+workspace is verified as after any other end.
 """
 
 from __future__ import annotations
@@ -22,80 +23,43 @@ import anyio
 from anyio.from_thread import BlockingPortal
 
 from localhand.errors import ConfigError
-from localhand.events import Event, EventBus
-from localhand.types import Result
+from localhand.events import Event
 
 if TYPE_CHECKING:
-    from localhand.config import Settings
-    from localhand.run.task import Task
-    from localhand.store import Store
+    from localhand.session.door import Session
 
 Report = Callable[[float, float | None, str], Awaitable[None]]
 """Sends one progress notification: (progress, total, message)."""
 
-INTERRUPTIBLE = frozenset(
-    "model_request model_reply model_progress tool_call nudge answer_delta "
-    "step_started step_finished agent_thinking retry_attempt".split()
-)
-"""Events emitted inside the loop (``Run.drive``, plan mode's executor), where a
-``KeyboardInterrupt`` ends the run as ``cancelled``; anywhere else (start, verification, the
-end) it would escape the run."""
-Work = Callable[[EventBus, "Store | None"], Any]
-"""What a job runs, given its event bus and the run store: ``run_task`` or ``run_plan``."""
-
 
 class RunJob:
-    """``run_task(task, settings)`` for an MCP client (see the module docstring)."""
+    """``session.run()`` for an MCP client (see the module docstring)."""
 
-    def __init__(
-        self, task: Task, settings: Settings, *, db: Path | None = None, work: Work | None = None
-    ) -> None:
-        self.task = task
-        self.settings = settings
+    def __init__(self, session: Session, *, db: Path | None = None) -> None:
+        self.session = session
+        self.task = session.task
         self.db = db
-        self.work = work or self._run_task
-        """Runs the job (default: ``run_task``); a plan job gives ``run_plan`` here."""
         self.result: Any = None
         """The Result (a ``PlanResult`` for a plan), once the job has ended."""
         self.error: str | None = None
         """Why the run could not start (a ``ConfigError``), when it could not."""
-        self._cancel = threading.Event()
-        self._interrupted = False
         self._total: int | None = None
         self._last_tool = ""
 
     def cancel(self) -> None:
-        """Stop the run at its next step (see the module docstring)."""
-        self._cancel.set()
+        """Stop the run at its next check (see the module docstring)."""
+        self.session.cancel("cancelled by the MCP client")
 
     def run(self, progress: Callable[[float, float | None, str], None]) -> None:
         """Run the task here (the job's thread), reporting each iteration to ``progress``."""
-        from localhand.run.recording import RunRecording
-
-        bus = EventBus()
-        bus.subscribe(lambda event: self._progress(event, progress))
+        self.session.bus.subscribe(lambda event: self._progress(event, progress))
         try:
-            with RunRecording(self.task, bus, settings=self.settings, db=self.db) as recording:
-                bus.subscribe(self._interrupt)  # after the store's recorder: it has each event
-                self.result = self.work(bus, recording.store)
-        except KeyboardInterrupt:
-            self.result = self._cancelled()
+            with self.session.recording(db=self.db):
+                self.result = self.session.run()
         except ConfigError as exc:
             self.error = str(exc)
         except Exception as exc:  # reported to the client, never a crash of the server
             self.error = f"the run failed: {type(exc).__name__}: {exc}"
-
-    def _run_task(self, bus: EventBus, store: Store | None) -> Result:
-        from localhand.run.runner import run_task
-        from localhand.safety.approval import DenyAll
-
-        # Nobody is at a terminal here: what needs a person's yes is refused, with a reason.
-        return run_task(self.task, self.settings, bus=bus, store=store, approver=DenyAll())
-
-    def _interrupt(self, event: Event) -> None:
-        if self._cancel.is_set() and not self._interrupted and event.type in INTERRUPTIBLE:
-            self._interrupted = True
-            raise KeyboardInterrupt  # as Ctrl-C: Run.drive ends the run as cancelled
 
     def _progress(self, event: Event, progress: Callable[[float, float | None, str], None]) -> None:
         data = event.to_dict()
@@ -111,20 +75,6 @@ class RunJob:
         elif event.type == "step_started":  # plan mode: one notification per step run
             index = int(data.get("index") or 0) + 1
             progress(index, self._total, f"step {data.get('step_id')}: {data.get('command')}")
-
-    def _cancelled(self) -> Result:
-        """The Result of a run cancelled before its loop began (or after it ended)."""
-        return Result(
-            task_id=self.task.id,
-            status="error",
-            output="",
-            model_used=self.task.model or self.settings.model,
-            tokens_in=0,
-            tokens_out=0,
-            termination_reason="cancelled",
-            iterations_used=0,
-            error="cancelled by the MCP client",
-        )
 
 
 async def run_job(job: RunJob, report: Report) -> Any:
@@ -166,4 +116,4 @@ async def _set(event: anyio.Event) -> None:
     event.set()
 
 
-__all__ = ["INTERRUPTIBLE", "RunJob", "run_job"]
+__all__ = ["RunJob", "run_job"]

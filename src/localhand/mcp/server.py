@@ -5,11 +5,14 @@ Tools: ``run_task`` (the Result as structured content and as JSON text), ``plan`
 file or a goal), ``list_runs`` and ``show_run`` (the run store). A run sends a progress
 notification per iteration (per step for a plan); a client's cancellation stops it as Ctrl-C
 does (``jobs``). Runs are recorded like any other, so ``localhand runs`` and the dashboard
-show them too.
+show them too; ``list_runs`` and ``show_run`` show only runs whose workspace lies under the
+roots.
 
 A workspace, and a plan file, must lie under a root: one the client declares (MCP roots,
 asked for when the client has the capability) or one given with ``--root`` (default: the
-directory ``localhand mcp`` was started in, unless that is ``/``). Nobody sits at a
+directory ``localhand mcp`` was started in, unless that is ``/``). A client cannot widen the
+roots past what the user configured: a client root that is ``/``, the user's home, or an
+ancestor of the start directory or of a ``--root`` is ignored (``too_wide``). Nobody sits at a
 terminal here, so whatever the approval policy says needs a yes is refused, and the model is
 told so.
 """
@@ -29,10 +32,12 @@ from pydantic import Field
 
 from localhand.errors import ConfigError
 from localhand.mcp.jobs import RunJob, run_job
+from localhand.safety.approval import DenyAll
+from localhand.session.door import Session
+from localhand.session.plans import PlanRequest
 
 if TYPE_CHECKING:
     from localhand.config import Settings
-    from localhand.events import EventBus
     from localhand.store import Store
 
 INSTRUCTIONS = (
@@ -44,6 +49,8 @@ INSTRUCTIONS = (
     "command the project is tested with)."
 )
 MAX_EVENTS = 500
+SCAN_RUNS = 2000
+"""How many of the newest runs ``list_runs`` looks through for ones under the roots."""
 
 Backend = Literal["auto", "ollama", "openai", "embedded"]
 PlanMode = Literal["teacher", "planner", "agentic"]
@@ -100,8 +107,10 @@ def build_server(
             backend=backend,
             checks=tuple(CommandCheck(command) for command in verify or ()) or None,
         )
-        job = RunJob(spec, settings.with_overrides(host=host), db=db)
-        return answer(await _run(job, ctx))
+        # Nobody is at a terminal here: what needs a person's yes (a dangerous verify command
+        # included) is refused, with a reason.
+        session = Session(spec, settings.with_overrides(host=host), approver=DenyAll())
+        return answer(await _run(RunJob(session, db=db), ctx))
 
     @app.tool()
     async def plan(
@@ -127,33 +136,28 @@ def build_server(
             raise ToolError("give plan_file or goal, not both and not neither")
         path = None if plan_file is None else within(str(root / plan_file), limits, "plan_file")
         run_settings = settings.with_overrides(model=model, backend=backend, host=host)
-        recorded = Task(description=goal or f"plan {plan_file}", workspace=root)
-
-        def work(bus: EventBus, store: Store | None) -> Any:
-            from localhand.run.plans import run_plan
-            from localhand.safety.approval import DenyAll
-
-            return run_plan(
-                path,
-                root,
-                run_settings,
-                goal=goal,
-                mode=mode,
-                bus=bus,
-                approver=DenyAll(),
-                policy=run_settings.approve,
-                timeout_s=timeout,
-                task_id=recorded.id,
-            )
-
-        return answer(await _run(RunJob(recorded, run_settings, db=db, work=work), ctx))
+        recorded = Task(
+            description=goal or f"plan {plan_file}", workspace=root, mode=mode, timeout_s=timeout
+        )
+        request = PlanRequest(path)  # no path: a plan drafted for the goal
+        session = Session(recorded, run_settings, approver=DenyAll(), plan=request)
+        return answer(await _run(RunJob(session, db=db), ctx))
 
     @app.tool()
     def list_runs(
+        roots: Roots,
         limit: Annotated[int, Field(ge=1, le=200, description="How many, newest first.")] = 20,
     ) -> CallToolResult:
-        """List recorded runs, newest first: id, status, termination reason, task."""
-        runs = [info.to_dict() for info in _store(db).runs(limit)]
+        """List recorded runs in workspaces under the roots, newest first: id, status,
+        termination reason, task."""
+        limits = allowed(roots, configured)
+        store = _store(db)
+        found: list[dict[str, Any]] = []
+        for batch in (limit * 4, SCAN_RUNS):  # most runs are usually ours: one short read
+            found = [info.to_dict() for info in store.runs(batch) if inside(info.workspace, limits)]
+            if len(found) >= limit or batch >= SCAN_RUNS:
+                break
+        runs = found[:limit]
         for run in runs:
             run.pop("result", None)
         return answer({"runs": runs})
@@ -161,9 +165,11 @@ def build_server(
     @app.tool()
     def show_run(
         run: Annotated[str, Field(description="A run id (or prefix), 'last', or a task_id.")],
+        roots: Roots,
         events: Annotated[int, Field(ge=0, le=MAX_EVENTS, description="Latest events.")] = 100,
     ) -> CallToolResult:
-        """Show a recorded run: its Result and its latest events (tool calls, stops, checks)."""
+        """Show a recorded run (in a workspace under the roots): its Result and its latest
+        events (tool calls, stops, checks)."""
         from localhand.safety.scrub import scrub_data
 
         store = _store(db)
@@ -171,6 +177,10 @@ def build_server(
             match = store.find_run(run)
         except ConfigError as exc:
             raise ToolError(str(exc)) from None
+        if not inside(match.run.workspace, allowed(roots, configured)):
+            raise ToolError(  # the same answer as for a run that does not exist
+                f"no run {run!r} in a workspace under this server's roots"
+            )
         timeline = store.events(match.run.id)[-events:] if events else []
         return answer(
             {
@@ -198,13 +208,41 @@ def answer(result: Any) -> CallToolResult:
 
 
 def allowed(client: ListRootsResult | None, configured: Sequence[Path]) -> list[Path]:
-    """The roots a workspace may be under: the client's ``file://`` roots and ours."""
+    """The roots a workspace may be under: ours, and the client's ``file://`` roots except
+    those that would widen them past what the user configured (``too_wide``)."""
     roots = list(configured)
     for root in client.roots if client is not None else ():
         uri = urlparse(str(root.uri))
         if uri.scheme == "file":
-            roots.append(Path(unquote(uri.path)).resolve())
+            path = Path(unquote(uri.path)).resolve()
+            if not too_wide(path, configured):
+                roots.append(path)
     return roots
+
+
+def too_wide(root: Path, configured: Sequence[Path]) -> bool:
+    """Whether a client's root would reach past what the user configured: ``/``, the user's
+    home, or an ancestor of the server's start directory or of a configured root (a client
+    that declares ``/home/me`` for a server started in ``/home/me/project`` would otherwise
+    see every project of the user's). A root the user gave with ``--root`` is never dropped."""
+    if root in configured:
+        return False
+    home = Path.home().resolve()
+    here = Path.cwd().resolve()
+    return (
+        root == Path(root.anchor)
+        or root == home
+        or root in here.parents
+        or any(root in mine.parents for mine in configured)
+    )
+
+
+def inside(workspace: str, roots: Sequence[Path]) -> bool:
+    """Whether a recorded run's ``workspace`` lies under one of ``roots``."""
+    if not workspace:
+        return False
+    path = Path(workspace)
+    return any(path == root or root in path.parents for root in roots)
 
 
 def within(path: str, roots: Sequence[Path], what: str) -> Path:
@@ -240,4 +278,4 @@ def _store(db: Path | None) -> Store:
         raise ToolError(str(exc)) from None
 
 
-__all__ = ["INSTRUCTIONS", "allowed", "answer", "build_server", "within"]
+__all__ = ["INSTRUCTIONS", "allowed", "answer", "build_server", "inside", "too_wide", "within"]

@@ -111,19 +111,18 @@ class McpGate:
             )
         )
         approved = self.approver.approve(command, risk)
-        by = getattr(self.approver, "decided_by", None)
         self.bus.emit(
             ApprovalDecided(
                 task_id=self.task_id,
                 step_id=step,
                 command=command,
                 approved=approved,
-                by=by if isinstance(by, str) and by else "approver",
+                by=self.approver.decided_by,
             )
         )
         if approved:
             return None
-        why = getattr(self.approver, "refusal", "it was not approved")
+        why = self.approver.refusal
         return (
             f"Refused: calling {tool} of the MCP server '{server.name}' needs the user's "
             f"approval (approval policy '{self.policy}'), and {why}. Nothing was called. Do "

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 
+from localhand.models.base import BaseChatModel
+
 if TYPE_CHECKING:
     from localhand.models.connection import Connection
     from localhand.models.transport import Transport
@@ -42,10 +44,11 @@ class ConnectionSetting(Generic[T]):
         transport.connection = replace(transport.connection, **change)
 
 
-class NetworkBackend:
+class NetworkBackend(BaseChatModel):
     """The base of ``OllamaModel`` and ``OpenAICompatModel``: a model name and a transport."""
 
-    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
+    streams = True
+    streams_replies = True
 
     _model: str
     transport: Transport
@@ -63,6 +66,10 @@ class NetworkBackend:
     @property
     def name(self) -> str:
         return self._model
+
+    @property
+    def reply_ceiling(self) -> int | None:
+        return self.max_reply_tokens
 
     @property
     def connection(self) -> Connection:

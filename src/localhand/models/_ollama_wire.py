@@ -20,7 +20,7 @@ from localhand.errors import (
     ToolsUnsupported,
 )
 from localhand.models._common import Garbled
-from localhand.run.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
+from localhand.models.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
 from localhand.types import Message, Reply, ToolCall, Usage
 
 if TYPE_CHECKING:

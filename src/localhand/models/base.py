@@ -1,12 +1,23 @@
-"""The seam between the loop and a model server."""
+"""The seam between the loop and a model server.
+
+``ChatModel`` declares everything the loop uses of a model: its name and ``chat``, and what the
+loop adapts to (the family profile, the context window, the reply ceiling, whether it streams,
+thinking's budget, watching replies, planning the window). ``BaseChatModel`` gives each a
+default, as pydantic-ai's ``Model`` does, so a backend writes ``name`` and ``chat`` and
+overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
+(a test double, a third-party wrapper) those defaults. The loop asks; it never probes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from localhand.types import Message, Reply, Usage
+
+if TYPE_CHECKING:
+    from localhand.profiles import Profile
 
 DEFAULT_MAX_REPLY_TOKENS = 4096
 """The ceiling on one reply, thinking included, unless ``max_reply_tokens`` says otherwise.
@@ -39,12 +50,65 @@ class ChatOptions:
 
 
 @runtime_checkable
+class PlainChatModel(Protocol):
+    """The least a model is: a name and ``chat``. ``declared`` makes it a ``ChatModel``."""
+
+    @property
+    def name(self) -> str: ...
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Reply: ...
+
+
+@runtime_checkable
 class ChatModel(Protocol):
-    """Anything that turns a conversation into one assistant reply."""
+    """Anything that turns a conversation into one assistant reply, with what the loop uses
+    of it declared (defaults: ``BaseChatModel``)."""
 
     @property
     def name(self) -> str:
         """The model's name as the user knows it (``qwen3:8b``)."""
+        ...
+
+    @property
+    def profile(self) -> Profile | None:
+        """The family profile the backend renders requests for; ``None``: the loop takes the
+        profile of ``name``."""
+        ...
+
+    @property
+    def context_limit(self) -> int | None:
+        """The context window in tokens, once known (some backends learn it at the first
+        request)."""
+        ...
+
+    @property
+    def reply_ceiling(self) -> int | None:
+        """The most tokens one reply may have, when the backend sets one."""
+        ...
+
+    @property
+    def streams(self) -> bool:
+        """Whether ``stream`` streams (else it hands out ``chat``'s reply as one delta)."""
+        ...
+
+    @property
+    def streams_replies(self) -> bool:
+        """Whether ``stream_reply`` streams (else it hands out ``chat``'s reply whole)."""
+        ...
+
+    @property
+    def watch_replies(self) -> bool:
+        """Read each tool-loop reply as a stream and stop one that loops (``--watch-replies``)."""
+        ...
+
+    @property
+    def think_budget(self) -> int | None:
+        """Thinking tokens a reply may spend before it is stopped; ``None``: the profile's."""
         ...
 
     def chat(
@@ -54,6 +118,31 @@ class ChatModel(Protocol):
         options: ChatOptions | None = None,
     ) -> Reply:
         """Send the conversation; raise ``ModelError`` subclasses on failure."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """Stream one answer, without tools (the contract: ``StreamingChatModel``)."""
+        ...
+
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        """Stream the reply ``chat`` would return (the contract: ``ReplyStreamingModel``)."""
+        ...
+
+    @property
+    def plans_context(self) -> bool:
+        """Whether ``plan_context`` sizes the window (then the loop estimates the run for it)."""
+        ...
+
+    def plan_context(self, tokens: int) -> object:
+        """Size the context window for a run expected to need ``tokens`` (Ollama's
+        ``num_ctx``), before its first request."""
         ...
 
 
@@ -81,7 +170,7 @@ class StreamChunk:
 
 
 @runtime_checkable
-class StreamingChatModel(ChatModel, Protocol):
+class StreamingChatModel(PlainChatModel, Protocol):
     """A :class:`ChatModel` that can also stream one answer, without tools.
 
     The contract every backend keeps:
@@ -104,7 +193,7 @@ class StreamingChatModel(ChatModel, Protocol):
 
 
 @runtime_checkable
-class ReplyStreamingModel(ChatModel, Protocol):
+class ReplyStreamingModel(PlainChatModel, Protocol):
     """A :class:`ChatModel` that can also stream the reply ``chat`` would return, tools and all,
     so that the tool loop can watch it as it comes (``--watch-replies``) and stop one that
     loops by closing the stream.
@@ -122,3 +211,117 @@ class ReplyStreamingModel(ChatModel, Protocol):
     ) -> Iterator[StreamChunk]:
         """Stream the reply to the conversation, then a last chunk with the whole ``reply``."""
         ...
+
+
+class BaseChatModel:
+    """The defaults of every member of ``ChatModel`` but ``name`` and ``chat``: a backend
+    subclasses it and overrides what it has."""
+
+    profile: Profile | None = None
+    watch_replies: bool = False
+    think_budget: int | None = None
+    streams: bool = False
+    streams_replies: bool = False
+    plans_context: bool = False
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def context_limit(self) -> int | None:
+        return None
+
+    @property
+    def reply_ceiling(self) -> int | None:
+        return None
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Reply:
+        raise NotImplementedError
+
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply as one delta and the last chunk (a backend that streams overrides
+        it and sets ``streams``)."""
+        reply = self.chat(messages, None, options)
+        if reply.thinking:
+            yield StreamChunk(thinking=reply.thinking)
+        if reply.content:
+            yield StreamChunk(content=reply.content)
+        yield StreamChunk(
+            done=True,
+            usage=reply.usage,
+            done_reason=reply.done_reason,
+            model=reply.model or self.name,
+        )
+
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply whole, as the last chunk."""
+        reply = self.chat(messages, tools, options)
+        yield StreamChunk(
+            done=True,
+            usage=reply.usage,
+            done_reason=reply.done_reason,
+            model=self.name,
+            reply=reply,
+        )
+
+    def plan_context(self, tokens: int) -> object:
+        return None
+
+
+class Declared(BaseChatModel):
+    """A plain model (``name`` and ``chat``; perhaps ``stream``) with the defaults declared."""
+
+    def __init__(self, plain: PlainChatModel) -> None:
+        self.plain = plain
+        self.streams = isinstance(plain, StreamingChatModel)
+        self.streams_replies = isinstance(plain, ReplyStreamingModel)
+
+    @property
+    def name(self) -> str:
+        return self.plain.name
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Reply:
+        return self.plain.chat(messages, tools, options)
+
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        if isinstance(self.plain, StreamingChatModel):
+            return self.plain.stream(messages, options)
+        return super().stream(messages, options)
+
+    def stream_reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Iterator[StreamChunk]:
+        if isinstance(self.plain, ReplyStreamingModel):
+            return self.plain.stream_reply(messages, tools, options)
+        return super().stream_reply(messages, tools, options)
+
+
+def declared(model: ChatModel | PlainChatModel) -> ChatModel:
+    """``model`` with every member the loop uses: itself when it declares them (a
+    ``BaseChatModel``), else wrapped with the defaults around its ``name`` and ``chat``."""
+    if isinstance(model, BaseChatModel):
+        return model
+    return Declared(model)

@@ -2,7 +2,7 @@
 
 ``OllamaModel`` and ``OpenAICompatModel`` take a :class:`Connection` as ``connection=``, or
 build one from the same settings given as keywords (``request_timeout=60``...), which is what
-``models.auto`` and older callers do. A keyword given along with a connection wins over the
+``session.backend`` and older callers do. A keyword given along with a connection wins over the
 connection's field, so a shared connection can be adjusted for one backend::
 
     server = Connection("http://gpu-box:11434", request_timeout=120, max_attempts=5)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
+from localhand.models import base
 from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._tiny import TINY_MAX_TOKENS, TINY_REPEAT_PENALTY, is_tiny, tiny_turn
@@ -131,7 +132,7 @@ def _free_models() -> None:
                 item.lock.release()
 
 
-class EmbeddedModel:
+class EmbeddedModel(base.BaseChatModel):
     """A :class:`~localhand.models.base.ChatModel` running a GGUF file in-process.
 
     Args:
@@ -147,16 +148,16 @@ class EmbeddedModel:
         repeat_penalty: discourages repeating recent tokens; small models otherwise fill
             a number with zeros or a string with one word.
         seed: the sampling seed, for repeatable runs.
-        tiny: whether the model gets the tiny view (see ``_tiny``); ``None``: when it has
-            fewer than a billion parameters.
+        tiny: whether it gets the tiny view (``_tiny``); ``None``: under a billion parameters.
         on_warning: receives warnings (no chat template in the GGUF, a schema the grammar
             converter cannot take).
         on_status: receives progress a person wants to see: the load time and the time to
             the first token. Defaults to the ``localhand`` logger.
     """
 
-    watch_replies = False  # the tool loop streams replies to stop loops: see models.watch
     profile = JSON_CALLS  # it renders the history itself, as grammar-checked JSON calls
+    streams = streams_replies = True
+    reply_ceiling = property(lambda self: self.max_tokens)  # the declared name of max_tokens
 
     def __init__(
         self,

@@ -105,6 +105,9 @@ class OllamaModel(NetworkBackend):
             default is unlimited), ``request_timeout``, ``stream_idle_timeout``...
     """
 
+    profile: Profile
+    plans_context = True
+
     def __init__(
         self,
         model: str,

@@ -64,9 +64,9 @@ from localhand.models._openai_errors import FormatRefused, OpenAIWire
 from localhand.models._openai_wire import base_url, request_headers, to_openai_messages, to_reply
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
+from localhand.models.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.models.transport import Transport
 from localhand.profiles import Profile, profile_for, sampling_options, thinking_switch, wire_history
-from localhand.run.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.types import Message, Reply, Usage
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAICompatModel", "OpenAISettings", "ToolMode"]
@@ -115,6 +115,8 @@ class OpenAICompatModel(NetworkBackend):
     """
 
     max_tokens = ConnectionSetting["int | None"]("max_reply_tokens")
+
+    profile: Profile
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import BaseChatModel, ChatOptions, StreamChunk
 from localhand.types import Message, Reply, ToolCall, Usage
 
 
@@ -82,7 +82,7 @@ def call(name: str, /, **arguments: Any) -> Reply:
     return Reply(tool_calls=(ToolCall(name, arguments),), done_reason="stop")
 
 
-class ScriptedModel:
+class ScriptedModel(BaseChatModel):
     """Replays ``steps`` in order, one per ``chat`` or ``stream`` call, and records every call
     it received. ``stream`` splits a step's text into word-sized deltas (a :class:`Streamed`
     step gives its own pieces), so streaming code is tested without a server.
@@ -90,6 +90,9 @@ class ScriptedModel:
     Token usage is estimated from the text (about four characters a token) unless a step
     carries its own, so budget and accounting logic sees realistic numbers.
     """
+
+    streams = True
+    context_limit: int | None = None  # a test sets the window it wants the loop to see
 
     def __init__(self, steps: Iterable[Step], *, name: str = "scripted") -> None:
         self._steps = list(steps)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localhand.models.base import ChatOptions, StreamChunk
-from localhand.run.tokens import estimate_prompt_tokens
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.types import Message, Reply, Usage
 
 __all__ = ["Loop", "LoopDetector", "Progress", "Watched", "watch_reply"]

@@ -27,6 +27,7 @@ from localhand.plan.model import Plan, Step
 from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
 from localhand.plan.stops import StepFailed, StepRefused
+from localhand.run.cancel import Cancellation
 from localhand.run.guardrails import Limits
 from localhand.run.lifecycle import CANCELLED, Run
 from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll, check_policy
@@ -63,6 +64,7 @@ class PlanExecutor:
         memory: RollingMemory | None = None,
         step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
         spent: Usage | None = None,
+        cancellation: Cancellation | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
@@ -75,7 +77,9 @@ class PlanExecutor:
         self.limits = limits or PLAN_LIMITS
         self.bus = bus or EventBus()
         self.task_id = task_id or uuid.uuid4().hex[:12]
-        self.life = Run(self.task_id, self.workspace, self.limits, self.bus)
+        self.life = Run(
+            self.task_id, self.workspace, self.limits, self.bus, cancellation=cancellation
+        )
         self.state = self.life.state
         if spent is not None:  # drafting the plan counts against the budget too
             self.state.tokens_in, self.state.tokens_out = (
@@ -149,6 +153,7 @@ class PlanExecutor:
     def loop(self) -> None:
         index = 0
         while index < len(self.plan.steps):
+            self.life.check_cancelled()
             self.limits.check_wall_clock(self.state)
             outcome = self.attempt(index)
             if outcome.ok:

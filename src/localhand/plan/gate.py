@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from localhand.events import ApprovalNeeded, Event
+from localhand.events import ApprovalDecided, ApprovalNeeded, Event
 from localhand.plan.model import Step, classified
 from localhand.safety.approval import ApprovalPolicy, Approver, needs_approval
 from localhand.safety.risk import Risk
@@ -56,13 +56,25 @@ class ApprovalGate:
                 added_by_agent=step.added or step.modified,
             )
         )
+        broken: str | None = None
         try:
             approved = bool(self.approver.approve(step.command, risk))
         except Exception as exc:  # a broken approver refuses; it must not end the plan
-            return f"approval failed ({exc}): {warning}"
+            approved, broken = False, f"approval failed ({exc}): {warning}"
+        self.emit(  # the answer on the timeline, as for the model's own commands
+            ApprovalDecided(
+                task_id=self.task_id,
+                step_id=step.id,
+                command=step.command,
+                approved=approved,
+                by="error" if broken else self.approver.decided_by,
+            )
+        )
+        if broken:
+            return broken
         if approved:
             return None
-        why = getattr(self.approver, "refusal", "") or "it was not approved"
+        why = self.approver.refusal or "it was not approved"
         return f"not approved ({why}): {warning}"
 
 

@@ -16,16 +16,16 @@ from typing import Any
 
 from localhand.errors import ModelTimeout, WallClockTimeout
 from localhand.events import Event, ModelReply, ModelRequest
-from localhand.models.base import ChatModel, ChatOptions
+from localhand.models.base import BaseChatModel, ChatModel, ChatOptions
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.guardrails import Limits, RunState
-from localhand.run.tokens import estimate_prompt_tokens
 from localhand.types import Message, Reply
 
 REPLY_ESTIMATE = 256
 """Tokens assumed for a reply when estimating a call's cost before it is made."""
 
 
-class MeteredModel:
+class MeteredModel(BaseChatModel):
     """Wraps ``model``; ``state`` holds the tokens spent and the start of the wall clock."""
 
     def __init__(

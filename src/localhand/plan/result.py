@@ -49,6 +49,21 @@ class PlanResult:
     duration_s: float = 0.0
     error: str | None = None
 
+    @classmethod
+    def failed(
+        cls, task_id: str, message: str, *, goal: str = "", mode: str = "", reason: str = "error"
+    ) -> PlanResult:
+        """The PlanResult of a plan that never started: ``Result.failed``'s counterpart."""
+        return cls(
+            task_id=task_id,
+            goal=goal,
+            mode=mode,
+            status="error",
+            termination_reason=reason,
+            output=f"error: {message}",
+            error=message,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -43,16 +43,21 @@ def ask_model(
     emit: Callable[[Event], None],
     warn: Callable[[str], None],
     think_budget: int | None = None,
+    check: Callable[[], None] | None = None,
 ) -> Asked:
-    """Ask ``model`` once. With ``watch`` (and a backend that has ``stream_reply``), read the
+    """Ask ``model`` once. With ``watch`` (and a backend that ``streams_replies``), read the
     reply as a stream, announce its progress and stop it as soon as it loops; with
-    ``think_budget`` (and thinking not asked off), stop it when its thinking passes that."""
-    stream_reply = getattr(model, "stream_reply", None)
+    ``think_budget`` (and thinking not asked off), stop it when its thinking passes that.
+    ``check`` (a cancellation's) is called as the stream goes and may raise to close it."""
     budget = think_budget if options.think is not False else None
-    if stream_reply is None or not (watch or budget):
+    if not model.streams_replies or not (watch or budget):
         return Asked(model.chat(messages, tools, options))
 
     def progress(now: Progress) -> None:
+        if check is not None:
+            check()
+        if not watch:
+            return
         rate = None if now.tokens_per_s is None else round(now.tokens_per_s, 1)
         emit(
             ModelProgress(
@@ -65,12 +70,12 @@ def ask_model(
         )
 
     watched = watch_reply(
-        stream_reply,
+        model.stream_reply,
         messages,
         tools,
         options,
         model_name=model.name,
-        on_progress=progress if watch else None,
+        on_progress=progress if watch or check is not None else None,
         think_budget=budget,
     )
     if watched.loop is not None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localhand.run.tokens import estimate_prompt_tokens, estimate_text_tokens
+from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.types import Message
 
 COMPACT_AT = 0.75
@@ -33,14 +33,14 @@ class Compaction:
     compacted: int
     chars_saved: int
     tokens_saved: int = 0
-    """Estimated (``localhand.run.tokens``)."""
+    """Estimated (``localhand.models.tokens``)."""
 
 
 def compact_tool_results(
     messages: Sequence[Message], tokens_to_save: int, keep_recent: int = KEEP_RECENT
 ) -> Compaction:
     """Stub out the oldest tool results, oldest first, until about ``tokens_to_save`` are
-    saved (as ``localhand.run.tokens`` estimates them).
+    saved (as ``localhand.models.tokens`` estimates them).
 
     The last ``keep_recent`` results are never touched."""
     tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]

@@ -10,18 +10,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from localhand.errors import BudgetExceeded
 from localhand.types import Usage
 
-if TYPE_CHECKING:
-    from localhand.store import Store
+
+class Totals(Protocol):
+    @property
+    def tokens(self) -> int: ...
+
+
+class Books(Protocol):
+    """What the ledger needs of the run store (``localhand.store.Store`` has it): the run's
+    spine books its calls without knowing the store."""
+
+    def ledger_add(
+        self, task_id: str, tokens_in: int, tokens_out: int, *, model: str = "", cost: float = 0.0
+    ) -> None: ...
+
+    def ledger_spent(self, task_id: str | None = None, day: date | str | None = None) -> Totals: ...
 
 
 @dataclass(slots=True)
 class Ledger:
-    store: Store
+    store: Books
     daily_budget: int | None = None
     """Tokens (prompt + reply) all tasks together may spend per local calendar day."""
     price_in: float | None = None

@@ -3,7 +3,8 @@
 A run starts (``task_started``), works until something stops it, has its workspace checked,
 and ends with one Result (``task_finished``). What stops it is always one of three things,
 turned into a termination reason in one place (``Run.drive``): a ``StopRun`` (a final answer,
-a guardrail, a failed step), a ``ModelError`` (the server cannot serve the run), or Ctrl-C.
+a guardrail, a failed step), a ``ModelError`` (the server cannot serve the run), or a
+cancellation (``Run.cancel``, Ctrl-C).
 The run's state (``RunState``: its start, tokens, iterations) lives here, so every mode's clock
 starts at ``start``; the guardrails check it through ``Limits``.
 
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from localhand.errors import ModelError, ModelTimeout, StopRun, WallClockTimeout
+from localhand.errors import Cancelled, ModelError, ModelTimeout, StopRun, WallClockTimeout
 from localhand.events import (
     Event,
     EventBus,
@@ -30,6 +31,7 @@ from localhand.events import (
     Verification,
 )
 from localhand.events import Warning as WarningEvent
+from localhand.run.cancel import Cancellation
 from localhand.run.checkguard import CheckGuard, changed_warning
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.project_checks import detect_check
@@ -79,6 +81,7 @@ class Run:
         *,
         checks: Sequence[Check] = (),
         follow_up: Callable[[Any], str | None] | None = None,
+        cancellation: Cancellation | None = None,
     ) -> None:
         self.task_id = task_id
         self.workspace = workspace
@@ -94,6 +97,8 @@ class Run:
         self.state = RunState()
         self.description = ""
         """The task's text, as ``start`` was given it."""
+        self.cancellation = cancellation or Cancellation()
+        """The run's cancel switch (``localhand.run.cancel``): whoever holds it can stop it."""
 
     # -- start ------------------------------------------------------------------------------
 
@@ -142,6 +147,15 @@ class Run:
 
     # -- stopping ---------------------------------------------------------------------------
 
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        """Stop the run at its next check, from any thread: it ends ``cancelled``."""
+        self.cancellation.cancel(reason)
+
+    def check_cancelled(self) -> None:
+        """Raise ``Cancelled`` if someone asked the run to stop (the loops call it between
+        steps, tool calls and streamed chunks)."""
+        self.cancellation.check()
+
     def drive(
         self,
         work: Callable[[], object],
@@ -154,7 +168,10 @@ class Run:
 
         A tripped guardrail is announced as a ``guardrail`` event at ``iteration()``."""
         try:
+            self.check_cancelled()  # cancelled before it began: nothing runs
             work()
+        except Cancelled as stop:
+            return Ending(CANCELLED, str(stop) or cancelled)
         except StopRun as stop:
             if stop.guardrail:
                 self.emit(
@@ -168,8 +185,8 @@ class Run:
             return Ending(stop.reason, str(stop), stop=stop)
         except ModelError as exc:
             return Ending("error", str(exc), error=str(exc))
-        except KeyboardInterrupt:
-            return Ending(CANCELLED, cancelled)
+        except KeyboardInterrupt:  # Ctrl-C in a blocking call; the handler set the switch
+            return Ending(CANCELLED, self.cancellation.reason or cancelled)
         return Ending(done)
 
     # -- the end ----------------------------------------------------------------------------

@@ -82,8 +82,5 @@ class CutOff:
 def reply_ceiling(model: ChatModel) -> int | None:
     """The most tokens ``model`` lets one reply have, when it says (``max_reply_tokens`` on
     the Ollama backend, ``max_tokens`` on the others)."""
-    for name in ("max_reply_tokens", "max_tokens"):
-        value = getattr(model, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
+    value = model.reply_ceiling
+    return value if isinstance(value, int) and value > 0 else None

@@ -46,13 +46,14 @@ from localhand.events import (
     ModelReply,
     ModelRequest,
 )
-from localhand.models.base import ChatModel, ChatOptions, StreamChunk
+from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, StreamChunk, declared
+from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
+from localhand.run.cancel import Cancellation
 from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Run
 from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.run.routing import Route
 from localhand.run.task import Task
-from localhand.run.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.run.verify import grade
 from localhand.types import CheckResult, Message, Result, Status, Usage
 
@@ -104,13 +105,14 @@ class DeltaCoalescer:
 
 
 def run_simple(
-    model: ChatModel,
+    model: ChatModel | PlainChatModel,
     task: Task,
     *,
     bus: EventBus | None = None,
     routing: Route | None = None,
     ledger: Ledger | None = None,
     follow_up: Callable[[Result], str | None] | None = None,
+    cancellation: Cancellation | None = None,
 ) -> Result:
     """Answer ``task`` with one streamed reply; model errors end up in the Result.
 
@@ -118,25 +120,34 @@ def run_simple(
     one ``chat`` reply is handed out as a single delta. ``ledger`` books the call and checks
     the daily budget; ``follow_up`` writes a task file for a run that did not pass.
     """
-    return _SimpleRun(model, task, bus or EventBus(), routing, ledger, follow_up).run()
+    return _SimpleRun(
+        model, task, bus or EventBus(), routing, ledger, follow_up, cancellation
+    ).run()
 
 
 class _SimpleRun:
     def __init__(
         self,
-        model: ChatModel,
+        model: ChatModel | PlainChatModel,
         task: Task,
         bus: EventBus,
         routing: Route | None,
         ledger: Ledger | None,
         follow_up: Callable[[Result], str | None] | None,
+        cancellation: Cancellation | None = None,
     ) -> None:
-        self.model, self.task = model, task
+        self.model, self.task = declared(model), task
         self.routing, self.ledger = routing, ledger  # the bus and follow-up are the Run's
         self.workspace = Path(task.workspace).resolve()
         self.limits = task.limits(agentic=False)
         self.life = Run(
-            task.id, self.workspace, self.limits, bus, checks=task.checks, follow_up=follow_up
+            task.id,
+            self.workspace,
+            self.limits,
+            bus,
+            checks=task.checks,
+            follow_up=follow_up,
+            cancellation=cancellation,
         )
         self.state = self.life.state
         self.answer: list[str] = []
@@ -203,6 +214,7 @@ class _SimpleRun:
         """The answer and the thinking from the stream, as they come, up to its final chunk."""
         for chunk in chunks:
             self.check_wall_clock()
+            self.life.check_cancelled()  # between chunks: Stop or Ctrl-C ends the answer here
             if chunk.done:
                 self.final = chunk
                 break
@@ -305,7 +317,7 @@ def grade_answer(
 def context_chars(model: ChatModel) -> int:
     """Characters of context files that fit: at most half the model's window, when known,
     leaving the rest for the system prompt, the task and the answer."""
-    limit = getattr(model, "context_limit", None)
+    limit = model.context_limit
     if not isinstance(limit, int) or limit <= 0:
         return CONTEXT_FILES_CHARS
     return min(CONTEXT_FILES_CHARS, limit // 2 * CODE_CHARS_PER_TOKEN)
@@ -314,20 +326,6 @@ def context_chars(model: ChatModel) -> int:
 def stream_of(
     model: ChatModel, messages: Sequence[Message], options: ChatOptions
 ) -> Iterator[StreamChunk]:
-    """The model's stream, or for a model that cannot stream, its reply as one delta."""
-    stream = getattr(model, "stream", None)
-    if callable(stream):
-        return iter(stream(messages, options))
-    return _as_stream(model, messages, options)
-
-
-def _as_stream(
-    model: ChatModel, messages: Sequence[Message], options: ChatOptions
-) -> Iterator[StreamChunk]:
-    reply = model.chat(messages, None, options)
-    if reply.thinking:
-        yield StreamChunk(thinking=reply.thinking)
-    if reply.content:
-        yield StreamChunk(content=reply.content)
-    model_name = reply.model or model.name
-    yield StreamChunk(done=True, usage=reply.usage, done_reason=reply.done_reason, model=model_name)
+    """The model's stream (for a model that cannot stream, ``BaseChatModel.stream``: its
+    reply as one delta)."""
+    return iter(model.stream(messages, options))

@@ -42,7 +42,7 @@ class Task:
     """Workspace files whose contents go into the prompt."""
     plan: str | dict[str, Any] | None = None
     """Plan mode: the path of a plan file, or the plan itself (``{"goal", "steps"}``). A plan
-    task runs through ``run_plan`` (``localhand.run.plans.run_any``) instead of the loop."""
+    task runs through ``run_plan`` (``localhand.session.door.Session``) instead of the loop."""
     mode: str | None = None
     """Plan mode's mode (teacher | planner | agentic); else the plan's own, else the settings'."""
 

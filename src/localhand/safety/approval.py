@@ -42,12 +42,33 @@ def needs_approval(risk: Risk, policy: ApprovalPolicy) -> bool:
 
 
 class Approver(Protocol):
-    """Decides whether a command that needs approval may run."""
+    """Decides whether a command that needs approval may run, and says who decided and why
+    not. ``BaseApprover`` gives the defaults."""
+
+    @property
+    def refusal(self) -> str:
+        """Why the last request was refused, for the tool result the model reads."""
+        ...
+
+    @property
+    def decided_by(self) -> str:
+        """Who answered, for the ``approval_decided`` event (``terminal``, ``page``, ...)."""
+        ...
 
     def approve(self, command: str, risk: Risk) -> bool: ...
 
 
-class DenyAll:
+class BaseApprover:
+    """An approver's defaults: subclass it and write ``approve``."""
+
+    refusal = "it was not approved"
+    decided_by = "approver"
+
+    def approve(self, command: str, risk: Risk) -> bool:
+        raise NotImplementedError
+
+
+class DenyAll(BaseApprover):
     """For runs without a person: refuses everything, so nothing waits for an answer."""
 
     refusal = "nobody can approve it in this non-interactive run"
@@ -58,7 +79,7 @@ class DenyAll:
         return False
 
 
-class TerminalApprover:
+class TerminalApprover(BaseApprover):
     """Asks on the terminal (``/dev/tty``) when standard input is one; refuses otherwise.
 
     The prompt goes to the terminal itself, not stdout, so ``--json`` output stays clean.
@@ -82,13 +103,9 @@ class TerminalApprover:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.timeout_s = timeout_s
         self.refusal = "the user refused it"
+        self.decided_by = "terminal" if self.interactive else "nobody"  # nobody asked without one
         self._lock = threading.Lock()  # one question at a time
 
-    @property
-    def decided_by(self) -> str:
-        """Who answered, for the ``approval_decided`` event: nobody is asked without a
-        terminal."""
-        return "terminal" if self.interactive else "nobody"
 
     def approve(self, command: str, risk: Risk) -> bool:
         if not self.interactive:
@@ -160,7 +177,7 @@ def escape(text: str) -> str:
 def refusal(what: str, risk: Risk, policy: ApprovalPolicy, approver: Approver) -> str:
     """The tool result for a refused ``what`` (``"command"``, ``"write"``): why, and what
     the model can do instead."""
-    why = getattr(approver, "refusal", "it was not approved")
+    why = approver.refusal
     if risk.reasons:
         because = f"because it {'; '.join(risk.reasons)}"
     else:
@@ -178,6 +195,7 @@ __all__ = [
     "POLICIES",
     "ApprovalPolicy",
     "Approver",
+    "BaseApprover",
     "DenyAll",
     "TerminalApprover",
     "check_policy",

@@ -72,7 +72,7 @@ def select_backend(
     model = _select(settings, on_warning, on_status or on_warning, probe_timeout)
     model.watch_replies = bool(getattr(settings, "watch_replies", False))
     # --think-budget, read by the tool loop as --watch-replies is (settings that have it).
-    model.think_budget = getattr(settings, "think_budget", None)  # type: ignore[union-attr]
+    model.think_budget = getattr(settings, "think_budget", None)
     return model
 
 

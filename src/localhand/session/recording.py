@@ -1,35 +1,54 @@
-"""Recording one run from the command line (and `localhand mcp`): the run store, and with
-``--serve`` the dashboard."""
+"""Recording one run: the run store, and with ``--serve`` a live view of it.
+
+The session (``localhand.session.door``) opens it for every way in. What shows the run live is
+handed in (``serve``: the command line passes the dashboard's ``start_dashboard``), so that the
+session needs nothing of the dashboard."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from localhand.errors import ConfigError
+from localhand.run.cancel import forget_request, request_file
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from localhand.config import Settings
-    from localhand.dashboard import DashboardServer
     from localhand.events import EventBus
+    from localhand.run.cancel import Cancellation
     from localhand.run.task import Task
     from localhand.store import Store
+
+
+class LiveView(Protocol):
+    """What ``serve`` starts: a server that shows the store at ``url`` until ``stop``."""
+
+    @property
+    def url(self) -> str: ...
+
+    def stop(self) -> None: ...
+
+
+Serve = Callable[["Store", "Settings | None"], LiveView]
+"""Starts a live view of the store (the command line's ``--serve``: the dashboard)."""
 
 
 class RunRecording:
     """Record one ``localhand run`` in the store and, with ``serve``, show it live.
 
-        with RunRecording(task, bus, settings=settings, serve=serve):
+        with RunRecording(task, bus, settings=settings, serve=start_dashboard):
             result = run_task(task, settings, bus=bus)
 
     A store that cannot be opened is a warning, not a failed run (``serve`` then uses an
     in-memory one). A run that never got to its Result (bad configuration, Ctrl-C before the
-    loop) is closed with an error instead of staying "running". The dashboard stops a moment
-    after the run, once the page has its last events.
+    loop) is closed with an error instead of staying "running". The live view stops a moment
+    after the run, once the page has its last events. With a ``cancellation``, a cancel request
+    for the store's run (``localhand.run.cancel.request_cancel``) stops the run.
     """
 
     LINGER_S = 1.5
@@ -40,31 +59,23 @@ class RunRecording:
         bus: EventBus,
         *,
         settings: Settings | None = None,
-        serve: bool = False,
-        port: int = 8765,
+        serve: Serve | None = None,
         db: Path | None = None,
+        cancellation: Cancellation | None = None,
     ) -> None:
         self.task = task
         self.bus = bus
         self.settings = settings
         self.serve = serve
-        self.port = port
         self.db = db
+        self.cancellation = cancellation
         self.store: Store | None = None
         self.run_id: str | None = None
-        self.server: DashboardServer | None = None
+        self.server: LiveView | None = None
 
     def __enter__(self) -> RunRecording:
         from localhand.store import Store, open_store
 
-        if self.serve:
-            try:
-                from localhand.dashboard import start_dashboard
-            except ImportError as exc:
-                raise ConfigError(
-                    f"--serve needs FastAPI and uvicorn ({exc.name} is missing): "
-                    "pip install 'localhand[dashboard]'"
-                ) from None
         try:
             self.store = open_store(self.db)
         except ConfigError as exc:
@@ -78,11 +89,11 @@ class RunRecording:
         self.run_id = self.store.begin_run(self.task, model=model)
         secrets = bool(self.settings and self.settings.archive_secrets)
         self.bus.subscribe(self.store.recorder(archive_secrets=secrets))
+        if self.cancellation is not None:  # a Stop from another process
+            self.cancellation.watch(request_file(self.run_id))
         if self.serve:
             try:
-                self.server = start_dashboard(
-                    self.store, port=self.port, settings=self.settings, port_fallback=True
-                )
+                self.server = self.serve(self.store, self.settings)
             except BaseException as exc:
                 self.__exit__(type(exc), exc, None)  # close the run we opened
                 raise
@@ -92,6 +103,8 @@ class RunRecording:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
         if self.store is None or self.run_id is None:
             return
+        if self.cancellation is not None:
+            forget_request(self.run_id)
         if self.store.run(self.run_id).status == "running":  # no task_finished was recorded
             cancelled = isinstance(exc, KeyboardInterrupt)
             self.store.finish_run(

@@ -1,4 +1,7 @@
-"""Wiring: settings and a task in, a model, the tool loop or the simple path, a Result out."""
+"""The tool loop's wiring behind the door: a model, the tools, the loop or the simple path.
+
+``localhand.session.door.Session`` calls ``run_loop`` once the prologue is done; the public
+``run_task`` is in ``localhand.session.api``."""
 
 from __future__ import annotations
 
@@ -7,22 +10,20 @@ from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import Settings, distrusting
+from localhand.config import Settings
 from localhand.errors import ConfigError
-from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, ModelStatus, Warning
 from localhand.models.base import ChatModel
 from localhand.paths import data_dir
 from localhand.run.agent import Agent
 from localhand.run.ledger import Ledger
-from localhand.run.project_checks import with_detected_checks
-from localhand.run.routing import Route, route
+from localhand.run.routing import route
 from localhand.run.task import Task
-from localhand.safety.approval import Approver, DenyAll, check_policy
-from localhand.safety.risk import Risk
+from localhand.safety.approval import check_policy
 from localhand.tools import default_tools
 from localhand.types import Result
 
 if TYPE_CHECKING:
+    from localhand.session.prepared import Prepared
     from localhand.store import Store
 
 
@@ -33,65 +34,9 @@ def build_model(
 ) -> ChatModel:
     """The backend the settings ask for (``auto``: Ollama when it has the model, else the
     embedded model, else a ``ConfigError`` that says how to get one)."""
-    from localhand.models.auto import select_backend
+    from localhand.session.backend import select_backend
 
     return select_backend(settings, on_warning, on_status=on_status)
-
-
-def run_task(
-    task: Task,
-    settings: Settings,
-    *,
-    bus: EventBus | None = None,
-    model: ChatModel | None = None,
-    follow_up_dir: Path | None = None,
-    store: Store | None = None,
-    approver: Approver | None = None,
-) -> Result:
-    """Run one task to its Result. Model errors end up in the Result, never as exceptions.
-
-    When the task does not pass, a follow-up task file for what remains is written to
-    ``follow_up_dir`` (default: ``tasks/`` in localhand's data directory). With a ``store``,
-    every model call is booked in its token ledger and the daily budget is enforced.
-    Commands that ``settings.approve`` says need approval go to ``approver`` (default: refuse,
-    since nobody is there to ask); each request is announced as an ``approval_needed`` event.
-    """
-    if task.is_plan:
-        raise ConfigError(
-            f"task {task.id} names a plan: run it with run_plan or run_any "
-            "(localhand.run.plans), as localhand plan and localhand batch do"
-        )
-    if not task.workspace.is_dir():
-        raise ConfigError(
-            f"workspace {task.workspace} is not a directory; create it or pass --workspace DIR"
-        )
-    task = with_detected_checks(task)  # ``--verify auto``: the command the project tests with
-    settings = settings.with_overrides(model=task.model, backend=task.backend)
-    bus = bus or EventBus()
-
-    def warn(message: str) -> None:
-        bus.emit(Warning(task_id=task.id, message=message))
-
-    settings, distrusted = distrusting(settings, task.workspace)
-    for message in distrusted:
-        warn(message)
-
-    def status(message: str) -> None:
-        bus.emit(ModelStatus(task_id=task.id, message=message))
-
-    def follow_up(result: Result) -> str:
-        from localhand.taskfile import write_task_file  # pydantic models: load when needed
-
-        remaining = task.with_changes(
-            id=f"{task.id}-followup",
-            description=follow_up_description(task, result),
-        )
-        return str(write_task_file(remaining, follow_up_dir or data_dir() / "tasks"))
-
-    decision = route(task.description, task.agentic)
-    with sandbox_of(settings, warn):
-        model = model or build_model(settings, on_warning=warn, on_status=status)
-        return _run(task, settings, model, decision, bus, store, approver, follow_up)
 
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
@@ -110,27 +55,30 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
     )
 
 
-def _run(
-    task: Task,
-    settings: Settings,
-    model: ChatModel,
-    decision: Route,
-    bus: EventBus,
-    store: Store | None,
-    approver: Approver | None,
-    follow_up: Callable[[Result], str],
-) -> Result:
+def run_loop(ready: Prepared) -> Result:
+    """The tool loop (or the simple path, one streamed answer) for the task the door
+    prepared, with its model, approver, store and cancel switch."""
+    task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
+    decision = route(task.description, task.agentic)
+    model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
     ledger = _ledger(settings, store)
+    follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
         from localhand.run.simple import run_simple
 
         return run_simple(
-            model, task, bus=bus, routing=decision, ledger=ledger, follow_up=follow_up
+            model,
+            task,
+            bus=bus,
+            routing=decision,
+            ledger=ledger,
+            follow_up=follow_up,
+            cancellation=ready.cancellation,
         )
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
-        approver=AnnouncedApprover(approver or DenyAll(), bus, task.id),
+        approver=ready.announced,
         isolate_network=settings.isolate_network,
         checkpoint=checkpoint_hook(task, store),
     )
@@ -143,7 +91,7 @@ def _run(
                     tools,
                     settings.mcp_servers,
                     policy=check_policy(settings.approve),
-                    approver=approver or DenyAll(),
+                    approver=ready.approver,
                     bus=bus,
                     task_id=task.id,
                 )
@@ -160,8 +108,25 @@ def _run(
             routing=decision,
             ledger=ledger,
             context_files=task.context_files,
+            cancellation=ready.cancellation,
         )
         return agent.run(task.description)
+
+
+def _follow_up(task: Task, folder: Path | None) -> Callable[[Result], str]:
+    """What writes the follow-up task file of a run that did not pass (default folder:
+    ``tasks/`` in localhand's data directory)."""
+
+    def write(result: Result) -> str:
+        from localhand.taskfile import write_task_file  # pydantic models: load when needed
+
+        remaining = task.with_changes(
+            id=f"{task.id}-followup",
+            description=follow_up_description(task, result),
+        )
+        return str(write_task_file(remaining, folder or data_dir() / "tasks"))
+
+    return write
 
 
 def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | None]:
@@ -182,52 +147,6 @@ def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | No
         return checkpoint_note(task.workspace, command, task_id=task.id, run_id=run_id)
 
     return take
-
-
-class AnnouncedApprover:
-    """Emits ``approval_needed`` (with the warning a person would read) before asking, and
-    ``approval_decided`` with the answer. Who answered is the inner approver's ``decided_by``
-    after it answered (see ``decided_by``)."""
-
-    def __init__(self, inner: Approver, bus: EventBus, task_id: str) -> None:
-        self.inner = inner
-        self.bus = bus
-        self.task_id = task_id
-
-    def approve(self, command: str, risk: Risk) -> bool:
-        self.bus.emit(
-            ApprovalNeeded(
-                task_id=self.task_id,
-                step_id="run_command",
-                command=command,
-                risk=risk.level,
-                reasons=list(risk.reasons),
-                warning_message=f"{risk.level}: {'; '.join(risk.reasons) or 'needs approval'}",
-                added_by_agent=True,
-            )
-        )
-        approved = self.inner.approve(command, risk)
-        self.bus.emit(
-            ApprovalDecided(
-                task_id=self.task_id,
-                step_id="run_command",
-                command=command,
-                approved=approved,
-                by=decided_by(self.inner),
-            )
-        )
-        return approved
-
-    @property
-    def refusal(self) -> str:
-        """Why the inner approver said no, for the tool result the model reads."""
-        return getattr(self.inner, "refusal", "it was not approved")
-
-
-def decided_by(approver: Approver) -> str:
-    """Who answered for ``approver``: its ``decided_by`` attribute when it has one."""
-    by = getattr(approver, "decided_by", None)
-    return by if isinstance(by, str) and by else "approver"
 
 
 def _ledger(settings: Settings, store: Store | None) -> Ledger | None:

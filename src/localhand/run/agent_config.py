@@ -1,0 +1,93 @@
+"""What an ``Agent`` is set up with, as data: one ``AgentConfig`` instead of a long list of
+constructor arguments, and one ``Conversation`` per run for what the loop keeps between turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from localhand.models.tokens import estimate_prompt_tokens
+from localhand.run.answer_check import AnswerCheck
+from localhand.run.context import ContextWindow
+from localhand.run.guardrails import Limits, RunState
+from localhand.run.nudges import CutOff
+
+if TYPE_CHECKING:
+    from localhand.events import EventBus
+    from localhand.profiles import Profile
+    from localhand.run.cancel import Cancellation
+    from localhand.run.ledger import Ledger
+    from localhand.run.routing import Route
+    from localhand.run.verify import Check
+    from localhand.tools import ToolRegistry
+    from localhand.types import Message, Result
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """How an ``Agent`` runs its tasks; every field has a default."""
+
+    tools: ToolRegistry | None = None
+    """The tools the model may call (default: the built-in file and shell tools)."""
+    limits: Limits = field(default_factory=Limits)
+    checks: Sequence[Check] = ()
+    """Grade the workspace when the run ends; a final answer is taken only when they pass."""
+    bus: EventBus | None = None
+    """Receives every event."""
+    task_id: str | None = None
+    require_action: bool = True
+    """Nudge once when the model answers before using any tool (small models often do)."""
+    system_prompt: str | None = None
+    follow_up: Callable[[Result], str | None] | None = None
+    """Called with an unfinished Result; returns the path of a task file for what remains."""
+    routing: Route | None = None
+    ledger: Ledger | None = None
+    """Books each call in the token ledger and checks the daily budget."""
+    context_files: Sequence[str] = ()
+    watch_replies: bool | None = None
+    """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
+    ``None``: as the backend was set up (``--watch-replies``)."""
+    profile: Profile | None = None
+    """The model family's profile; ``None``: the backend's, else the one of its name."""
+    think_budget: int | None = None
+    """Thinking tokens a reply may spend; ``None``: the backend's, else the profile's (with a
+    stream); 0: none."""
+    cancellation: Cancellation | None = None
+    """The run's cancel switch (``localhand.run.cancel``), when someone else holds it too."""
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One run's conversation and what the loop keeps of it between turns; ``Agent.run``
+    starts a new one, so one Agent can run several tasks in turn."""
+
+    window: ContextWindow
+    answer_check: AnswerCheck
+    cut_off: CutOff
+    """What a cut-off reply's nudge says (its tokens, the loop the watcher stopped)."""
+    messages: list[Message] = field(default_factory=list)
+    state: RunState = field(default_factory=RunState)
+    tools_used: int = 0
+    asked_to_act: bool = False
+    last_content: str = ""
+    """The last thing the model said, for the output of a run something else stopped."""
+    thought: int | None = None
+    """Thinking tokens of the last reply, when it was stopped at the think budget."""
+
+    def estimate_prompt(self, definitions: list[dict[str, Any]]) -> int:
+        """The next request's prompt tokens, estimated (see ``localhand.models.tokens``)."""
+        return estimate_prompt_tokens(self.messages, definitions)
+
+    def estimate_cost(self, definitions: list[dict[str, Any]], prompt: int | None = None) -> int:
+        """Tokens the next request will likely cost: the prompt (``prompt``, if estimated)
+        plus an average reply."""
+        iterations = self.state.iteration
+        reply = self.state.tokens_out // iterations if iterations else 256
+        return (self.estimate_prompt(definitions) if prompt is None else prompt) + reply
+
+    def keep_within(self, limit: int | None, definitions: list[dict[str, Any]]) -> int:
+        """Compact older tool results near the window ``limit``; the prompt's tokens after."""
+        self.messages, used = self.window.keep(self.messages, definitions, limit)
+        return used

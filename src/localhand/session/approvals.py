@@ -1,0 +1,55 @@
+"""Every approval on the run's timeline: asked (``approval_needed``) and answered
+(``approval_decided``), whoever asks (the model's command, an MCP tool, a verify command)."""
+
+from __future__ import annotations
+
+from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus
+from localhand.safety.approval import Approver, BaseApprover
+from localhand.safety.risk import Risk
+
+
+class AnnouncedApprover(BaseApprover):
+    """Emits ``approval_needed`` (with the warning a person would read) before asking, and
+    ``approval_decided`` with the answer and the inner approver's ``decided_by``."""
+
+    def __init__(
+        self, inner: Approver, bus: EventBus, task_id: str, *, step_id: str = "run_command"
+    ) -> None:
+        self.inner = inner
+        self.bus = bus
+        self.task_id = task_id
+        self.step_id = step_id
+
+    def approve(self, command: str, risk: Risk, *, description: str | None = None) -> bool:
+        self.bus.emit(
+            ApprovalNeeded(
+                task_id=self.task_id,
+                step_id=self.step_id,
+                command=command,
+                risk=risk.level,
+                reasons=list(risk.reasons),
+                warning_message=f"{risk.level}: {'; '.join(risk.reasons) or 'needs approval'}",
+                description=description or "",
+                added_by_agent=self.step_id == "run_command",
+            )
+        )
+        approved = self.inner.approve(command, risk)
+        self.bus.emit(
+            ApprovalDecided(
+                task_id=self.task_id,
+                step_id=self.step_id,
+                command=command,
+                approved=approved,
+                by=self.inner.decided_by,
+            )
+        )
+        return approved
+
+    @property
+    def refusal(self) -> str:  # type: ignore[override]  # the inner approver's, as it answered
+        """Why the inner approver said no, for the tool result the model reads."""
+        return self.inner.refusal
+
+    @property
+    def decided_by(self) -> str:  # type: ignore[override]
+        return self.inner.decided_by

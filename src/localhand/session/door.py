@@ -1,0 +1,214 @@
+"""The one door into a run: every way in (the command line's ``run`` and ``plan``, ``localhand
+mcp``, the dashboard, batch, the library's ``run_task`` and ``run_plan``) builds a task and a
+``Session``, and the session does, once and in this order, what every run needs before its
+loop: the workspace check; the trust of the workspace's own files (``config.distrusting``);
+the cancel switch; the verify commands that came from elsewhere than the user's command line,
+through the risk check and the approval policy (``verify_gate``); the sandbox; the model; and
+then the tool loop, the simple path (``runner``) or plan mode (``plans``). Approvals are
+announced on the run's timeline (``approvals``); recording in the store, and the live view,
+are the session's too (``recording``).
+
+A run that never started (bad input the door cannot refuse as an error of its own, a refused
+verify command, a cancellation before its loop) ends with ``Result.failed`` (a plan's
+``PlanResult.failed``), emitted as the run's ``task_finished`` like any Result, so the store,
+the dashboard and the caller see one shape from every door.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localhand.config import Settings, distrusting
+from localhand.errors import ConfigError, LocalhandError
+from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
+from localhand.run.cancel import Cancellation
+from localhand.run.project_checks import with_detected_checks
+from localhand.run.task import Task
+from localhand.safety.approval import Approver, DenyAll, check_policy
+from localhand.session.approvals import AnnouncedApprover
+from localhand.session.plans import PlanRequest, run_plan_mode
+from localhand.session.prepared import Prepared
+from localhand.session.recording import RunRecording, Serve
+from localhand.session.runner import checkpoint_hook, run_loop, sandbox_of
+from localhand.session.verify_gate import STEP_ID, NotApproved, gate_checks
+from localhand.types import Result
+
+if TYPE_CHECKING:
+    from localhand.models.base import ChatModel
+    from localhand.plan.result import PlanResult
+    from localhand.run.verify import Check
+    from localhand.store import Store
+
+
+class Session:
+    """One run, whichever door it came in by (see the module docstring).
+
+    ``approver`` answers what the approval policy asks (default: refuse, nobody is there);
+    ``own_checks`` are the checks the user typed on the command line (``--verify``), which are
+    theirs to run; every other command check is gated. ``store``: a store the door has
+    already opened the run in (the dashboard); else ``recording`` opens one.
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        settings: Settings,
+        *,
+        bus: EventBus | None = None,
+        approver: Approver | None = None,
+        model: ChatModel | None = None,
+        store: Store | None = None,
+        follow_up_dir: Path | None = None,
+        own_checks: tuple[Check, ...] = (),
+        plan: PlanRequest | None = None,
+    ) -> None:
+        self.task = task
+        self.settings = settings
+        self.bus = bus or EventBus()
+        self.approver: Approver = approver or DenyAll()
+        self.model = model
+        self._store = store
+        self.follow_up_dir = follow_up_dir
+        self.own_checks = own_checks
+        self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
+        self.cancellation = Cancellation()
+        """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
+        self._recording: RunRecording | None = None
+
+    # -- the door's parts -------------------------------------------------------------------
+
+    def recording(self, *, db: Path | None = None, serve: Serve | None = None) -> RunRecording:
+        """Record the run in the store (``db``, else the default one) while the block runs; a
+        cancel request for its run id (``run.cancel.request_cancel``) stops it."""
+        self._recording = RunRecording(
+            self.task,
+            self.bus,
+            settings=self.settings,
+            serve=serve,
+            db=db,
+            cancellation=self.cancellation,
+        )
+        return self._recording
+
+    @property
+    def store(self) -> Store | None:
+        """The store the run is recorded in, when it is."""
+        if self._store is None and self._recording is not None:
+            return self._recording.store
+        return self._store
+
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        """Stop the run at its next check, from any thread; it ends ``cancelled``."""
+        self.cancellation.cancel(reason)
+
+    @contextmanager
+    def cancel_on_sigint(self) -> Iterator[None]:
+        """Ctrl-C cancels the run: the switch is flipped (so every later check stops it) and a
+        ``KeyboardInterrupt`` cuts short the blocking call in progress (a model request)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def interrupted(signum: int, frame: Any) -> None:
+            self.cancel("cancelled by the user (Ctrl-C)")
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, interrupted)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def warn(self, message: str) -> None:
+        self.bus.emit(Warning(task_id=self.task.id, message=message))
+
+    def status(self, message: str) -> None:
+        self.bus.emit(ModelStatus(task_id=self.task.id, message=message))
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> Result | PlanResult:
+        """The prologue, once, then the run to its Result. Bad input is a ``ConfigError``;
+        anything the model or a command does ends up in the Result."""
+        task = self.task
+        if not task.workspace.is_dir():
+            raise ConfigError(
+                f"workspace {task.workspace} is not a directory; create it or pass --workspace DIR"
+            )
+        # ``--verify auto``: the command the project tests with, before the gate judges it
+        task = with_detected_checks(task)
+        settings = self.settings.with_overrides(model=task.model, backend=task.backend)
+        settings, distrusted = distrusting(settings, task.workspace)
+        for message in distrusted:
+            self.warn(message)
+        if self.cancellation.requested:
+            return self.failed(self.cancellation.reason, reason="cancelled")
+        try:
+            task = task.with_changes(checks=self._gated(task, settings)) if task.checks else task
+        except NotApproved as refused:
+            return self.failed(str(refused), reason="cancelled")
+        ready = Prepared(
+            task,
+            settings,
+            self.bus,
+            self.approver,
+            self.announced(),
+            self.cancellation,
+            model=self.model,
+            store=self.store,
+            follow_up_dir=self.follow_up_dir,
+        )
+        with sandbox_of(settings, self.warn):
+            if self.plan is not None:
+                return run_plan_mode(ready, self.plan)
+            return run_loop(ready)
+
+    def outcome(self) -> Result | PlanResult:
+        """``run``, for a door with nobody to hand an exception to (the dashboard, batch): a run
+        that cannot start ends with its failed Result instead."""
+        try:
+            return self.run()
+        except (LocalhandError, OSError) as exc:
+            return self.failed(str(exc))
+        except Exception as exc:  # whoever watches must see the run end, whatever went wrong
+            return self.failed(f"{type(exc).__name__}: {exc}")
+
+    def failed(self, message: str, *, reason: str = "error") -> Result | PlanResult:
+        """The Result of a run that never started, announced as its ``task_finished``."""
+        model = self.task.model or self.settings.model
+        result: Result | PlanResult
+        if self.plan is not None:
+            from localhand.plan.result import PlanResult
+
+            mode = self.task.mode or ""
+            result = PlanResult.failed(
+                self.task.id, message, goal=self.task.description, mode=mode, reason=reason
+            )
+        else:
+            result = Result.failed(self.task.id, message, model=model, reason=reason)  # type: ignore[arg-type]
+        self.bus.emit(TaskFinished(task_id=self.task.id, result=result.to_dict()))
+        return result
+
+    def announced(self, step_id: str = "run_command") -> AnnouncedApprover:
+        """The approver, with each request and answer on the run's timeline."""
+        return AnnouncedApprover(self.approver, self.bus, self.task.id, step_id=step_id)
+
+    def _gated(self, task: Task, settings: Settings) -> tuple[Check, ...]:
+        return gate_checks(
+            task.checks,
+            own=self.own_checks,
+            workspace=task.workspace,
+            policy=check_policy(settings.approve),
+            approver=self.announced(STEP_ID),
+            checkpoint=checkpoint_hook(task, self.store),
+        )
+
+
+def _plan_of_task(task: Task) -> PlanRequest:
+    """A plan task's request: its plan file (or plan data), else one drafted for it."""
+    return PlanRequest(plan=Path(task.plan) if isinstance(task.plan, str) else task.plan)

@@ -1,0 +1,115 @@
+"""Plan mode behind the door: a plan file, a plan given as data, or a goal the model drafts
+a plan for, run by ``PlanExecutor`` to a ``PlanResult``.
+
+``localhand.session.door.Session`` calls ``run_plan_mode`` once the prologue is done (inside
+the sandbox); the public ``run_plan`` is in ``localhand.session.api``. Bad input is a
+``ConfigError``; anything the model or a step does ends up in the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localhand.errors import ConfigError, ModelError
+from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
+from localhand.run.task import AGENTIC_TIMEOUT_S
+from localhand.session.runner import build_model
+
+if TYPE_CHECKING:
+    from localhand.plan.model import Plan
+    from localhand.plan.result import PlanResult
+    from localhand.session.prepared import Prepared
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """What plan mode needs beyond its task: the plan (a ``Plan``, its data or a plan file;
+    ``None``: the model drafts one for the task's description) and how to run it."""
+
+    plan: Plan | Mapping[str, Any] | str | Path | None = None
+    policy: str | None = None
+    """Which steps need approval; ``None``: the settings' ``approve``."""
+    approve_draft: Callable[[Plan], bool] | None = None
+    """Asked before a drafted plan runs (default: yes)."""
+    step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+
+
+def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
+    """Plan mode for the task the door prepared: the plan ``request`` names (or one the model
+    drafts for the task's description), in the mode asked for (else the mode the plan file
+    names, else the settings' ``plan_mode``)."""
+    from localhand.plan.draft import DraftError, draft_plan
+    from localhand.plan.executor import MODES, PLAN_LIMITS, PlanExecutor
+    from localhand.plan.result import PlanResult, build_result
+
+    task, settings = ready.task, ready.settings
+    root = task.workspace
+    the_plan = None if request.plan is None else _plan_of(request.plan, root)
+    chosen = task.mode or (the_plan.mode if the_plan is not None else None) or settings.plan_mode
+    if chosen not in MODES:
+        raise ConfigError(f"unknown plan mode {chosen!r}; use one of {', '.join(MODES)}")
+    model = ready.model
+    try:
+        if model is None and (the_plan is None or chosen == "agentic"):
+            model = build_model(settings, on_warning=ready.warn)
+        spent = None
+        if the_plan is None:
+            assert model is not None
+            draft = draft_plan(model, task.description, root)
+            the_plan, spent = draft.plan, draft.usage
+            if request.approve_draft is not None and not request.approve_draft(the_plan):
+                return build_result(
+                    the_plan,
+                    task_id=task.id,
+                    mode=chosen,
+                    termination_reason="not_approved",
+                    message="the drafted plan was not approved (pass --yes to run it)",
+                    model_used=model.name,
+                    tokens_in=spent.prompt_tokens,
+                    tokens_out=spent.completion_tokens,
+                )
+        limits = replace(
+            PLAN_LIMITS,
+            wall_clock_s=task.timeout_s or AGENTIC_TIMEOUT_S,
+            token_budget=task.token_budget,
+        )
+        executor = PlanExecutor(
+            the_plan,
+            root,
+            mode=chosen,  # type: ignore[arg-type]  # checked against MODES above
+            model=model,
+            approver=ready.approver,
+            policy=request.policy or settings.approve,  # type: ignore[arg-type]  # checked there
+            limits=limits,
+            bus=ready.bus,
+            task_id=task.id,
+            step_timeout_s=request.step_timeout_s,
+            spent=spent,
+            cancellation=ready.cancellation,
+        )
+        return executor.run()
+    except (ModelError, DraftError) as exc:
+        return PlanResult(
+            task_id=task.id,
+            goal=task.description or (the_plan.goal if the_plan is not None else ""),
+            mode=chosen,
+            status="error",
+            termination_reason="error",
+            output=f"error: {exc}",
+            error=str(exc),
+        )
+
+
+def _plan_of(plan: Plan | Mapping[str, Any] | str | Path, root: Path) -> Plan:
+    """``plan`` as a ``Plan`` with its steps classified for ``root``."""
+    from localhand.plan.model import Plan, classified, load_plan, plan_from_data
+
+    if isinstance(plan, Plan):
+        steps = tuple(classified(step, root, floor=step.risk) for step in plan.steps)
+        return replace(plan, steps=steps)
+    if isinstance(plan, Mapping):
+        return plan_from_data(dict(plan), root)
+    return load_plan(Path(plan).expanduser(), root)
