@@ -114,9 +114,13 @@ def test_bad_batch_files_are_clear_errors_with_line_numbers(tmp_path: Path) -> N
         ),
         "empty": ("\n\n", r"has no tasks"),
     }
-    for text, expected in cases.values():
-        (tmp_path / "tasks.jsonl").write_text(text)
-        done = batch_command("tasks.jsonl", "--host", "127.0.0.1:9", cwd=tmp_path)
+    for name, (text, expected) in cases.items():
+        # A folder each: a batch file is trusted as it is at its first use, so one rewritten
+        # between cases would be refused as changed (localhand trust) before it is parsed.
+        folder = tmp_path / name.replace(" ", "-")
+        folder.mkdir()
+        (folder / "tasks.jsonl").write_text(text)
+        done = batch_command("tasks.jsonl", "--host", "127.0.0.1:9", cwd=folder)
         out, err = done.communicate(timeout=60)
         assert done.returncode == 2, err
         assert re.search(expected, err), err
