@@ -266,3 +266,59 @@ def test_without_the_sandbox_unchanged_checks_still_run(tmp_path: Path) -> None:
     with use_sandbox(Sandbox(mode="off")):
         result, _ = run(root, [call("write_file", path="calc.py", content=RIGHT)], "bash check.sh")
     assert (result.status, result.check_files_changed) == ("pass", [])
+
+
+def _asked(root: Path, task: str, steps: list, verify: str) -> Result:
+    model = ScriptedModel([*steps, "Done.", "Done."])
+    return Agent(model, root, checks=[CommandCheck(verify)], bus=EventBus()).run(task)
+
+
+# A check that needs the test file to test add(): the test is part of the work asked for.
+CHECK_TESTED = (
+    "import subprocess, sys\n"
+    "from calc import add\n"
+    "assert add(2, 3) == 5\n"
+    "assert 'add(' in open('tests/test_calc.py').read()\n"
+    "sys.exit(subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',\n"
+    "                         'tests']).returncode)\n"
+)
+
+
+@needs_bwrap
+def test_tests_the_task_asks_to_write_are_its_work(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "tests" / "test_calc.py").write_text("def test_nothing_yet():\n    pass\n")
+    (root / "check_tested.py").write_text(CHECK_TESTED)
+    steps = [
+        call("write_file", path="calc.py", content=RIGHT),
+        call("write_file", path="tests/test_calc.py", content=TEST),
+    ]
+    task = "Fix add() in calc.py and add a test for it in tests/test_calc.py."
+    with use_sandbox(Sandbox("workspace-write")):
+        result = _asked(root, task, steps, "python3 check_tested.py")
+    assert (result.status, result.check_files_changed) == ("pass", [])
+
+
+@needs_bwrap
+def test_a_test_the_task_only_names_stays_the_checks(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    weakened = "def test_add():\n    assert True\n"
+    steps = [call("write_file", path="tests/test_calc.py", content=weakened)]
+    task = "Make the test in tests/test_calc.py pass."
+    with use_sandbox(Sandbox("workspace-write")):
+        result = _asked(root, task, steps, PYTEST + " tests")
+    assert result.status != "pass" and result.check_files_changed == ["tests/test_calc.py"]
+    # Asked to add tests, but the verify command runs that very file: still the check's.
+    with use_sandbox(Sandbox("workspace-write")):
+        again = _asked(
+            project(_fresh(tmp_path / "again")),
+            "Add a test for add() in tests/test_calc.py.",
+            steps,
+            PYTEST + " tests/test_calc.py",
+        )
+    assert again.status != "pass" and again.check_files_changed == ["tests/test_calc.py"]
+
+
+def _fresh(folder: Path) -> Path:
+    folder.mkdir()
+    return folder

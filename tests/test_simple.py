@@ -47,6 +47,8 @@ def simple(model: Any, workspace: Path, log: EventLog | None = None, **task: Any
 def without_duration(result: Result) -> dict[str, Any]:
     data = result.to_dict()
     assert 0 <= data.pop("duration_s") < 5
+    # how commands (the checks) were boxed: this machine's, so only its shape here
+    assert {"mode", "enforced", "limits"} <= set(data.pop("sandbox"))
     return data
 
 

@@ -97,6 +97,8 @@ class Run:
     def expect(self, **fields: Any) -> None:
         data = self.result.to_dict()
         assert 0 <= data.pop("duration_s") < 10
+        # how commands (the checks) were boxed: this machine's, so only its shape here
+        assert {"mode", "enforced", "limits"} <= set(data.pop("sandbox"))
         base = {
             "task_id": "s1",
             "status": "pass",

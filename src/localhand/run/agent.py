@@ -111,7 +111,7 @@ class Agent:
         life.checks = self.checks
         life.follow_up, self.talk.state = self.config.follow_up, life.state
         self.take_written()  # writes before the run are in the tracker's baseline
-        self.baseline = Baseline(self.workspace, self.task_id, self.checks)  # as the 1st request
+        self.baseline = Baseline(self.workspace, self.task_id, self.checks, task)  # 1st request
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config

@@ -28,9 +28,11 @@ from localhand.run.verify import Check
 class Baseline:
     """The tracker and the git state of one run's starting point (``ready`` waits for them)."""
 
-    def __init__(self, workspace: Path, task_id: str, checks: Sequence[Check] = ()) -> None:
+    def __init__(
+        self, workspace: Path, task_id: str, checks: Sequence[Check] = (), task: str = ""
+    ) -> None:
         self.workspace, self.task_id = workspace, task_id
-        self.guard = CheckGuard(workspace, checks)
+        self.guard = CheckGuard(workspace, checks, task)
         """The checks' own files as they were (ready once the tracker is)."""
         self._tracker: ChangeTracker | None = None
         self._git: gitstate.GitState | None = None

@@ -82,6 +82,9 @@ class CheckFiles:
     """The targets ``make`` is asked for (``""``: the default one)."""
     package_scripts: set[str] = field(default_factory=set)
     """The ``package.json`` scripts a command runs (``npm test``: test, pretest, posttest)."""
+    work: frozenset[str] = frozenset()
+    """Test files the task itself asks to be written or extended (``written_tests``): the
+    run's work, not the check's, unless a verify command runs them by name."""
     _folders: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -170,6 +173,9 @@ class CheckFiles:
         """Whether ``relpath`` (as the change tracker names files) is a check file. Asked of
         every file when the run starts: the cheap tests go first."""
         folder, _, name = relpath.rpartition(os.sep)
+        run_by_name = relpath in self.named or relpath.startswith(self.folders())
+        if relpath in self.work and not run_by_name:  # the task's work, not the check's
+            return False
         if (
             name in _FIXED_NAMES
             or name.endswith(".pth")
@@ -199,7 +205,9 @@ class CheckFiles:
         """These check files with the absolute paths in ``workspace`` made relative to it."""
         root = os.path.realpath(workspace)
         named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
-        return CheckFiles(named, self.makefile, set(self.make_targets), set(self.package_scripts))
+        return CheckFiles(
+            named, self.makefile, set(self.make_targets), set(self.package_scripts), self.work
+        )
 
     def shadows(self, relpath: str) -> bool:
         """Whether ``relpath``, created by the run, would be imported in a test tool's place."""
@@ -313,8 +321,27 @@ def _within(path: str, root: str) -> bool:
     return os.path.isabs(path) and (path == root or path.startswith(root.rstrip(os.sep) + os.sep))
 
 
+_ASKS_FOR_TESTS = re.compile(
+    # within one sentence: a "." that ends it is followed by a space or the end
+    r"\b(?:add|write|create|extend|cover)\b(?:(?!\.(?:\s|$))[^;])*?\b(?:unit ?)?tests?\b",
+    re.IGNORECASE,
+)
+_NAMED_FILE = re.compile(r"[\w./-]+\.\w+")
+
+
+def written_tests(task: str) -> frozenset[str]:
+    """The test files ``task`` names when it asks for tests to be written ("Add a unittest
+    test for it in test_mathutil.py"): those changes are the work asked for. A task that only
+    names a test ("Make test_api.py pass", "Fix the failing test in test_math.py") asks for
+    none, so its tests stay the check's."""
+    if not _ASKS_FOR_TESTS.search(task):
+        return frozenset()
+    named = (_relative(m.group().rstrip(".")) for m in _NAMED_FILE.finditer(task))
+    return frozenset(n for n in named if _TEST_NAME.match(os.path.basename(n)))
+
+
 def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "check_part"]
+__all__ = ["CheckFiles", "check_part", "written_tests"]

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from localhand.run.checkfiles import CheckFiles, check_part
+from localhand.run.checkfiles import CheckFiles, check_part, written_tests
 from localhand.run.hidden import (
     Entry,
     HiddenState,
@@ -51,10 +51,12 @@ CAPTURE_TIMEOUT_S = 120
 class CheckGuard:
     """The check files of one run's ``checks`` in ``workspace``, as they were at its start."""
 
-    def __init__(self, workspace: Path, checks: Sequence[Check] = ()) -> None:
+    def __init__(self, workspace: Path, checks: Sequence[Check] = (), task: str = "") -> None:
         self.workspace = Path(workspace)
         self.commands = [check.command for check in checks if isinstance(check, CommandCheck)]
-        self.files = CheckFiles.of(self.commands).inside(self.workspace)
+        files = CheckFiles.of(self.commands)
+        files.work = written_tests(task)  # tests the task asks for are its work
+        self.files = files.inside(self.workspace)
         self._originals: dict[str, Entry] = {}
         self._hidden: HiddenState | None = None
         self._tracker: ChangeTracker | None = None
