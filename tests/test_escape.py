@@ -661,14 +661,15 @@ open('verify_ran.txt', 'w').write('ran')
 raise SystemExit(1)
 """
 VERIFY = [
-    # A --verify command runs code the model wrote (its tests, a conftest.py): in the sandbox,
+    # A --verify command runs code the model wrote (the code under test it imports; a check
+    # script the model wrote itself is never run: localhand.run.checkguard): in the sandbox,
     # with the scrubbed environment, and its output (in the Result, the store, the follow-up
     # task) holds no secret.
     Attack(
         "verify_runs_model_code",
         None,
         "write_file",
-        (("path", "check.py"), ("content", VERIFY_CHECK)),
+        (("path", "app.py"), ("content", VERIFY_CHECK)),
         targets=("canary_verify.txt",),
         process=True,
         proof="verify_ran.txt",
@@ -1266,7 +1267,7 @@ CLASSES = {
         # only --no-network's Landlock rule stops).
         AttackClass("network_default", [a for a in NETWORK if "fifo" not in a.id]),
         AttackClass(
-            "verify", VERIFY, flags=("--verify", "python3 check.py"), approvals=DEFAULT_ONLY
+            "verify", VERIFY, flags=("--verify", "python3 -c 'import app'"), approvals=DEFAULT_ONLY
         ),
         AttackClass("git", GIT, setup_git, needs=("git",)),
         AttackClass(
