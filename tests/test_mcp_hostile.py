@@ -220,7 +220,9 @@ def test_a_run_goes_on_through_hangs_floods_huge_results_images_errors_and_a_cra
     )
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)
-    settings = Settings(mcp_servers=(hostile("h"), hostile("other")), sandbox="off")
+    # 5 s a call: the flood (2 MB of output to read past) must not time out on a loaded machine
+    servers = (hostile("h", timeout_s=5.0), hostile("other"))
+    settings = Settings(mcp_servers=servers, sandbox="off")
     started = time.monotonic()
     result = run_task(
         Task("Try the tools", workspace=tmp_path, agentic=True, max_iterations=15),
@@ -235,7 +237,7 @@ def test_a_run_goes_on_through_hangs_floods_huge_results_images_errors_and_a_cra
     results = {i: message for i, message in enumerate(_tool_messages(model))}
     oks = [False, True, True, True, False, True, True, False, False, True]
     assert [c["ok"] for c in calls] == oks
-    assert "did not finish within 2 s and was cancelled" in results[0]
+    assert "did not finish within 5 s and was cancelled" in results[0]
     assert results[1] == "echo: still alive"  # a cancelled call leaves the server working
     assert "characters cut" in results[2] and len(results[2]) < 17_000
     assert results[2].startswith("line 0: ") and results[2].rstrip().endswith("x" * 90)
