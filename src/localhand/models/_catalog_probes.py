@@ -69,7 +69,8 @@ def ollama_models(url: str, timeout: float) -> list[Found]:
 
 def _ollama_model(client: Client, entry: dict[str, Any], timeout: float) -> Found:
     name = str(entry.get("model") or entry.get("name"))
-    details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+    raw = entry.get("details")
+    details: dict[str, Any] = raw if isinstance(raw, dict) else {}
     detail = " ".join(
         str(details[k]) for k in ("parameter_size", "quantization_level") if details.get(k)
     )
@@ -120,7 +121,8 @@ def openai_models(base_url: str, timeout: float) -> tuple[str, list[Found]]:
     for item in data or []:
         if not isinstance(item, dict) or not item.get("id"):
             continue
-        meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
+        raw = item.get("meta")
+        meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
         vllm = _whole(item.get("max_model_len"))
         kind = "vllm" if vllm and kind == "openai" else kind
         found.append(

