@@ -187,3 +187,21 @@ def test_a_configured_gguf_that_is_gone_is_said(
 def test_a_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "--timeout", "0"]) == 2
     assert "--timeout" in capsys.readouterr().err
+
+
+def test_auto_asks_ollama_host_and_openai_base_url_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        FakeOllama(models={"qwen3:8b": {}}) as ollama,
+        FakeOllama(models={"llama3.1:8b": {}}, props=True) as server,
+    ):
+        monkeypatch.setenv("OLLAMA_HOST", ollama.url)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        code, document = listing(capsys, "--timeout", "1")
+    assert code == 0
+    by_where = {p["where"]: p for p in document["places"]}
+    assert [m["name"] for m in by_where[ollama.url]["models"]] == ["qwen3:8b"]
+    assert [m["name"] for m in by_where[server.url + "/v1"]["models"]] == ["llama3.1:8b"]
+    assert by_where[server.url + "/v1"]["kind"] == "llama-server"
+    assert "http://127.0.0.1:8000/v1" in by_where  # the defaults are asked too

