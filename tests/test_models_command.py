@@ -62,7 +62,7 @@ def test_ollama_models_with_window_tools_and_profile(capsys: pytest.CaptureFixtu
     with FakeOllama(models=MODELS) as fake:
         code, document = listing(capsys, "--host", fake.url, "--backend", "ollama")
         shown = [r.body["model"] for r in fake.requests if r.path == "/api/show"]
-    assert code == 0
+    assert code == 0 and document["model"] == "qwen3:8b"
     ollama = place(document, "ollama")
     assert ollama["reachable"] and ollama["where"] == fake.url
     by_name = {m["name"]: m for m in ollama["models"]}
@@ -85,12 +85,14 @@ def test_the_text_listing_names_models_and_the_servers_that_did_not_answer(
     assert f"Ollama at {fake.url}:" in out
     assert "qwen3:8b" in out and "40,960 ctx" in out and "profile qwen3" in out
     assert "no tools" in out  # gemma2:2b
+    assert "localhand run uses qwen3:8b unless --model says otherwise (Ollama has it)." in out
 
     down = closed_port_url()
     assert main(["models", "--host", down, "--backend", "ollama"]) == 1
     out = capsys.readouterr().out
     assert f"Ollama at {down}: not available" in out
     assert "No models found" in out
+    assert "(no server listed here has it)" in out
 
 
 def test_llama_server_listed_with_its_slot_window(capsys: pytest.CaptureFixture[str]) -> None:

@@ -37,11 +37,28 @@ def models(*, json_out: bool, host: str | None, backend: str | None, timeout: fl
     places = gather(chosen, host or settings.host, settings, timeout=timeout, profile_of=profile_of)
     found = any(p.models for p in places)
     if json_out:
-        document = {"backend": chosen, "places": [p.as_json() for p in places]}
+        document = {
+            "backend": chosen,
+            "model": settings.model,  # what `localhand run` uses unless --model says otherwise
+            "places": [p.as_json() for p in places],
+        }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         _print(places)
+        _say_default(settings.model, places)
     return 0 if found else 1
+
+
+def _say_default(model: str, places: list[Place]) -> None:
+    """Which model `localhand run` takes, and whether a server listed here has it."""
+    from localhand.models._ollama_wire import canonical
+    from localhand.safety.approval import escape
+
+    wanted = canonical(model)
+    has = [p for p in places if any(canonical(m.name) == wanted for m in p.models)]
+    where = f"{has[0].kind} has it" if has else "no server listed here has it"
+    line = f"localhand run uses {model} unless --model says otherwise ({where})."
+    sys.stdout.write(escape(line) + "\n")
 
 
 def _builtin(name: str) -> str:
@@ -99,7 +116,9 @@ def models_arguments(parser: ArgumentParser) -> None:
         "--json", action="store_true", dest="json_out", help="Print one JSON document."
     )
     parser.add_argument(
-        "--host", metavar="URL", help="Ask only this server (Ollama, else OpenAI-compatible)."
+        "--host",
+        metavar="URL",
+        help="Ask this server (as Ollama, else as OpenAI-compatible) instead of the defaults.",
     )
     parser.add_argument(
         "--backend", choices=BACKENDS, help="Ask only this backend (default: all of them)."
