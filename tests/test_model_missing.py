@@ -4,6 +4,8 @@ native API and OpenAI-compatible servers, over real HTTP to the fake Ollama."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from localhand.config import Settings
@@ -63,3 +65,18 @@ def test_a_long_listing_is_cut() -> None:
     names = [f"m{i:03}" for i in range(25)]
     text = has_models(names)
     assert "m019" in text and "m020" not in text and "and 5 more" in text
+
+
+def test_localhand_run_without_the_default_model_exits_2_listing_the_models(
+    tmp_path: Path,
+) -> None:
+    from tests.cli_helpers import localhand
+
+    with FakeOllama(models=MODELS) as fake:
+        done = localhand("run", "say hi", "--workspace", str(tmp_path), host=fake.url)
+        assert not fake.chat_requests  # no stand-in model ran the task either
+    assert done.returncode == 2, done.stderr
+    assert "does not have the model 'qwen3:8b'" in done.stderr
+    assert "The models it has: gemma2:2b, llama3.1:8b." in done.stderr
+    assert "--model llama3.1:8b" in done.stderr
+    assert "embedded" not in done.stderr
