@@ -14,11 +14,12 @@ hang on a server that is down or is something else.
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from localhand.models._http import Client, HTTPError
+from localhand.models._http import Client, HTTPError, Timeout
 
 
 class CatalogError(Exception):
@@ -40,6 +41,8 @@ def get_json(client: Client, method: str, path: str, timeout: float, body: Any =
     """The JSON answer to one request; ``CatalogError`` for anything but a 200 with JSON."""
     try:
         response = client.request(method, path, body, timeout=timeout, connect_timeout=timeout)
+    except Timeout:
+        raise CatalogError(f"no answer within {timeout:g} s") from None
     except HTTPError as exc:
         raise CatalogError(_reason(exc)) from None
     except OSError as exc:
@@ -145,5 +148,6 @@ def _whole(value: Any) -> int | None:
 
 
 def _reason(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    """The first line of ``exc`` without the errno (``[Errno 111] Connection refused``)."""
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(exc).strip()) or type(exc).__name__
     return text.split("\n")[0][:160]
