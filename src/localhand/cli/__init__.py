@@ -26,6 +26,7 @@ COMMAND_MODULES = {
     "eval": "localhand.cli.eval",
     "mcp": "localhand.cli.mcp",
     "trust": "localhand.cli.trust",
+    "models": "localhand.cli.models",
 }
 DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."
 
