@@ -80,7 +80,7 @@ def root_parser() -> Parser:
         description=DESCRIPTION,
         epilog="Run 'localhand COMMAND --help' for the options of a command.",
     )
-    from localhand import __version__
+    from localhand._version import __version__
 
     parser.add_argument("--version", action="version", version=f"localhand {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)

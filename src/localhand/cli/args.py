@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.BACKENDS
 APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.APPROVE_POLICIES
-SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # localhand.config
+SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox_table
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
 """A status's exit code; ``unverified`` (no checks, so no evidence) has its own, never 0."""
