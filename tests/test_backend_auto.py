@@ -60,18 +60,29 @@ def test_auto_honours_ollama_host(monkeypatch: pytest.MonkeyPatch) -> None:
         assert model.name == "llama3.1:8b"
 
 
-def test_auto_falls_back_to_the_tiny_model_when_ollama_lacks_the_model(
-    warnings: list[str], tiny: Path
+def test_the_default_model_ollama_lacks_is_an_error_suggesting_one_with_tools(
+    warnings: list[str],
 ) -> None:
-    with FakeOllama(models={"llama3.1:8b": {}}) as fake:
-        model = select_backend(Settings(host=fake.url), warnings.append)
-    assert isinstance(model, EmbeddedModel)
-    assert model.path == tiny
-    (warning,) = warnings
-    assert "does not have the model 'qwen3:8b'" in warning
-    assert "ollama pull qwen3:8b" in warning
-    assert "embedded backend" in warning
-    assert "tiny" in warning
+    # Not a silent switch to the tiny model: the user has models, and learns which.
+    without_tools = {"tools": False}
+    models = {"llama3.1:8b": {}, "gemma2:2b": without_tools, "nomic-embed-text": without_tools}
+    with FakeOllama(models=models) as fake:
+        with pytest.raises(ConfigError) as caught:
+            select_backend(Settings(host=fake.url), warnings.append)
+        assert not fake.chat_requests
+    message = str(caught.value)
+    assert "does not have the model 'qwen3:8b'" in message
+    assert "ollama pull qwen3:8b" in message
+    assert "gemma2:2b, llama3.1:8b, nomic-embed-text" in message
+    assert "llama3.1:8b takes tools: --model llama3.1:8b" in message
+    assert not warnings
+
+
+def test_an_ollama_without_models_says_so(warnings: list[str]) -> None:
+    with FakeOllama(models={}) as fake, pytest.raises(ConfigError, match="has no models") as caught:
+        select_backend(Settings(host=fake.url), warnings.append)
+    assert "It has no models yet" in str(caught.value)
+    assert "ollama pull qwen3:8b" in str(caught.value)
 
 
 def test_a_named_model_ollama_lacks_is_an_error_not_a_tiny_stand_in(

@@ -1,6 +1,7 @@
 """localhand: make local LLMs actually do things."""
 
 from localhand._lazy import lazy_exports as _lazy_exports
+from localhand._version import __version__
 
 TYPE_CHECKING = False  # what typing.TYPE_CHECKING is; importing typing would cost ~10 ms
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
 del TYPE_CHECKING
 
-__version__ = "0.1.0"
 
 _LAZY = {
     "Agent": "run.agent",

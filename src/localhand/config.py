@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
+from localhand.safety.sandbox_table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:
     from localhand.mcp.config import McpServer
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
 APPROVE_POLICIES = ("never", "dangerous", "always")
-SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODEL = "qwen3:8b"
 

@@ -26,6 +26,7 @@ COMMAND_MODULES = {
     "eval": "localhand.cli.eval",
     "mcp": "localhand.cli.mcp",
     "trust": "localhand.cli.trust",
+    "models": "localhand.cli.models",
 }
 DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."
 
@@ -79,7 +80,7 @@ def root_parser() -> Parser:
         description=DESCRIPTION,
         epilog="Run 'localhand COMMAND --help' for the options of a command.",
     )
-    from localhand import __version__
+    from localhand._version import __version__
 
     parser.add_argument("--version", action="version", version=f"localhand {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)

@@ -19,9 +19,21 @@ if TYPE_CHECKING:
 
 BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.BACKENDS
 APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.APPROVE_POLICIES
-SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # localhand.config
+SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox_table
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
+CANCELLED_EXIT = 130
+"""A run stopped by Ctrl-C (or another cancel) exits as shells expect of an interrupted
+program: 128 + SIGINT. Its Result is recorded first, whatever its status."""
+
+
+def exit_code_of(status: str, termination_reason: str) -> int:
+    """The exit code of a finished run: 130 when it was cancelled once it had started, else its
+    status's (a run refused before it started, e.g. a verify command nobody approved, is an
+    ``error``: 2)."""
+    if termination_reason == "cancelled" and status != "error":
+        return CANCELLED_EXIT
+    return EXIT_CODES[status]
 """A status's exit code; ``unverified`` (no checks, so no evidence) has its own, never 0."""
 
 

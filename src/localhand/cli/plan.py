@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, cast
 
 from localhand.cli.args import (
     APPROVE_POLICIES,
-    EXIT_CODES,
     Command,
     add_json_option,
     add_model_options,
     add_sandbox_option,
+    exit_code_of,
     fail,
     number,
     print_error,
@@ -136,7 +136,7 @@ def _finish(result: PlanResult, json_output: bool) -> int:
     else:
         sys.stdout.write(result.output + "\n")
     sys.stdout.flush()
-    return EXIT_CODES[result.status]
+    return exit_code_of(result.status, result.termination_reason)
 
 
 def plan_arguments(parser: ArgumentParser) -> None:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from localhand.cli.args import (
     APPROVE_POLICIES,
-    EXIT_CODES,
     TIERS,
     Command,
     add_json_option,
@@ -17,6 +16,7 @@ from localhand.cli.args import (
     add_sandbox_option,
     add_think_budget_option,
     add_watch_option,
+    exit_code_of,
     fail,
     number,
     stderr,
@@ -109,7 +109,7 @@ def run(
         sys.stdout.flush()
     else:
         _print_result(result, json_output)  # type: ignore[arg-type]  # the loop's Result
-    return EXIT_CODES[result.status]
+    return exit_code_of(result.status, result.termination_reason)
 
 
 def run_arguments(parser: ArgumentParser) -> None:

@@ -191,6 +191,6 @@ def _settings_summary(settings: Settings, options: EvalOptions) -> dict[str, Any
 
 
 def _version() -> str:
-    from localhand import __version__
+    from localhand._version import __version__
 
     return __version__

@@ -249,7 +249,7 @@ class McpClients:
 async def _client(server: McpServer, stderr: StderrTail, stack: AsyncExitStack) -> Client:
     from mcp import Client, Implementation, StdioServerParameters, stdio_client
 
-    from localhand import __version__
+    from localhand._version import __version__
 
     info = Implementation(name="localhand", version=__version__)
     if server.url:

@@ -69,7 +69,7 @@ def build_server(
     settings: Settings, *, roots: Sequence[Path] = (), db: Path | None = None
 ) -> MCPServer:
     """The MCP server; runs take ``settings``, overridden by each call's arguments."""
-    from localhand import __version__
+    from localhand._version import __version__
 
     configured = [Path(root).expanduser().resolve() for root in roots] or _default_roots()
     app: MCPServer = MCPServer(

@@ -68,6 +68,7 @@ class OllamaWire:
     """Whether the address was given (``--host``), rather than read from ``OLLAMA_HOST``."""
     address_flags = "--host or OLLAMA_HOST"
     loading = "loads"
+    models_path = "/api/tags"  # what the transport lists when a request names a missing model
     hung_hint = "the server seems hung; restart `ollama serve`"
 
     @property

@@ -41,6 +41,7 @@ class OpenAIWire:
     model: str
     address_flags = "--host"
     loading = "may load"
+    models_path = "/models"  # what the transport lists when a request names a missing model
     hung_hint = "the server seems hung"
 
     @property

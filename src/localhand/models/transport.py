@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
-from localhand.errors import BadResponse, ModelError, ModelTimeout
+from localhand.errors import BadResponse, ModelError, ModelNotFound, ModelTimeout
 from localhand.models._common import Garbled, Retry, time_limit_hint, with_retries
 from localhand.models._http import (
     Client,
@@ -316,6 +316,8 @@ class Transport:
         status = response.status
         text = self.wire.error_text(response)
         refusal = self.wire.refusal(status, text, path)
+        if isinstance(refusal, ModelNotFound) and path.endswith(("/chat", "/chat/completions")):
+            return self._naming_models(refusal)
         if refusal is not None:
             return refusal
         error = BadResponse(
@@ -324,6 +326,21 @@ class Transport:
             status=status,
         )
         return Retry(error) if error.retryable else error
+
+    def _naming_models(self, error: ModelNotFound) -> ModelNotFound:
+        """``error`` with the models the server has (``localhand.models.missing``), so that
+        the user can pick one; as it was when the listing fails."""
+        from localhand.models.missing import has_models, listed_names
+
+        path = getattr(self.wire, "models_path", None)
+        if not path:
+            return error
+        try:
+            timeout = min(5.0, self.connection.metadata_timeout)
+            data = self._attempt("GET", path, None, timeout, self.wire.hung_hint)
+        except (ModelError, Retry):
+            return error
+        return ModelNotFound(f"{error} {has_models(listed_names(data))}")
 
     def _connect_error(self, exc: ConnectFailed) -> Exception:
         # An http:// address gets a TLS context without CAs (_http_connect.tls_context), so a

@@ -49,7 +49,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from localhand.config import SANDBOX_SETTINGS
 from localhand.safety.box_limits import (
     DEFAULT_LIMITS,
     NO_LIMITS,
@@ -59,6 +58,7 @@ from localhand.safety.box_limits import (
 )
 from localhand.safety.sandbox_home import throwaway_home
 from localhand.safety.sandbox_mounts import host_services, is_within, own_files
+from localhand.safety.sandbox_table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:
     from localhand.safety.netproxy import NetProxy

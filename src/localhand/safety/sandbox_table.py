@@ -7,6 +7,9 @@ from typing import Any
 
 from localhand.errors import ConfigError
 
+SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")
+"""The values of ``--sandbox`` and ``[sandbox] mode`` (``localhand.safety.sandbox``)."""
+
 
 def sandbox_table(table: Any, path: Path) -> dict[str, Any]:
     """``[sandbox]``: ``mode``, ``read`` (paths under $HOME), ``network``, ``allow_hosts``."""

