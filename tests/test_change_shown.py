@@ -76,9 +76,7 @@ def test_the_live_view_ends_with_files_and_their_lines(demo: Path, tmp_path: Pat
     assert "+    return a + b" not in err, "the lines themselves only with --diff"
 
 
-def test_show_diff_prints_the_lines_and_show_alone_the_summary(
-    demo: Path, tmp_path: Path
-) -> None:
+def test_show_diff_prints_the_lines_and_show_alone_the_summary(demo: Path, tmp_path: Path) -> None:
     run(demo, tmp_path, FIX)
     ident = run_id(tmp_path)
     plain = localhand("show", ident, cwd=tmp_path)
@@ -112,7 +110,10 @@ def test_escape_sequences_in_a_diff_are_shown_inert(demo: Path, tmp_path: Path) 
 
 def test_a_secret_in_the_diff_is_scrubbed(demo: Path, tmp_path: Path) -> None:
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    script = [tool_call("write_file", path="conf.py", content=f"TOKEN = '{token}'\n"), {"content": "ok"}]
+    script = [
+        tool_call("write_file", path="conf.py", content=f"TOKEN = '{token}'\n"),
+        {"content": "ok"},
+    ]
     run(demo, tmp_path, script)
     shown = localhand("show", "last", "--diff", cwd=tmp_path)
     assert "conf.py" in shown.stdout and token not in shown.stdout
@@ -123,27 +124,12 @@ def test_the_live_view_prints_the_diff_with_the_diff_flag(
 ) -> None:
     """The wiring ``localhand run`` gets: ``add_diff_option`` on its parser, then the view."""
     from localhand.cli.args import add_diff_option, diff_requested
-    from localhand.cli.view import TerminalView
-    from localhand.config import load_settings
-    from localhand.events import EventBus
-    from localhand.run.recording import RunRecording
-    from localhand.run.runner import run_task
-    from localhand.run.task import Task
 
     parser = argparse.ArgumentParser()
     add_diff_option(parser)
     assert vars(parser.parse_args(["--diff"])) == {}, "no keyword for run() to take"
     assert diff_requested()
-    out = io.StringIO()
-    bus = EventBus()
-    bus.subscribe(TerminalView(Console(file=out, width=60, color_system="truecolor")))
-    with FakeOllama(script=FIX, models={"qwen3:8b": {}}) as server:
-        monkeypatch.setenv("OLLAMA_HOST", server.url)
-        task = Task(description=TASK, workspace=demo, model="qwen3:8b")
-        settings = load_settings()
-        with RunRecording(task, bus, settings=settings) as recording:
-            run_task(task, settings, bus=bus, store=recording.store)
-    text = out.getvalue()
+    text = live_run(demo, FIX, monkeypatch)
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
     assert "-    return a - b" in plain and "+    return a + b" in plain, plain
     assert "\x1b[32m+    return a + b" in text, "added lines in green on a colour terminal"
@@ -153,3 +139,63 @@ def test_the_live_view_prints_the_diff_with_the_diff_flag(
     add_diff_option(parser)
     parser.parse_args([])
     assert not diff_requested(), "a new command line starts without --diff"
+
+
+class Yes:
+    """The user, answering yes to the dangerous command."""
+
+    def approve(self, command: str, risk: object) -> bool:
+        return True
+
+
+def live_run(
+    demo: Path, script: list[dict], monkeypatch: pytest.MonkeyPatch, *, approver: object = None
+) -> str:
+    """A run in this process, as ``localhand run`` wires it: the live view on a 60-column
+    colour terminal, the run recorded in the store; what the view printed."""
+    from localhand.cli.view import TerminalView
+    from localhand.config import load_settings
+    from localhand.events import EventBus
+    from localhand.run.recording import RunRecording
+    from localhand.run.runner import run_task
+    from localhand.run.task import Task
+
+    out = io.StringIO()
+    bus = EventBus()
+    bus.subscribe(TerminalView(Console(file=out, width=60, color_system="truecolor")))
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        task = Task(description=TASK, workspace=demo, model="qwen3:8b")
+        settings = load_settings()
+        with RunRecording(task, bus, settings=settings) as recording:
+            run_task(task, settings, bus=bus, store=recording.store, approver=approver)
+    assert not bus.errors, bus.errors
+    return out.getvalue()
+
+
+def test_the_undo_command_is_whole_after_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = example_copy("calc", tmp_path / "demo")
+    script = [tool_call("run_command", command="rm -rf *"), {"content": "Cleaned."}]
+    text = live_run(demo, script, monkeypatch, approver=Yes())
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert not (demo / "calc.py").exists(), plain
+    ident = run_id(tmp_path)
+    undo = f"undo: localhand undo {ident}"
+    assert undo in plain.splitlines(), plain
+    assert re.search(r"^  calc\.py +\+0 -9$", plain, re.M), plain
+    shown = localhand("show", "last", cwd=tmp_path)
+    assert undo in shown.stdout.splitlines(), shown.stdout
+    assert localhand("undo", ident, "--yes", cwd=tmp_path).returncode == 0
+    assert (demo / "calc.py").is_file(), "the command printed is the one that restores"
+
+
+def test_without_a_copy_the_files_are_listed_with_sizes(tmp_path: Path) -> None:
+    demo = example_copy("calc", tmp_path / "demo")
+    (demo / "data.bin").write_bytes(b"x" * (6 * 1024 * 1024))  # too big for the store to keep
+    _, err = run(demo, tmp_path, FIX)
+    shown = localhand("show", "last", "--diff", cwd=tmp_path)
+    for out in (err, shown.stdout):
+        assert "no line diff: the workspace is not a git repository" in out, out
+        assert re.search(r"^  notes\.txt +\(8 bytes\)$", out, re.M), out
