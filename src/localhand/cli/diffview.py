@@ -130,16 +130,11 @@ def diff_text(diff: str) -> Text:
 
 
 def undo_line(result: dict[str, Any], store: Store | None, run_id: str | None) -> Text | None:
-    """The whole command that puts the workspace back: ``localhand undo RUN_ID`` when the run
-    took checkpoints, else the Result's ``git restore`` in a git workspace."""
-    command = None
-    if store is not None and run_id and _has_checkpoints(store, run_id):
-        command = f"localhand undo {run_id}"
-    elif result.get("files_modified") and (result.get("git") or {}).get("restore"):
-        command = str(result["git"]["restore"])
-    if command is None:
-        return None
-    return Text.assemble(("undo: ", "bold"), (command, "cyan"))
+    """``undo: COMMAND``, whole so it can be copied (``run_diff.undo_command``)."""
+    from localhand.store.run_diff import undo_command
+
+    command = undo_command(result, store, run_id)
+    return Text.assemble(("undo: ", "bold"), (command, "cyan")) if command else None
 
 
 def _inert(text: str) -> str:
@@ -194,15 +189,3 @@ def _workspace(store: Store | None, run_id: str | None) -> str:
         return store.run(run_id).workspace
     except ConfigError:
         return ""
-
-
-def _has_checkpoints(store: Store, run_id: str) -> bool:
-    from localhand.errors import ConfigError
-    from localhand.safety.undo import find
-
-    try:
-        info = store.run(run_id)
-        found = find(info.id, info.task_id, info.started_at, info.finished_at, info.workspace)
-    except (ConfigError, OSError):
-        return False
-    return bool(found)

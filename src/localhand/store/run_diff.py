@@ -23,10 +23,14 @@ import os
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from localhand.errors import ConfigError
 from localhand.safety.risk_paths import is_secret_file
 from localhand.safety.scrub import scrub_text
+
+if TYPE_CHECKING:
+    from localhand.store import Store
 
 MAX_FILE_BYTES = 1024 * 1024
 """Files larger than this (before or after) are listed with their size, without lines."""
@@ -108,6 +112,28 @@ def change_of(
         files = tuple(FileChange(p, binary=True, size=_size(root, p)) for p in paths)
         return RunChange(files, "", "none", f"no line diff: {why}; files listed with sizes")
     return _against_copy(paths, before, root, finished_at)
+
+
+def undo_command(result: dict[str, Any] | None, store: Store | None, run_id: str | None) -> str:
+    """The whole command that puts the workspace back (empty when there is none):
+    ``localhand undo RUN_ID`` when the run took checkpoints, else, for a change in a git
+    workspace, the Result's ``git restore``."""
+    result = result or {}
+    if store is not None and run_id and _has_checkpoints(store, run_id):
+        return f"localhand undo {run_id}"
+    restore = (result.get("git") or {}).get("restore")
+    return str(restore) if restore and result.get("files_modified") else ""
+
+
+def _has_checkpoints(store: Store, run_id: str) -> bool:
+    from localhand.safety.undo import find
+
+    try:
+        info = store.run(run_id)
+        found = find(info.id, info.task_id, info.started_at, info.finished_at, info.workspace)
+    except (ConfigError, OSError):
+        return False
+    return bool(found)
 
 
 def file_stats(diff: str) -> list[FileChange]:
