@@ -87,6 +87,10 @@ def test_show_diff_prints_the_lines_and_show_alone_the_summary(demo: Path, tmp_p
     for line in ("-    return a - b", "+    return a + b", "+one", "+two"):
         assert line in shown.stdout.splitlines(), shown.stdout
     assert re.search(r"^@@ .* @@", shown.stdout, re.M)
+    change = json.loads(localhand("show", ident, "--json", cwd=tmp_path).stdout)["change"]
+    counts = {f["path"]: (f["added"], f["removed"]) for f in change["files"]}
+    assert counts == {"calc.py": (1, 1), "notes.txt": (2, 0)}
+    assert "+    return a + b" in change["diff"].splitlines()
 
 
 def test_a_changed_file_after_the_run_is_named_outside_git(tmp_path: Path) -> None:

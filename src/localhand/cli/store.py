@@ -105,6 +105,7 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
     RUN is a run id (or a unique prefix), ``last``, or the Result's ``task_id``: a task run
     several times shows its latest run, and a note on stderr says so."""
     from localhand.safety.scrub import scrub_data
+    from localhand.store.run_diff import stored_change
 
     store = _open(db)
     try:
@@ -118,7 +119,8 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
     # Scrubbed again: a store written before the scrubber knew a secret's shape still has it.
     if json_output:
         run_data = scrub_data(info.to_dict())
-        _print_json({"run": run_data, "events": [scrub_data(e.to_dict()) for e in events]})
+        found = [scrub_data(e.to_dict()) for e in events]
+        _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
     from localhand.cli.view import TimelineView, printable
 

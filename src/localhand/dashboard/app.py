@@ -112,20 +112,10 @@ def create_app(
 
     @app.get("/api/runs/{ref}/diff")
     def diff(ref: str) -> dict[str, Any]:
-        from localhand.safety.scrub import scrub_data
-        from localhand.store.run_diff import change_of, undo_command
+        from localhand.store.run_diff import stored_change
 
         info = _find(store, ref)
-        result = scrub_data(info.result or {})  # scrubbed again, as ``show`` does
-        kept = store.archive(info.id)
-        change = change_of(
-            result,
-            before=kept.data if kept is not None else None,
-            workspace=info.workspace or None,
-            finished_at=info.finished_at,
-        )
-        undo = undo_command(result, store, info.id)
-        return {**change.to_dict(), "undo": undo, "status": info.status}
+        return {**(stored_change(store, info) or {"files": []}), "status": info.status}
 
     @app.post("/api/runs", status_code=201)
     def start(request: StartRequest) -> dict[str, str]:

@@ -30,7 +30,7 @@ from localhand.safety.risk_paths import is_secret_file
 from localhand.safety.scrub import scrub_text
 
 if TYPE_CHECKING:
-    from localhand.store import Store
+    from localhand.store import RunInfo, Store
 
 MAX_FILE_BYTES = 1024 * 1024
 """Files larger than this (before or after) are listed with their size, without lines."""
@@ -112,6 +112,25 @@ def change_of(
         files = tuple(FileChange(p, binary=True, size=_size(root, p)) for p in paths)
         return RunChange(files, "", "none", f"no line diff: {why}; files listed with sizes")
     return _against_copy(paths, before, root, finished_at)
+
+
+def stored_change(store: Store, run: RunInfo) -> dict[str, Any] | None:
+    """A recorded run's change (``RunChange.to_dict``) and ``undo`` command, from what the
+    store kept: its Result (scrubbed again: a store written before the scrubber knew a
+    secret's shape still has it) and its before-copy. ``None`` for a run without a Result."""
+    from localhand.safety.scrub import scrub_data
+
+    if run.result is None:
+        return None
+    result = scrub_data(run.result)
+    kept = store.archive(run.id)
+    change = change_of(
+        result,
+        before=kept.data if kept is not None else None,
+        workspace=run.workspace or None,
+        finished_at=run.finished_at,
+    )
+    return {**change.to_dict(), "undo": undo_command(result, store, run.id)}
 
 
 def undo_command(result: dict[str, Any] | None, store: Store | None, run_id: str | None) -> str:
