@@ -11,6 +11,7 @@ has none (a pipe, ``NO_COLOR``) gets plain text.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -40,7 +41,7 @@ def after_run(view: Any, result: dict[str, Any]) -> None:
     store: Store | None
     try:  # the store the run is recorded in (RunRecording's): its id, its before-copy
         store = open_store(None)
-    except (ConfigError, OSError):
+    except (ConfigError, OSError, sqlite3.Error):  # no store: the summary, without an id
         store = None
     run_id = _run_id(store, str(result.get("task_id") or ""))
     hint = f"localhand show {run_id} --diff" if run_id else ""
