@@ -137,6 +137,7 @@ def test_the_live_view_prints_the_diff_with_the_diff_flag(
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
     assert "-    return a - b" in plain and "+    return a + b" in plain, plain
     assert "\x1b[32m+    return a + b" in text, "added lines in green on a colour terminal"
+    assert "changes: 2 files, +3 -1" in plain and "the lines:" not in plain, "shown: no hint"
     assert "\x1b[31m-    return a - b" in text
     assert all(len(line) <= 60 for line in plain.splitlines() if line.startswith("  calc"))
     parser = argparse.ArgumentParser()
@@ -203,3 +204,20 @@ def test_without_a_copy_the_files_are_listed_with_sizes(tmp_path: Path) -> None:
     for out in (err, shown.stdout):
         assert "no line diff: the workspace is not a git repository" in out, out
         assert re.search(r"^  notes\.txt +\(8 bytes\)$", out, re.M), out
+
+
+def test_the_summary_fits_the_width_and_counts_lines_that_look_like_headers() -> None:
+    from localhand.cli.diffview import summary_lines
+    from localhand.store.run_diff import change_of
+
+    deep = "src/" + "very_long_directory_name/" * 6 + "module.sql"
+    diff = (
+        f"diff --git a/{deep} b/{deep}\n--- a/{deep}\n+++ b/{deep}\n@@ -1,2 +1,2 @@\n"
+        "--- a comment that starts with two dashes\n+++ counter\n context\n"
+    )
+    change = change_of({"git": {"diff": diff}, "files_modified": [deep]})
+    assert [(f.path, f.added, f.removed) for f in change.files] == [(deep, 1, 1)]
+    for width in (40, 80):
+        lines = [line.plain for line in summary_lines(change, width)]
+        assert all(len(line) <= width for line in lines[1:]), lines
+        assert lines[1].rstrip().endswith("module.sql  +1 -1") and "…" in lines[1]

@@ -73,7 +73,8 @@ def print_change(
         finished_at=finished_at,
     )
     if change.files:
-        for line in summary_lines(change, console.width, show_hint=show_hint):
+        hint = "" if show_diff else show_hint
+        for line in summary_lines(change, console.width, show_hint=hint):
             console.print(line)
         if show_diff and change.diff:
             console.print(diff_text(change.diff), soft_wrap=True)
