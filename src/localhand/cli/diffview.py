@@ -125,9 +125,10 @@ def summary_lines(change: RunChange, width: int, *, show_hint: str = "") -> list
 def diff_text(diff: str) -> Text:
     """The diff, each line made inert (``printable``) and coloured by its kind."""
     text = Text()
-    for line in diff.rstrip("\n").split("\n"):
+    for number, line in enumerate(diff.rstrip("\n").split("\n")):
+        if number:
+            text.append("\n")
         text.append(_inert(line.replace("\t", "    ")), style=_style(line))
-        text.append("\n")
     return text
 
 
