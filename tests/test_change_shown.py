@@ -221,3 +221,15 @@ def test_the_summary_fits_the_width_and_counts_lines_that_look_like_headers() ->
         lines = [line.plain for line in summary_lines(change, width)]
         assert all(len(line) <= width for line in lines[1:]), lines
         assert lines[1].rstrip().endswith("module.sql  +1 -1") and "…" in lines[1]
+
+
+def test_a_symlink_out_of_the_workspace_shows_no_lines_from_outside(tmp_path: Path) -> None:
+    demo = example_copy("calc", tmp_path / "demo")
+    run(demo, tmp_path, FIX)
+    (tmp_path / "outside.txt").write_text("OUTSIDE-CONTENT\n")
+    (demo / "notes.txt").unlink()
+    (demo / "notes.txt").symlink_to(tmp_path / "outside.txt")
+    shown = localhand("show", "last", "--diff", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "OUTSIDE-CONTENT" not in shown.stdout
+    assert re.search(r"^  notes\.txt +\(\d+ bytes\)$", shown.stdout, re.M), shown.stdout

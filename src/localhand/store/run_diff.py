@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import stat
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -298,7 +299,7 @@ def _read(root: Path, path: str) -> object:
         return None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not os.path.isfile(where) or info.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:  # a FIFO, a device
             return None
         return handle.read(MAX_FILE_BYTES + 1)
 
