@@ -165,6 +165,34 @@ class _JsonOutput(argparse._StoreTrueAction):
         super().__call__(parser, namespace, values, option)
 
 
+def add_diff_option(parser: argparse.ArgumentParser) -> None:
+    """``--diff``: print the run's whole diff after its end-of-run summary. What it asks is
+    kept here (``diff_requested``), not among the parsed options, so the live view reads it
+    and a command's function needs no ``diff`` keyword to offer it."""
+    _diff_requested[0] = False  # a parser is built per command: one run's flag, not the last
+    parser.add_argument(
+        "--diff",
+        action=_DiffRequested,
+        nargs=0,
+        default=argparse.SUPPRESS,
+        help="Print the whole diff of what the run changed at its end (a summary of files "
+        "and +/- lines is printed anyway).",
+    )
+
+
+def diff_requested() -> bool:
+    """Whether this command line asked for ``--diff``."""
+    return _diff_requested[0]
+
+
+_diff_requested = [False]
+
+
+class _DiffRequested(argparse.Action):
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        _diff_requested[0] = True
+
+
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",

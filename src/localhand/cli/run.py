@@ -10,6 +10,7 @@ from localhand.cli.args import (
     APPROVE_POLICIES,
     TIERS,
     Command,
+    add_diff_option,
     add_json_option,
     add_mcp_option,
     add_model_options,
@@ -122,6 +123,7 @@ def run_arguments(parser: ArgumentParser) -> None:
     add_model_options(parser)
     add_watch_option(parser)
     add_think_budget_option(parser)
+    add_diff_option(parser)
     parser.add_argument("--tier", choices=TIERS, help="Complexity: sets the iteration limit.")
     parser.add_argument(
         "--max-iterations",

@@ -96,12 +96,16 @@ def runs_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_option(parser, "Print JSON instead of text.")
 
 
-def show(*, run: str, db: Path | None, json_output: bool) -> int:
+def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) -> int:
     """Print a run's timeline: tool calls, nudges, stops, verification and the Result.
+
+    Then what it changed (files with +/- lines; with ``--diff``, the diff itself) and the
+    whole command that undoes it (``localhand.cli.diffview``).
 
     RUN is a run id (or a unique prefix), ``last``, or the Result's ``task_id``: a task run
     several times shows its latest run, and a note on stderr says so."""
     from localhand.safety.scrub import scrub_data
+    from localhand.store.run_diff import stored_change
 
     store = _open(db)
     try:
@@ -115,7 +119,8 @@ def show(*, run: str, db: Path | None, json_output: bool) -> int:
     # Scrubbed again: a store written before the scrubber knew a secret's shape still has it.
     if json_output:
         run_data = scrub_data(info.to_dict())
-        _print_json({"run": run_data, "events": [scrub_data(e.to_dict()) for e in events]})
+        found = [scrub_data(e.to_dict()) for e in events]
+        _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
     from localhand.cli.view import TimelineView, printable
 
@@ -133,6 +138,14 @@ def show(*, run: str, db: Path | None, json_output: bool) -> int:
         )
     elif info.status == "running":
         out.print("[blue]… still running[/]")
+    if info.result is not None:
+        from localhand.cli.diffview import print_change
+
+        hint = "" if diff else f"localhand show {info.id} --diff"
+        print_change(
+            out, scrub_data(info.result), store=store, run_id=info.id, show_diff=diff,
+            finished_at=info.finished_at, show_hint=hint,
+        )  # fmt: skip
     output = scrub_data((info.result or {}).get("output") or "")
     if output:
         sys.stdout.write(printable(output.rstrip()) + "\n")
@@ -144,6 +157,12 @@ def show_arguments(parser: argparse.ArgumentParser) -> None:
         "run",
         metavar="RUN",
         help="Run id, a unique prefix of it, 'last', or a task id (its latest run).",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="Print the whole diff of what the run changed (scrubbed of secrets), after the "
+        "summary of files and +/- lines.",
     )
     add_db_option(parser)
     add_json_option(parser, "Print JSON instead of text.")

@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from localhand.cli.diffview import after_run
 from localhand.events import Event
 from localhand.safety.approval import escape as shown
 
@@ -191,6 +192,7 @@ class TerminalView:
         if sensitive := r.get("sensitive_changes"):
             listed = escape(shown(", ".join(sensitive)))
             self.console.print(f"[bold yellow]! sensitive changes:[/] {listed}")
+        after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
 
 
 def unverified_line(suggested: str | None) -> str:
@@ -205,6 +207,9 @@ class TimelineView(TerminalView):
     """The live terminal view, replayed from the store (``localhand show``); events it has no
     line for (plan events, say) get a generic one instead of none. Nothing is awaited in a
     replay: no waiting line, and progress events are left out."""
+
+    replayed = True
+    """``show`` prints the change itself, from its store (``diffview.after_run`` does not)."""
 
     def __init__(self, console: Console | None = None, answer: TextIO | None = None) -> None:
         super().__init__(console, answer, live=False)

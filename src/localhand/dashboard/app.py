@@ -4,6 +4,8 @@
     GET  /api/runs?limit=N       runs, newest first
     GET  /api/runs/{run}         one run and its events (``?after=SEQ``: only later ones;
                                  ``?events=false``: none)
+    GET  /api/runs/{run}/diff    what the run changed: files with +/- lines, the diff (scrubbed),
+                                 the whole undo command (``localhand.store.run_diff``)
     POST /api/runs               start a task (JSON body: ``StartRequest``) → ``{"run_id"}``
     GET  /api/config             defaults for the page's form, and the workspace roots
     GET  /api/approvals?run=RUN  commands of page-started runs waiting for a yes or no, oldest
@@ -107,6 +109,13 @@ def create_app(
         info = _find(store, ref)
         found = store.events(info.id, after=after) if events else []
         return {"run": info.to_dict(), "events": [event.to_dict() for event in found]}
+
+    @app.get("/api/runs/{ref}/diff")
+    def diff(ref: str) -> dict[str, Any]:
+        from localhand.store.run_diff import stored_change
+
+        info = _find(store, ref)
+        return {**(stored_change(store, info) or {"files": []}), "status": info.status}
 
     @app.post("/api/runs", status_code=201)
     def start(request: StartRequest) -> dict[str, str]:

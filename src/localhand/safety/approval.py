@@ -68,6 +68,31 @@ class BaseApprover:
         raise NotImplementedError
 
 
+class PlainApprover(Protocol):
+    """What a caller's own approver must have at least: ``approve``."""
+
+    def approve(self, command: str, risk: Risk) -> bool: ...
+
+
+class _Declared(BaseApprover):
+    """A plain approver (only ``approve``) with ``BaseApprover``'s defaults around it."""
+
+    def __init__(self, inner: PlainApprover) -> None:
+        self.inner = inner
+
+    def approve(self, command: str, risk: Risk) -> bool:
+        return self.inner.approve(command, risk)
+
+
+def declared_approver(approver: Approver | PlainApprover) -> Approver:
+    """``approver`` with every member the run uses: itself when it declares them (a
+    ``BaseApprover``), else wrapped with the defaults, as ``models.base.declared`` does for
+    models. A library user's class with only ``approve`` keeps working."""
+    if isinstance(approver, BaseApprover):
+        return approver
+    return _Declared(approver)
+
+
 class DenyAll(BaseApprover):
     """For runs without a person: refuses everything, so nothing waits for an answer."""
 

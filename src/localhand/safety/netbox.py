@@ -89,7 +89,9 @@ def asking(sandbox: Sandbox | None, approver: Approver | None) -> AbstractContex
     ``approver`` about hosts not on the list."""
     if sandbox is None or not uses_proxy(sandbox):
         return nullcontext()
-    return proxy_of(sandbox).asking(approver)
+    proxy = proxy_of(sandbox)
+    proxy.take_refusals()  # refusals before this command (another run's) are not its own
+    return proxy.asking(approver)
 
 
 def refusal_notes(sandbox: Sandbox) -> list[str]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
-    from localhand.safety.approval import Approver
+    from localhand.safety.approval import Approver, PlainApprover
     from localhand.store import Store
     from localhand.types import Result
 
@@ -36,7 +36,7 @@ def run_task(
     model: ChatModel | None = None,
     follow_up_dir: Path | None = None,
     store: Store | None = None,
-    approver: Approver | None = None,
+    approver: Approver | PlainApprover | None = None,
 ) -> Result:
     """Run one task to its Result (see ``localhand.session.door.Session``).
 
@@ -72,7 +72,7 @@ def run_plan(
     mode: str | None = None,
     bus: EventBus | None = None,
     model: ChatModel | None = None,
-    approver: Approver | None = None,
+    approver: Approver | PlainApprover | None = None,
     policy: str = "dangerous",
     approve_draft: Callable[[Plan], bool] | None = None,
     timeout_s: float | None = None,
@@ -112,7 +112,7 @@ def run_any(
     *,
     bus: EventBus | None = None,
     model: ChatModel | None = None,
-    approver: Approver | None = None,
+    approver: Approver | PlainApprover | None = None,
     store: Store | None = None,
     follow_up_dir: Path | None = None,
 ) -> Result | PlanResult:

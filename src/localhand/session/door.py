@@ -29,7 +29,13 @@ from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
 from localhand.run.cancel import Cancellation
 from localhand.run.project_checks import with_detected_checks
 from localhand.run.task import Task
-from localhand.safety.approval import Approver, DenyAll, check_policy
+from localhand.safety.approval import (
+    Approver,
+    DenyAll,
+    PlainApprover,
+    check_policy,
+    declared_approver,
+)
 from localhand.session.approvals import AnnouncedApprover
 from localhand.session.plans import PlanRequest, run_plan_mode
 from localhand.session.prepared import Prepared
@@ -60,7 +66,7 @@ class Session:
         settings: Settings,
         *,
         bus: EventBus | None = None,
-        approver: Approver | None = None,
+        approver: Approver | PlainApprover | None = None,
         model: ChatModel | None = None,
         store: Store | None = None,
         follow_up_dir: Path | None = None,
@@ -70,7 +76,7 @@ class Session:
         self.task = task
         self.settings = settings
         self.bus = bus or EventBus()
-        self.approver: Approver = approver or DenyAll()
+        self.approver: Approver = declared_approver(approver) if approver else DenyAll()
         self.model = model
         self._store = store
         self.follow_up_dir = follow_up_dir

@@ -359,6 +359,7 @@ class RunView {
     $("result-fields").replaceChildren(...fields.flatMap(([k, v]) => [el("dt", "", [k]), el("dd", "", [v ?? ""])]));
     $("result-output").textContent = r.output || "";
     $("result").hidden = false;
+    showChange(this.runId); // diff.js: the files changed, their diff, the undo command
   }
 }
 
