@@ -104,7 +104,7 @@ def _quickstart_rate(f: Figures) -> str:
 
 def _compile_time(f: Figures) -> str:
     g = f["groups"]["compile_time"]
-    return f"{g['figures']['text']} ({provenance(f, 'compile_time')})"
+    return f"{g['figures']['text']}, {provenance(f, 'compile_time')}"
 
 
 def _qwen3_transcript(f: Figures) -> str:
@@ -136,12 +136,16 @@ def _robustness_sentence(f: Figures) -> str:
     hard, checked = row("format+behaviour", False), row("format+behaviour", True)
     easy = row("format", False)
     caught = checked.get("caught_by_verification", "?")
+    # The run with checks is its own replay (the answer check and nudges act on it), so its
+    # false finishes are counted apart, not as a share of the run without checks.
     return (
         'when a small model\'s noise includes premature "done" answers, false claims of '
         f"success and wrong edits, {hard['completed_fraction']:.1%} of {group['trajectories']} "
         f"noisy-model tasks complete and **{hard['false_finishes']} finish falsely** "
         f"({hard['false_finishes_work_not_done']} with the work not done); with the task's checks "
-        f"as `--verify`, {caught} of those are reported as not passing. Under format noise alone "
+        f"as `--verify`, {checked['completed_fraction']:.1%} complete and "
+        f"{checked['false_finishes']} finish falsely, {caught} of them reported as not passing. "
+        "Under format noise alone "
         f"(broken calls, no bad behaviour) {easy['completed_fraction']:.1%} complete, with "
         f"{easy['false_finishes']} false finishes"
     )
@@ -151,9 +155,11 @@ def _prompt_sentence(f: Figures) -> str:
     p = f["groups"]["prompt"]["figures"]
     sizes = sorted(p["system_plus_tools_tokens"].values())
     loads = p["model_loads"]
+    names = ", ".join(name.split(" ")[0] for name in sorted(p["system_plus_tools_tokens"]))
+    span = f"{sizes[0]:,}" if sizes[0] == sizes[-1] else f"{sizes[0]:,}–{sizes[-1]:,}"
     return (
-        f"The system prompt and tool schemas are {sizes[0]:,}–{sizes[-1]:,} tokens depending on "
-        f"the tokenizer ({len(sizes)} tokenizers; target {p['target_tokens']:,}); "
+        f"The system prompt and tool schemas are {span} tokens ({names}: the tokenizers present; "
+        f"`fetch_vocabs.py` adds Qwen, Llama 3 and Phi-3; target {p['target_tokens']:,}); "
         f"{p['cache_reuse_requests']} of {p['cache_comparable_requests']} requests of a 30-step "
         f"run reuse the server's prompt cache, with the model loaded {loads} time"
         + ("s" if loads != 1 else "")
