@@ -19,7 +19,7 @@ Figures = dict[str, Any]
 BLOCKS: dict[str, tuple[str, ...]] = {
     "README.md": ("quickstart-rate", "compile-time", "qwen3-transcript", "readme-benchmarks"),
     "docs/benchmarks.md": ("machine", "headline"),
-    "docs/eval.md": ("eval-chat-format",),
+    "docs/eval.md": ("eval-chat-format", "eval-tiny"),
     "examples/eval/README.md": ("eval-chat-format",),
 }
 
@@ -51,7 +51,7 @@ def provenance(figures: Figures, group: str) -> str:
     """One line saying where and when a group's figures were measured, or that they were not."""
     prov = figures["groups"][group]["provenance"]
     if prov["how"] == "recorded":
-        return f"recorded by hand, not re-measured by `benchmarks/publish.py`: {prov['note']}"
+        return f"not re-measured by `benchmarks/publish.py`: {prov['note']}"
     day = prov["date"][:16].replace("T", " ")
     commit = prov["machine"].get("localhand_commit", "?")
     return f"measured {day} UTC, commit `{commit}`, {_load(prov)}"
@@ -251,7 +251,12 @@ def _eval_chat_format(f: Figures) -> str:
     )
 
 
+def _eval_tiny(f: Figures) -> str:
+    return f"the report's figures: {provenance(f, 'eval_tiny')}"
+
+
 RENDER: dict[str, Callable[[Figures], str]] = {
+    "eval-tiny": _eval_tiny,
     "quickstart-rate": _quickstart_rate,
     "compile-time": _compile_time,
     "qwen3-transcript": _qwen3_transcript,

@@ -58,6 +58,12 @@ RECORDED: dict[str, dict[str, Any]] = {
         "note": "pip compiling llama-cpp-python 0.3.x on this project's 2-core build machine "
         "(AMD EPYC, virtualised), November 2026",
     },
+    "eval_tiny": {
+        "figures": {},
+        "note": "`localhand eval` of the tiny model on tier 1 (examples/eval/report.json), "
+        "2026-11-25, on this project's 2-core machine; it needs a model server, so it is not "
+        "part of publish",
+    },
     "qwen3_transcript": {
         "figures": {},
         "note": "a run with Ollama and qwen3:8b on a developer's machine with a GPU when the "
@@ -168,12 +174,16 @@ def publish(previous: dict[str, Any] | None, quick: bool, only: list[str]) -> di
         else:
             assert argv is not None
             groups[name] = measure(name, argv)
+    figures = {"date": now(), "quick": quick, "machine": MACHINE_AT_START, "groups": groups}
+    return with_recorded(figures)
+
+
+def with_recorded(figures: dict[str, Any]) -> dict[str, Any]:
+    """The figures with the hand-recorded groups as this file states them now."""
     for name, entry in RECORDED.items():
-        groups[name] = {
-            "figures": entry["figures"],
-            "provenance": {"how": "recorded", "note": entry["note"]},
-        }
-    return {"date": now(), "quick": quick, "machine": MACHINE_AT_START, "groups": groups}
+        recorded = {"how": "recorded", "note": entry["note"]}
+        figures["groups"][name] = {"figures": entry["figures"], "provenance": recorded}
+    return figures
 
 
 def render(figures: dict[str, Any], root: Path, write: bool) -> list[str]:
@@ -208,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.check or args.render:
             if previous is None:
                 raise SystemExit(f"publish: {args.figures} does not exist: run publish first")
+            if args.render:  # a recorded note edited here reaches the figures file too
+                previous = with_recorded(previous)
+                args.figures.write_text(json.dumps(previous, indent=1, ensure_ascii=False) + "\n")
             stale = render(previous, args.root, write=args.render)
             if args.render:
                 return 0
@@ -223,6 +236,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"publish: rewrote the blocks of {relative}", file=sys.stderr)
     except ValueError as wrong:  # a block missing or unknown in a doc
         print(f"publish: {wrong}", file=sys.stderr)
+        return 2
+    except KeyError as missing:  # a figures file older than the blocks that use it
+        print(
+            f"publish: {args.figures} has no figure {missing}: run `python benchmarks/publish.py`",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -91,7 +91,7 @@ def test_a_doc_that_lost_its_block_gets_a_clear_error(tmp_path: Path) -> None:
     page.write_text(MARKER.sub("", page.read_text()))
     done = publish("--check", "--root", str(tmp_path))
     assert done.returncode == 2
-    assert "docs/eval.md: missing blocks ['eval-chat-format']" in done.stderr
+    assert "docs/eval.md: missing blocks ['eval-chat-format', 'eval-tiny']" in done.stderr
     assert "Traceback" not in done.stderr
 
 
