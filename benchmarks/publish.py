@@ -64,6 +64,11 @@ RECORDED: dict[str, dict[str, Any]] = {
         "2026-11-25, on this project's 2-core machine; it needs a model server, so it is not "
         "part of publish",
     },
+    "tiny_transcript": {
+        "figures": {},
+        "note": "one run of the quick start at the defaults (seed 0, temperature 0.2) on this "
+        "project's 2-core machine, November 2026; the pass rate over seeds is measured above",
+    },
     "qwen3_transcript": {
         "figures": {},
         "note": "a run with Ollama and qwen3:8b on a developer's machine with a GPU when the "
