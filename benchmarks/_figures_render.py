@@ -23,6 +23,7 @@ BLOCKS: dict[str, tuple[str, ...]] = {
         "tiny-transcript",
         "qwen3-transcript",
         "readme-benchmarks",
+        "looping",
     ),
     "docs/benchmarks.md": ("machine", "headline"),
     "docs/eval.md": ("eval-chat-format", "eval-tiny"),
@@ -193,6 +194,16 @@ def _readme_benchmarks(f: Figures) -> str:
     )
 
 
+def _looping(f: Figures) -> str:
+    lo = f["groups"]["looping"]["figures"]
+    return (
+        f"\nOne looping reply (`looping_reply_bench.py`) costs, at {lo['speed_tokens_per_s']:g} "
+        f"tokens/s, {lo['before']:g} s with no ceiling and {lo['ceiling']:g} s with the 4096-token "
+        "ceiling (both computed from the fake server's speed and window), "
+        f"{lo['watching']:g} s with `--watch-replies` (measured) [{provenance(f, 'looping')}].\n"
+    )
+
+
 def _machine(f: Figures) -> str:
     return f"\nThe figures in the generated blocks below: {machine_line(f)}.\n"
 
@@ -267,6 +278,7 @@ def _eval_tiny(f: Figures) -> str:
 
 RENDER: dict[str, Callable[[Figures], str]] = {
     "eval-tiny": _eval_tiny,
+    "looping": _looping,
     "quickstart-rate": _quickstart_rate,
     "compile-time": _compile_time,
     "qwen3-transcript": _qwen3_transcript,

@@ -49,6 +49,7 @@ MEASURED: dict[str, tuple[list[str], list[str] | None]] = {
     "prompt": (["prompt_bench.py"], ["prompt_bench.py"]),
     "quickstart": (["quickstart_bench.py", "--seeds", "6", "--temperatures", "0.2,1.0"], None),
     "robustness": (["robustness_bench.py", "--agents", "localhand"], None),
+    "looping": (["looping_reply_bench.py"], None),
 }
 
 # What no command here reproduces: kept as written, with where and when it was measured.
@@ -124,6 +125,8 @@ def extract(group: str, out: dict[str, Any]) -> dict[str, Any]:
             "cache_comparable_requests": out["cache"]["comparable_requests"],
             "model_loads": len(out["cache"]["model_loads_during_the_run"]),
         }
+    if group == "looping":
+        return {"speed_tokens_per_s": out["speed_tokens_per_s"], **out["seconds_lost"]}
     if group == "robustness":
         return {"trajectories": out["trajectories"], "seed": out["seed"], "table": out["table"]}
     return out
