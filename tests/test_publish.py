@@ -1,0 +1,125 @@
+"""``benchmarks/publish.py``: every figure in the docs' generated blocks comes from the figures
+file the publish command writes, each says where and when it was measured, and the quick mode
+still runs (so the command cannot rot). Timings are never compared: the machines are noisy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import optional_deps
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+from _figures_render import BLOCKS, MARKER, fill, provenance  # noqa: E402
+
+QUICK_GROUPS = {"sandbox", "overhead", "startup", "chat_format", "prompt"}
+
+
+def committed() -> dict[str, Any]:
+    return json.loads((BENCH / "figures.json").read_text())
+
+
+def copy_docs(root: Path) -> None:
+    for relative in BLOCKS:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / relative, root / relative)
+
+
+def publish(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH / "publish.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
+
+
+def test_every_block_in_the_docs_is_rendered_from_the_figures_file() -> None:
+    figures = committed()
+    for relative, names in BLOCKS.items():
+        text = (REPO / relative).read_text()
+        assert sorted({m["name"] for m in MARKER.finditer(text)}) == sorted(set(names)), relative
+        assert fill(text, figures, relative) == text, (
+            f"{relative}: a generated block does not match benchmarks/figures.json "
+            "(edited by hand, or figures.json changed without `benchmarks/publish.py --render`)"
+        )
+
+
+def test_every_group_says_where_and_when_it_was_measured() -> None:
+    figures = committed()
+    for key in ("cpu", "cores", "ram_gib", "os", "python", "load_start"):
+        assert figures["machine"][key], key
+    for name, group in figures["groups"].items():
+        prov = group["provenance"]
+        if prov["how"] == "measured":
+            assert prov["command"].startswith("python benchmarks/"), name
+            assert prov["date"] and len(prov["load_start"]) == 3, name
+            assert prov["machine"]["cores"] and prov["machine"]["localhand_commit"], name
+            assert provenance(figures, name).startswith("measured "), name
+        else:
+            assert prov["how"] == "recorded" and prov["note"], name
+            assert "not re-measured" in provenance(figures, name), name
+
+
+def test_a_figure_typed_into_a_block_by_hand_is_caught(tmp_path: Path) -> None:
+    copy_docs(tmp_path)
+    readme = tmp_path / "README.md"
+    text = readme.read_text()
+    block = next(m for m in MARKER.finditer(text) if m["name"] == "readme-benchmarks")
+    edited = block["body"].replace("ms", "µs", 1)
+    assert edited != block["body"]
+    readme.write_text(text[: block.start("body")] + edited + text[block.end("body") :])
+    done = publish("--check", "--root", str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "README.md" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_doc_that_lost_its_block_gets_a_clear_error(tmp_path: Path) -> None:
+    copy_docs(tmp_path)
+    page = tmp_path / "docs" / "eval.md"
+    page.write_text(MARKER.sub("", page.read_text()))
+    done = publish("--check", "--root", str(tmp_path))
+    assert done.returncode == 2
+    assert "docs/eval.md: missing blocks ['eval-chat-format', 'eval-tiny']" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_quick_publish_measures_and_writes_every_block_from_its_output(tmp_path: Path) -> None:
+    optional_deps.tiny_gguf()  # the chat-format check reads the tiny model's GGUF
+    copy_docs(tmp_path)
+    figures_file = tmp_path / "figures.json"
+    shutil.copy(BENCH / "figures.json", figures_file)
+    before = committed()
+    done = publish("--quick", "--figures", str(figures_file), "--root", str(tmp_path), timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = json.loads(figures_file.read_text())
+    assert after["quick"] is True
+    assert after["date"] > before["date"]
+    for name, group in after["groups"].items():
+        if name in QUICK_GROUPS:  # measured again now, on this machine
+            assert group["provenance"]["how"] == "measured", name
+            assert group["provenance"]["date"] >= before["date"], name
+        else:  # kept, with the date and machine of the run that measured them
+            assert group == before["groups"][name], name
+    for relative in BLOCKS:
+        text = (tmp_path / relative).read_text()
+        assert fill(text, after, relative) == text, relative
+    headline = next(
+        m["body"]
+        for m in MARKER.finditer((tmp_path / "docs/benchmarks.md").read_text())
+        if m["name"] == "headline"
+    )
+    for name in ("sandbox", "overhead", "startup", "robustness", "quickstart"):
+        assert provenance(after, name) in headline, name
