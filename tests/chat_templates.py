@@ -72,11 +72,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("gpt-oss", "gpt-oss:20b", "openai-gpt-oss-120b.jinja"),
     Family("llama3.1", "llama3.1:8b", "meta-llama-Llama-3.1-8B-Instruct.jinja"),
     Family("llama3.2", "llama3.2:3b", "meta-llama-Llama-3.2-3B-Instruct.jinja"),
-    Family("mistral-small-3.2", "mistral-small3.2:24b",
-           "Mistral-Small-3.2-24B-Instruct-2506.jinja"),
+    Family(
+        "mistral-small-3.2", "mistral-small3.2:24b", "Mistral-Small-3.2-24B-Instruct-2506.jinja"
+    ),
     Family("devstral", "devstral:24b", "unsloth-mistral-Devstral-Small-2507.jinja"),
-    Family("magistral", "ministral-3-14b-reasoning",
-           "mistralai-Ministral-3-14B-Reasoning-2512.jinja"),
+    Family(
+        "magistral", "ministral-3-14b-reasoning", "mistralai-Ministral-3-14B-Reasoning-2512.jinja"
+    ),
     Family("gemma3", "gemma3:4b", "google-gemma-3-4b-it.jinja"),
     Family("gemma4", "gemma4:31b", "google-gemma-4-31B-it.jinja"),
     Family("granite-3.3", "granite3.3:8b", "ibm-granite-granite-3.3-2B-Instruct.jinja"),
@@ -95,8 +97,13 @@ def family_profile(family: Family) -> Profile:
 # ---------------------------------------------------------------- rendering, as llama-server
 
 
-def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False,
-            separators: Sequence[str] | None = None, sort_keys: bool = False) -> str:
+def _tojson(
+    value: Any,
+    indent: int | None = None,
+    ensure_ascii: bool = False,
+    separators: Sequence[str] | None = None,
+    sort_keys: bool = False,
+) -> str:
     if sort_keys:  # llama.cpp: "tojson sort_keys=true not implemented"
         raise TemplateError("tojson sort_keys=true not implemented")
     item, key = (separators or ((", " if indent is None else ","), ": "))[:2]
@@ -127,8 +134,12 @@ class Template:
     system_role: bool
     object_arguments: bool
 
-    def render(self, messages: list[dict[str, Any]], tools: Sequence[Mapping] | None,
-               kwargs: Mapping[str, Any] | None = None) -> str:
+    def render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: Sequence[Mapping] | None,
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
         return _render(self.source, self._prepare(messages), tools, kwargs or {})
 
     def _prepare(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -143,8 +154,9 @@ class Template:
         return out
 
 
-def _render(source: str, messages: list, tools: Sequence[Mapping] | None,
-            kwargs: Mapping[str, Any]) -> str:
+def _render(
+    source: str, messages: list, tools: Sequence[Mapping] | None, kwargs: Mapping[str, Any]
+) -> str:
     context: dict[str, Any] = {
         "messages": messages,
         "bos_token": "",
@@ -189,15 +201,26 @@ def _probe_system(source: str) -> bool:
 
 
 def _probe_object_arguments(source: str) -> bool:
-    call = {"id": "call00001", "type": "function",
-            "function": {"name": "tool1", "arguments": {"arg": "argument_needle"}}}
+    call = {
+        "id": "call00001",
+        "type": "function",
+        "function": {"name": "tool1", "arguments": {"arg": "argument_needle"}},
+    }
     probe = [
         {"role": "user", "content": "User message"},
         {"role": "assistant", "content": "", "tool_calls": [call]},
         {"role": "tool", "content": "Tool response", "tool_call_id": "call00001"},
     ]
-    tools = [{"type": "function", "function": {"name": "tool1", "description": "d",
-              "parameters": {"type": "object", "properties": {"arg": {"type": "string"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "tool1",
+                "description": "d",
+                "parameters": {"type": "object", "properties": {"arg": {"type": "string"}}},
+            },
+        }
+    ]
     try:
         return "argument_needle" in _render(source, probe, tools, {})
     except (TemplateError, TypeError):
@@ -221,8 +244,10 @@ def _as_llama_json(message: Mapping[str, Any], object_arguments: bool) -> dict[s
                 arguments = json.dumps(arguments)
             if object_arguments:
                 arguments = json.loads(arguments)
-            call = {"type": "function",
-                    "function": {"name": raw["function"]["name"], "arguments": arguments}}
+            call = {
+                "type": "function",
+                "function": {"name": raw["function"]["name"], "arguments": arguments},
+            }
             if raw.get("id"):
                 call["id"] = raw["id"]
             calls.append(call)
@@ -294,8 +319,9 @@ def scripted_replies(profile: Profile, shape: Shape) -> list[Reply]:
         elif isinstance(step, str):
             replies.append(Reply(content=step, thinking=thinking, done_reason="stop"))
         elif shape == "native":
-            replies.append(Reply(thinking=thinking, tool_calls=(ToolCall(*step),),
-                                 done_reason="stop"))
+            replies.append(
+                Reply(thinking=thinking, tool_calls=(ToolCall(*step),), done_reason="stop")
+            )
         else:
             text = write_call(profile.text_format, *step)
             replies.append(Reply(content=text, thinking=thinking, done_reason="stop"))
@@ -321,13 +347,16 @@ def request_sequence(profile: Profile, shape: Shape, root: Path) -> list[Request
     return [Request(call.messages, call.tools or []) for call in model.calls]
 
 
-def render_sequence(family: Family, requests: Sequence[Request],
-                    profile: Profile | None = None) -> list[str]:
+def render_sequence(
+    family: Family, requests: Sequence[Request], profile: Profile | None = None
+) -> list[str]:
     """Each request's prompt, as llama-server renders it with the family's template."""
     profile = profile or family_profile(family)
     template = load_template(family.template)
-    return [template.render(to_wire(r.messages, profile), r.tools, family.kwargs or None)
-            for r in requests]
+    return [
+        template.render(to_wire(r.messages, profile), r.tools, family.kwargs or None)
+        for r in requests
+    ]
 
 
 def first_break(prompts: Sequence[str]) -> int | None:

@@ -92,8 +92,10 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
 
     body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "hi"}], "stream": False}
     answered: list[tuple[int, int]] = []  # (which request, its status), in the order answered
-    with FakeOllama(["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=0.3,
-                    max_queue=1) as server:
+    with FakeOllama(
+        ["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=0.3, max_queue=1
+    ) as server:
+
         def ask(number: int) -> None:
             code = httpx.post(f"{server.url}/api/chat", json=body, timeout=10).status_code
             answered.append((number, code))

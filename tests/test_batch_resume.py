@@ -45,8 +45,13 @@ def test_a_killed_batch_resumes_skipping_finished_tasks(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "readme.md").write_text("source\n")
     lines = [
-        {"id": f"r{i}", "description": f"Write r{i}.txt", "workspace": "ws", "agentic": True,
-         "verify": [{"file_exists": f"r{i}.txt"}]}
+        {
+            "id": f"r{i}",
+            "description": f"Write r{i}.txt",
+            "workspace": "ws",
+            "agentic": True,
+            "verify": [{"file_exists": f"r{i}.txt"}],
+        }
         for i in range(3)
     ]
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))

@@ -18,7 +18,10 @@ from localhand.testing import FakeOllama
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo, check=True, capture_output=True, text=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
@@ -41,11 +44,24 @@ def looker(body: dict[str, Any]) -> Any:
     tools = [m for m in body["messages"] if m.get("role") == "tool"]
     if not tools:
         command = "ls -a; cat a.py 2>/dev/null; cat b.py 2>/dev/null"
-        return {"content": "", "tool_calls": [{"function": {
-            "name": "run_command", "arguments": {"command": command}}}]}
+        return {
+            "content": "",
+            "tool_calls": [
+                {"function": {"name": "run_command", "arguments": {"command": command}}}
+            ],
+        }
     if len(tools) == 1:
-        return {"content": "", "tool_calls": [{"function": {
-            "name": "write_file", "arguments": {"path": "out.txt", "content": "made"}}}]}
+        return {
+            "content": "",
+            "tool_calls": [
+                {
+                    "function": {
+                        "name": "write_file",
+                        "arguments": {"path": "out.txt", "content": "made"},
+                    }
+                }
+            ],
+        }
     return "Done."
 
 
@@ -60,7 +76,8 @@ def test_a_repository_task_runs_in_a_worktree_of_the_working_tree(tmp_path: Path
     tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
     with FakeOllama([looker] * 20, models={"qwen3:8b": {}}) as server:
         report = run_batch(
-            tasks, Settings(),
+            tasks,
+            Settings(),
             BatchOptions(hosts=[server.url], workdir=tmp_path / "work", concurrency=1),
             live=False,
         )
@@ -123,8 +140,9 @@ def test_a_missing_workspace_is_an_error_result_not_a_crash(tmp_path: Path) -> N
 def test_fresh_forgets_what_was_done(tmp_path: Path, fresh: bool) -> None:
     tasks = tmp_path / "tasks.jsonl"
     (tmp_path / "ws").mkdir()
-    tasks.write_text(json.dumps({"id": "a", "description": "Say hi", "workspace": "ws",
-                                 "agentic": False}) + "\n")
+    tasks.write_text(
+        json.dumps({"id": "a", "description": "Say hi", "workspace": "ws", "agentic": False}) + "\n"
+    )
     with FakeOllama(["hi", "hi again"], models={"qwen3:8b": {}}) as server:
         opts = BatchOptions(hosts=[server.url], workdir=tmp_path / "w")
         run_batch(tasks, Settings(), opts, live=False)

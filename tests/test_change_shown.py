@@ -158,13 +158,12 @@ def live_run(
 ) -> str:
     """A run in this process, as ``localhand run`` wires it: the live view on a 60-column
     colour terminal, the run recorded in the store; what the view printed."""
-    from localhand.session.recording import RunRecording
-    from localhand.session.api import run_task
-
     from localhand.cli.view import TerminalView
     from localhand.config import load_settings
     from localhand.events import EventBus
     from localhand.run.task import Task
+    from localhand.session.api import run_task
+    from localhand.session.recording import RunRecording
 
     out = io.StringIO()
     bus = EventBus()

@@ -21,8 +21,9 @@ def test_defaults_without_file_or_env(tmp_path: Path) -> None:
 
 
 def test_env_overrides_file_and_flags_override_env(tmp_path: Path) -> None:
-    trusted(tmp_path / "localhand.toml",
-        '[localhand]\nmodel = "from-file"\nnum_ctx_max = 8192\nkeep_alive = "30m"\n'
+    trusted(
+        tmp_path / "localhand.toml",
+        '[localhand]\nmodel = "from-file"\nnum_ctx_max = 8192\nkeep_alive = "30m"\n',
     )
     settings = load_settings(
         env={"LOCALHAND_MODEL": "from-env", "LOCALHAND_THINK": "low"}, cwd=tmp_path
@@ -93,8 +94,9 @@ def test_the_same_settings_count_from_outside_the_workspace(tmp_path: Path) -> N
 
 
 def test_plan_default_mode_comes_from_the_plan_table(tmp_path: Path) -> None:
-    trusted(tmp_path / "localhand.toml",
-        '[localhand]\nmodel = "m:1"\n\n[plan]\ndefault_mode = "agentic"\n'
+    trusted(
+        tmp_path / "localhand.toml",
+        '[localhand]\nmodel = "m:1"\n\n[plan]\ndefault_mode = "agentic"\n',
     )
     settings = load_settings(env={}, cwd=tmp_path)
     assert (settings.plan_mode, settings.model) == ("agentic", "m:1")

@@ -262,6 +262,7 @@ def test_run_recording_serves_the_run_live_and_closes_runs_that_never_started(
     task = Task("Read a.py", workspace=workspace)
     bus = EventBus()
     model = ScriptedModel([call("read_file", path="a.py"), "It prints a."], name="qwen3:8b")
+
     def serve(store: Store, settings: Any) -> Any:
         return start_dashboard(store, port=0, settings=settings, port_fallback=True)
 

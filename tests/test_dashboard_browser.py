@@ -60,7 +60,11 @@ def page(browser: Browser) -> Iterator[Page]:
 
 
 def start_task(
-    page: Page, description: str, workspace: str | Path, *, mode: str | None = None,
+    page: Page,
+    description: str,
+    workspace: str | Path,
+    *,
+    mode: str | None = None,
     verify: str | None = None,
 ) -> None:
     """Fill the page's "Start a task" form and submit it."""

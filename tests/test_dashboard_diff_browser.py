@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from localhand.session.recording import RunRecording
-from localhand.session.api import run_task
 
 import optional_deps
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.events import EventBus
 from localhand.run.task import Task
+from localhand.session.api import run_task
+from localhand.session.recording import RunRecording
 from localhand.store import Store
 from localhand.testing import FakeOllama
 

@@ -41,8 +41,9 @@ def statuses() -> list[str]:
 @pytest.fixture(scope="module")
 def model(gguf: Path, statuses: list[str]) -> EmbeddedModel:
     # Small window and short replies keep the real-model tests to seconds on two cores.
-    return EmbeddedModel(gguf, n_ctx=4096, max_tokens=96, on_status=statuses.append,
-                         on_warning=statuses.append)
+    return EmbeddedModel(
+        gguf, n_ctx=4096, max_tokens=96, on_status=statuses.append, on_warning=statuses.append
+    )
 
 
 @pytest.fixture

@@ -15,8 +15,14 @@ from localhand.testing import FakeOllama
 from test_eval_command import BAD, GOOD, MODELS, Script, make_suite, run_cli
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
@@ -27,9 +33,22 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Page
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCALHAND_HOME", str(root / "home"))
         with FakeOllama([Script()] * 500, models=MODELS) as server:
-            code, _, err = run_cli("eval", str(make_suite(root / "suite")), "--model", GOOD,
-                                   "--model", BAD, "--host", server.url, "--repeat", "2", "--out",
-                                   str(root / "out"), "--db", str(root / "runs.db"))
+            code, _, err = run_cli(
+                "eval",
+                str(make_suite(root / "suite")),
+                "--model",
+                GOOD,
+                "--model",
+                BAD,
+                "--host",
+                server.url,
+                "--repeat",
+                "2",
+                "--out",
+                str(root / "out"),
+                "--db",
+                str(root / "runs.db"),
+            )
     assert code == 0, err
     report = json.loads((root / "out" / "report.json").read_text())
     fetched: list[str] = []
@@ -98,11 +117,13 @@ def test_the_tier_bars_are_the_pass_rate_per_tier(report_page: tuple[Page, dict,
     heights: dict[tuple[str, str], float] = {}
     for model in report["models"]:
         for tier, figures in model["tiers"].items():
-            selector = (f'svg[data-chart="tiers"] rect[data-model="{model["model"]}"]'
-                        f'[data-tier="{tier}"]')
+            selector = (
+                f'svg[data-chart="tiers"] rect[data-model="{model["model"]}"][data-tier="{tier}"]'
+            )
             assert float(page.get_attribute(selector, "data-value")) == figures["pass"]["rate"]
             heights[model["model"], tier] = page.eval_on_selector(
-                selector, "e => e.getBoundingClientRect().height")
+                selector, "e => e.getBoundingClientRect().height"
+            )
     assert heights[GOOD, "1"] == heights[GOOD, "2"] > 100  # both 100%
     assert heights[BAD, "1"] == heights[BAD, "2"] == 0
 
@@ -130,5 +151,6 @@ def test_the_summary_table_and_the_task_grid_show_the_json_s_figures(
             assert page.inner_text(selector) == f"{counts['pass']}/{counts['runs']}"
     stops = page.eval_on_selector_all(
         'svg[data-chart="guardrails"] rect[data-model]',
-        "els => els.map(e => [e.dataset.model, e.dataset.kind, Number(e.dataset.value)])")
+        "els => els.map(e => [e.dataset.model, e.dataset.kind, Number(e.dataset.value)])",
+    )
     assert sorted(map(tuple, stops)) == [(BAD, "nudges", 1), (BAD, "repetition", 2)]

@@ -61,8 +61,13 @@ BROKEN = (
     '<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": }}</tool_call>'
 )
 FIXED = json.dumps({"name": "write_file", "arguments": {"path": "a.txt", "content": "alpha"}})
-INSERT = json.dumps({"action": "insert_steps", "reason": "out/ is missing",
-                     "new_steps": [{"description": "make out/", "command": "mkdir -p out"}]})
+INSERT = json.dumps(
+    {
+        "action": "insert_steps",
+        "reason": "out/ is missing",
+        "new_steps": [{"description": "make out/", "command": "mkdir -p out"}],
+    }
+)
 ABORT = json.dumps({"action": "abort", "reason": "no idea"})
 
 
@@ -109,8 +114,11 @@ class Script:
             return [BROKEN if not fmt else FIXED, "Wrote a.txt."][turn]
         if task == "a":  # an empty reply first: nudged
             return ["", tool_call("write_file", path="a.txt", content="alpha"), "Done."][turn]
-        steps = [tool_call("write_file", path="b.txt", content="beta"),
-                 tool_call("write_file", path="c.txt", content="c"), "Done."]
+        steps = [
+            tool_call("write_file", path="b.txt", content="beta"),
+            tool_call("write_file", path="c.txt", content="c"),
+            "Done.",
+        ]
         return steps[turn]
 
     def bad(self, task: str, turn: int, repeat: int, fmt: Any) -> Any:
@@ -145,17 +153,34 @@ class Evaluated:
         self.root, self.server = root, server
         self.suite = make_suite(root / "suite")
         self.out, self.db = root / "out", root / "runs.db"
-        self.args = ("eval", str(self.suite), "--model", GOOD, "--model", BAD,
-                     "--host", server.url, "--repeat", "2", "--out", str(self.out),
-                     "--db", str(self.db), "--json")
+        self.args = (
+            "eval",
+            str(self.suite),
+            "--model",
+            GOOD,
+            "--model",
+            BAD,
+            "--host",
+            server.url,
+            "--repeat",
+            "2",
+            "--out",
+            str(self.out),
+            "--db",
+            str(self.db),
+            "--json",
+        )
         self.code, self.stdout, self.stderr = run_cli(*self.args)
         self.report = json.loads((self.out / "report.json").read_text())
         state = (self.out / "batch.state").read_text().splitlines()
         self.state = [json.loads(line) for line in state]
 
     def run(self, model: str, task: str, repeat: int) -> dict[str, Any]:
-        (found,) = [r for r in self.report["runs"]
-                    if (r["model"], r["task"], r["repeat"]) == (model, task, repeat)]
+        (found,) = [
+            r
+            for r in self.report["runs"]
+            if (r["model"], r["task"], r["repeat"]) == (model, task, repeat)
+        ]
         return found
 
     def model(self, name: str) -> dict[str, Any]:
@@ -192,8 +217,11 @@ RUNS: dict[tuple[str, str, int], tuple[str, str, int, list[str]]] = {
     (BAD, "plan-out", 2): ("fail", "aborted", 1, ["0"]),
 }
 NUDGES = {(GOOD, "write-a", 2): 1, (BAD, "write-b", 1): 2, (BAD, "write-b", 2): 1}
-GUARDRAILS = {(BAD, "write-a", 1): {"repetition": 1}, (BAD, "write-a", 2): {"repetition": 1},
-              (BAD, "write-b", 1): {"nudges": 1}}
+GUARDRAILS = {
+    (BAD, "write-a", 1): {"repetition": 1},
+    (BAD, "write-a", 2): {"repetition": 1},
+    (BAD, "write-b", 1): {"nudges": 1},
+}
 
 
 def test_the_command_writes_the_json_and_html_reports_and_prints_the_tables(
@@ -207,8 +235,11 @@ def test_the_command_writes_the_json_and_html_reports_and_prints_the_tables(
     assert "PASS (95% CI)" in evaluated.stderr and "REUSE" in evaluated.stderr
     assert str(evaluated.out / "report.html") in evaluated.stderr
     assert evaluated.report["suite"]["name"] == "mini"
-    assert [t["id"] for t in evaluated.report["suite"]["tasks"]] == ["write-a", "plan-out",
-                                                                    "write-b"]
+    assert [t["id"] for t in evaluated.report["suite"]["tasks"]] == [
+        "write-a",
+        "plan-out",
+        "write-b",
+    ]
     assert evaluated.report["settings"]["repeat"] == 2
     assert evaluated.report["settings"]["hosts"] == [evaluated.server.url]
     assert evaluated.report["resumed"] == 0
@@ -220,7 +251,10 @@ def test_each_run_s_figures_are_what_the_script_made_the_model_do(evaluated: Eva
         run = evaluated.run(*key)
         plan = key[1] == "plan-out"
         assert (run["status"], run["termination_reason"], run["iterations"]) == (
-            status, reason, iterations), key
+            status,
+            reason,
+            iterations,
+        ), key
         prompts = [100 * (int(t[0]) + 1) for t in turns]
         assert (run["tokens_in"], run["tokens_out"]) == (sum(prompts), 10 * len(turns)), key
         assert run["requests"] == len(turns), key
@@ -231,9 +265,11 @@ def test_each_run_s_figures_are_what_the_script_made_the_model_do(evaluated: Eva
         if plan:
             assert run["prompt_tokens"] is None and run["reusable_tokens"] is None
         else:  # each request after the first repeats the one before, unless constrained
-            reusable = sum(min(a, b) for a, b, ta, tb in zip(prompts, prompts[1:], turns,
-                                                              turns[1:], strict=False)
-                           if not ta.endswith("c") and not tb.endswith("c"))
+            reusable = sum(
+                min(a, b)
+                for a, b, ta, tb in zip(prompts, prompts[1:], turns, turns[1:], strict=False)
+                if not ta.endswith("c") and not tb.endswith("c")
+            )
             assert (run["prompt_tokens"], run["reusable_tokens"]) == (sum(prompts), reusable)
     hung = evaluated.run(GOOD, "write-b", 1)["ttft_s"][0]
     assert HANG_S <= hung < HANG_S + 1, "the first token came after the server's delay"
@@ -269,10 +305,14 @@ def test_each_model_s_rates_have_their_wilson_intervals(evaluated: Evaluated) ->
     # 6 of 6: [n / (n + z^2), 1]; 0 of 6: [0, z^2 / (n + z^2)]; 1 of 6 and 5 of 6 as tabled.
     assert good["rates"]["pass"] == {"k": 6, "n": 6, "rate": 1.0, "low": 0.6097, "high": 1.0}
     assert bad["rates"]["pass"] == {"k": 0, "n": 6, "rate": 0.0, "low": 0.0, "high": 0.3903}
-    assert bad["rates"]["partial_pass"] == {"k": 1, "n": 6, "rate": 0.1667, "low": 0.0301,
-                                            "high": 0.5635}
-    assert bad["rates"]["fail"] == {"k": 5, "n": 6, "rate": 0.8333, "low": 0.4365,
-                                    "high": 0.9699}
+    assert bad["rates"]["partial_pass"] == {
+        "k": 1,
+        "n": 6,
+        "rate": 0.1667,
+        "low": 0.0301,
+        "high": 0.5635,
+    }
+    assert bad["rates"]["fail"] == {"k": 5, "n": 6, "rate": 0.8333, "low": 0.4365, "high": 0.9699}
     assert good["tiers"] == {
         "1": {"runs": 2, "pass": {"k": 2, "n": 2, "rate": 1.0, "low": 0.3424, "high": 1.0}},
         "2": {"runs": 4, "pass": {"k": 4, "n": 4, "rate": 1.0, "low": 0.5101, "high": 1.0}},
@@ -287,15 +327,26 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
     # Iterations: good 2, 3, 3, 3, 1, 1; bad 3, 3, 3, 3, 1, 1.
     assert (good["median_iterations"], bad["median_iterations"]) == (2.5, 3.0)
     # Tokens per run: good 430, 630, 630, 630, 110, 110; bad 630, 630, 630, 630, 110, 110.
-    assert good["tokens"] | {"out_per_s": None} == {"median_per_run": 530, "in": 2400,
-                                                    "out": 140, "out_per_s": None}
+    assert good["tokens"] | {"out_per_s": None} == {
+        "median_per_run": 530,
+        "in": 2400,
+        "out": 140,
+        "out_per_s": None,
+    }
     assert (bad["tokens"]["median_per_run"], bad["tokens"]["in"], bad["tokens"]["out"]) == (
-        630, 2600, 140)
+        630,
+        2600,
+        140,
+    )
     for name, model in ((GOOD, good), (BAD, bad)):
-        durations = [r["result"]["duration_s"] for r in evaluated.state
-                     if r["id"].split("-")[1] == name.split(":")[0]]
-        assert model["wall_s"]["median_per_run"] == pytest.approx(statistics.median(durations),
-                                                                  abs=1e-3)
+        durations = [
+            r["result"]["duration_s"]
+            for r in evaluated.state
+            if r["id"].split("-")[1] == name.split(":")[0]
+        ]
+        assert model["wall_s"]["median_per_run"] == pytest.approx(
+            statistics.median(durations), abs=1e-3
+        )
         ttfts = [t for r in evaluated.report["runs"] if r["model"] == name for t in r["ttft_s"]]
         assert model["ttft_s"]["median"] == statistics.median(ttfts)
         assert model["ttft_s"]["requests"] == model["requests"] == len(ttfts)
@@ -308,22 +359,41 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
     assert bad["constrained"] == {"total": 0, "runs": 0, "requests": 12, "per_request": 0.0}
     assert (good["guardrails"], bad["guardrails"]) == ({}, {"nudges": 1, "repetition": 2})
     assert good["stops"] == {"completed": 2, "final_answer": 4}
-    assert bad["stops"] == {"aborted": 2, "final_answer": 1, "nudge_exhausted": 1,
-                            "repetition": 2}
+    assert bad["stops"] == {"aborted": 2, "final_answer": 1, "nudge_exhausted": 1, "repetition": 2}
     # Reusable: good 0 + 300 + 300 + 300 of 400 + 600 + 600 + 600; bad 300 * 4 of 2400.
-    assert good["prefix_reuse"] == {"share": 0.4091, "prompt_tokens": 2200,
-                                    "reusable_tokens": 900, "runs": 4}
-    assert bad["prefix_reuse"] == {"share": 0.5, "prompt_tokens": 2400,
-                                   "reusable_tokens": 1200, "runs": 4}
+    assert good["prefix_reuse"] == {
+        "share": 0.4091,
+        "prompt_tokens": 2200,
+        "reusable_tokens": 900,
+        "runs": 4,
+    }
+    assert bad["prefix_reuse"] == {
+        "share": 0.5,
+        "prompt_tokens": 2400,
+        "reusable_tokens": 1200,
+        "runs": 4,
+    }
     assert good["without_events"] == bad["without_events"] == good["downgraded"] == 0
 
 
 def test_the_task_table_says_which_tasks_each_model_does(evaluated: Evaluated) -> None:
     table = {row["task"]: row["by_model"] for row in evaluated.report["tasks"]}
-    assert table["write-a"][GOOD] == {"runs": 2, "pass": 2, "unverified": 0, "partial_pass": 0,
-                                      "fail": 0, "error": 0}
-    assert table["write-b"][BAD] == {"runs": 2, "pass": 0, "unverified": 0, "partial_pass": 1,
-                                     "fail": 1, "error": 0}
+    assert table["write-a"][GOOD] == {
+        "runs": 2,
+        "pass": 2,
+        "unverified": 0,
+        "partial_pass": 0,
+        "fail": 0,
+        "error": 0,
+    }
+    assert table["write-b"][BAD] == {
+        "runs": 2,
+        "pass": 0,
+        "unverified": 0,
+        "partial_pass": 1,
+        "fail": 1,
+        "error": 0,
+    }
     assert table["plan-out"][BAD]["fail"] == 2
 
 
@@ -343,12 +413,26 @@ def test_compare_says_what_changed_between_two_reports(
 ) -> None:
     other = tmp_path / "other"
     with FakeOllama([Script(good_fails_a=True)] * 50, models=MODELS) as server:
-        code, _, stderr = run_cli("eval", str(evaluated.suite), "--model", GOOD, "--tier", "1",
-                                  "--host", server.url, "--repeat", "2", "--out", str(other),
-                                  "--db", str(evaluated.db))
+        code, _, stderr = run_cli(
+            "eval",
+            str(evaluated.suite),
+            "--model",
+            GOOD,
+            "--tier",
+            "1",
+            "--host",
+            server.url,
+            "--repeat",
+            "2",
+            "--out",
+            str(other),
+            "--db",
+            str(evaluated.db),
+        )
     assert code == 0, stderr
-    code, stdout, stderr = run_cli("eval", "--compare", str(evaluated.out),
-                                   str(other / "report.json"), "--json")
+    code, stdout, stderr = run_cli(
+        "eval", "--compare", str(evaluated.out), str(other / "report.json"), "--json"
+    )
     assert code == 0, stderr
     diff = json.loads(stdout)
     assert diff["same_suite"] is True
@@ -399,9 +483,13 @@ def test_mistakes_are_clear_errors_with_exit_2(
     suite = make_suite(tmp_path / "suite")
     (tmp_path / "not.json").write_text('{"format": "something else"}')
     with FakeOllama([], models=MODELS) as server:
-        swap = {"SUITE": str(suite), "DEAD": f"http://127.0.0.1:{closed_port}",
-                "FAKE": server.url, "NOFILE": str(tmp_path / "none.json"),
-                "NOTREPORT": str(tmp_path / "not.json")}
+        swap = {
+            "SUITE": str(suite),
+            "DEAD": f"http://127.0.0.1:{closed_port}",
+            "FAKE": server.url,
+            "NOFILE": str(tmp_path / "none.json"),
+            "NOTREPORT": str(tmp_path / "not.json"),
+        }
         code, _, err = run_cli(*[swap.get(a, a) for a in args], "--out", str(tmp_path / "o"))
     assert code == 2
     assert message in err and "Traceback" not in err
@@ -412,8 +500,13 @@ def test_a_mistake_in_a_real_process_prints_no_traceback(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "localhand", "eval", "nope"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "localhand", "eval", "nope"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert "unknown suite 'nope'" in done.stderr and "Traceback" not in done.stderr
 

@@ -43,7 +43,10 @@ def test_the_difference_of_two_rates_has_newcombe_s_interval() -> None:
     # Newcombe (1998), table II, example (a): 56/70 - 48/80, interval 0.0524 to 0.3339.
     change = difference(wilson(48, 80), wilson(56, 70))
     assert (round(change.diff, 4), round(change.low, 4), round(change.high, 4)) == (
-        0.2, 0.0524, 0.3339)
+        0.2,
+        0.0524,
+        0.3339,
+    )
     assert change.significant
     assert not difference(wilson(5, 10), wilson(6, 10)).significant
 
@@ -58,8 +61,13 @@ def request(iteration: int, constrained: bool = False) -> dict[str, Any]:
 
 
 def reply(iteration: int, tokens_in: int, ms: int = 50) -> dict[str, Any]:
-    return {"type": "model_reply", "iteration": iteration, "tokens_in": tokens_in,
-            "tokens_out": 5, "duration_ms": ms}
+    return {
+        "type": "model_reply",
+        "iteration": iteration,
+        "tokens_in": tokens_in,
+        "tokens_out": 5,
+        "duration_ms": ms,
+    }
 
 
 def test_time_to_first_token_comes_from_the_first_progress_of_a_streamed_reply() -> None:
@@ -67,14 +75,29 @@ def test_time_to_first_token_comes_from_the_first_progress_of_a_streamed_reply()
         request(1),
         # 2.4 s after the request, 13 tokens had come at 6 a second since the first: the first
         # came 12 / 6 = 2 s before, at 0.4 s.
-        {"type": "model_progress", "iteration": 1, "elapsed_s": 2.4, "tokens": 13,
-         "tokens_per_s": 6.0},
-        {"type": "model_progress", "iteration": 1, "elapsed_s": 3.4, "tokens": 19,
-         "tokens_per_s": 6.0},
+        {
+            "type": "model_progress",
+            "iteration": 1,
+            "elapsed_s": 2.4,
+            "tokens": 13,
+            "tokens_per_s": 6.0,
+        },
+        {
+            "type": "model_progress",
+            "iteration": 1,
+            "elapsed_s": 3.4,
+            "tokens": 19,
+            "tokens_per_s": 6.0,
+        },
         reply(1, 100, ms=3900),
         request(2),
-        {"type": "model_progress", "iteration": 2, "elapsed_s": 1.5, "tokens": 1,
-         "tokens_per_s": None},  # one token: it came with the event
+        {
+            "type": "model_progress",
+            "iteration": 2,
+            "elapsed_s": 1.5,
+            "tokens": 1,
+            "tokens_per_s": None,
+        },  # one token: it came with the event
         reply(2, 200, ms=1600),
         request(3),
         reply(3, 300, ms=700),  # over before any progress: its whole time, an upper bound
@@ -87,15 +110,25 @@ def test_time_to_first_token_comes_from_the_first_progress_of_a_streamed_reply()
 
 def test_prefix_reuse_skips_constrained_retries_and_compactions() -> None:
     events = [
-        request(1), reply(1, 1000),
-        request(2), reply(2, 1200),                      # 1000 reusable
-        request(3), reply(3, 1400),                      # 1200
-        request(3, constrained=True), reply(3, 1300),    # no tools: another prompt
-        request(4), reply(4, 1600),                      # after a constrained one: 0
-        {"type": "warning", "message": "the conversation reached about 30000 of 32768 tokens: "
-                                       "compacted 4 older tool results (9000 characters)"},
-        request(5), reply(5, 900),                       # compacted: 0
-        request(6), reply(6, 1100),                      # 900
+        request(1),
+        reply(1, 1000),
+        request(2),
+        reply(2, 1200),  # 1000 reusable
+        request(3),
+        reply(3, 1400),  # 1200
+        request(3, constrained=True),
+        reply(3, 1300),  # no tools: another prompt
+        request(4),
+        reply(4, 1600),  # after a constrained one: 0
+        {
+            "type": "warning",
+            "message": "the conversation reached about 30000 of 32768 tokens: "
+            "compacted 4 older tool results (9000 characters)",
+        },
+        request(5),
+        reply(5, 900),  # compacted: 0
+        request(6),
+        reply(6, 1100),  # 900
         {"type": "nudge", "iteration": 6, "nudge_number": 1, "message": "use a tool"},
         {"type": "guardrail", "guardrail": "stall", "reason": "...", "iteration": 6},
     ]
@@ -109,25 +142,60 @@ def test_prefix_reuse_skips_constrained_retries_and_compactions() -> None:
 def test_a_model_that_edits_its_checks_has_not_passed() -> None:
     touched = {"status": "pass", "files_modified": ["calc.py", "sub/check_calc.py"]}
     assert grade(touched, plan=False) == (
-        "fail", "the model changed the checks it is graded by: sub/check_calc.py")
+        "fail",
+        "the model changed the checks it is graded by: sub/check_calc.py",
+    )
     assert grade({"status": "pass", "files_modified": ["calc.py"]}, plan=False) == ("pass", None)
-    modified = {"status": "pass", "steps": [{"id": "build", "modified": True, "status": "done"},
-                                            {"id": "check-x", "modified": True, "status": "done"}]}
+    modified = {
+        "status": "pass",
+        "steps": [
+            {"id": "build", "modified": True, "status": "done"},
+            {"id": "check-x", "modified": True, "status": "done"},
+        ],
+    }
     assert grade(modified, plan=True) == ("fail", "the plan's check step 'check-x' was changed")
-    skipped = {"status": "partial_pass",
-               "steps": [{"id": "check-x", "modified": False, "status": "skipped"}]}
+    skipped = {
+        "status": "partial_pass",
+        "steps": [{"id": "check-x", "modified": False, "status": "skipped"}],
+    }
     assert grade(skipped, plan=True)[0] == "fail"
     assert grade({"status": "error"}, plan=False) == ("error", None)
 
 
 def test_runs_without_events_still_count_by_their_results() -> None:
     runs = [
-        {"model": "m", "task": "t", "tier": 1, **run_figures(
-            {"status": "pass", "iterations_used": 3, "tokens_in": 10, "tokens_out": 2,
-             "duration_s": 1.5}, None, plan=False)},
-        {"model": "m", "task": "t", "tier": 1, **run_figures(
-            {"status": "fail", "iterations_used": 5, "tokens_in": 30, "tokens_out": 4,
-             "duration_s": 2.5}, [request(1), reply(1, 30)], plan=False)},
+        {
+            "model": "m",
+            "task": "t",
+            "tier": 1,
+            **run_figures(
+                {
+                    "status": "pass",
+                    "iterations_used": 3,
+                    "tokens_in": 10,
+                    "tokens_out": 2,
+                    "duration_s": 1.5,
+                },
+                None,
+                plan=False,
+            ),
+        },
+        {
+            "model": "m",
+            "task": "t",
+            "tier": 1,
+            **run_figures(
+                {
+                    "status": "fail",
+                    "iterations_used": 5,
+                    "tokens_in": 30,
+                    "tokens_out": 4,
+                    "duration_s": 2.5,
+                },
+                [request(1), reply(1, 30)],
+                plan=False,
+            ),
+        },
     ]
     summary = model_summary("m", runs)
     assert summary["without_events"] == 1

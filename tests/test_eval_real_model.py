@@ -32,8 +32,22 @@ def test_the_tiny_model_on_a_tier_1_task_is_measured_end_to_end(
     monkeypatch.setenv("LOCALHAND_TOOL_MODE", "schema")  # its template ignores `tools`
     out, db = tmp_path / "out", Path(os.environ["LOCALHAND_DB"])
     code, stdout, stderr = run_cli(
-        "eval", "--tier", "1", "--task", "create-hello", "--backend", "openai", "--host", server,
-        "--model", "tiny", "--max-reply-tokens", "256", "--out", str(out), "--json",
+        "eval",
+        "--tier",
+        "1",
+        "--task",
+        "create-hello",
+        "--backend",
+        "openai",
+        "--host",
+        server,
+        "--model",
+        "tiny",
+        "--max-reply-tokens",
+        "256",
+        "--out",
+        str(out),
+        "--json",
     )
     assert code == 0, stderr
     report = json.loads(stdout)

@@ -43,27 +43,27 @@ def repair(action: str, **fields: Any) -> str:
     return json.dumps({"action": action, "reason": "the oracle knows", **fields})
 
 
-SLUGIFY = '''
+SLUGIFY = """
 import re
 
 
 def slugify(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-'''
-SLUG_TEST = '''
+"""
+SLUG_TEST = """
 
 class SlugifyTest(unittest.TestCase):
     def test_slugify(self):
         from textutil import slugify
 
         self.assertEqual(slugify("Hello, World!"), "hello-world")
-'''
-IS_PRIME = '''
+"""
+IS_PRIME = """
 
 def is_prime(n):
     return n >= 2 and all(n % d for d in range(2, int(n**0.5) + 1))
-'''
-PRIME_TEST = '''
+"""
+PRIME_TEST = """
 
 class PrimeTest(unittest.TestCase):
     def test_is_prime(self):
@@ -71,26 +71,26 @@ class PrimeTest(unittest.TestCase):
 
         self.assertTrue(is_prime(97))
         self.assertFalse(is_prime(1))
-'''
-DATES = '''from datetime import date
+"""
+DATES = """from datetime import date
 
 
 def parse_date(text):
     year, month, day = (int(part) for part in text.strip().split("-"))
     return date(year, month, day)
-'''
-APP = '''from dates import parse_date
+"""
+APP = """from dates import parse_date
 
 
 def days_between(start, end):
     return (parse_date(end) - parse_date(start)).days
-'''
-WC_OLD = '''    parser.add_argument("path")
+"""
+WC_OLD = """    parser.add_argument("path")
     args = parser.parse_args(argv)
     with open(args.path, encoding="utf-8") as handle:
         lines, words, chars = counts(handle.read())
-    print(lines, words, chars, args.path)'''
-WC_NEW = '''    parser.add_argument("path")
+    print(lines, words, chars, args.path)"""
+WC_NEW = """    parser.add_argument("path")
     parser.add_argument("--lines", action="store_true")
     args = parser.parse_args(argv)
     with open(args.path, encoding="utf-8") as handle:
@@ -98,8 +98,8 @@ WC_NEW = '''    parser.add_argument("path")
     if args.lines:
         print(lines)
     else:
-        print(lines, words, chars, args.path)'''
-CLI = '''import sys
+        print(lines, words, chars, args.path)"""
+CLI = """import sys
 
 from convert import c_to_f, f_to_c
 
@@ -113,73 +113,96 @@ def main(argv):
 
 if __name__ == "__main__":
     main(sys.argv[1:])
-'''
+"""
 
 SOLUTIONS: dict[str, list[Any]] = {
     "create-hello": [write("hello.txt", "hello world\n")],
     "create-config": [write("config.json", '{"name": "demo", "port": 8080, "debug": false}\n')],
-    "create-usage-page": [run("mkdir -p docs"),
-                          write("docs/usage.md", "# Usage\n\nRun it with `python3 main.py`.\n")],
+    "create-usage-page": [
+        run("mkdir -p docs"),
+        write("docs/usage.md", "# Usage\n\nRun it with `python3 main.py`.\n"),
+    ],
     "edit-typo": [run("sed -i 's/recieve/receive/g' README.md")],
     "edit-constant": [edit("settings.py", "TIMEOUT_SECONDS = 30", "TIMEOUT_SECONDS = 60")],
-    "edit-changelog": [edit("CHANGELOG.md", "## Unreleased\n",
-                            "## Unreleased\n\n- Fixed the login timeout\n")],
+    "edit-changelog": [
+        edit("CHANGELOG.md", "## Unreleased\n", "## Unreleased\n\n- Fixed the login timeout\n")
+    ],
     "edit-checklist": [edit("TODO.md", "- [ ] write the report", "- [x] write the report")],
-    "edit-requirements": [edit("requirements.txt", "pyyaml>=6.0\n",
-                               "pyyaml>=6.0\nrequests>=2.31\n")],
+    "edit-requirements": [
+        edit("requirements.txt", "pyyaml>=6.0\n", "pyyaml>=6.0\nrequests>=2.31\n")
+    ],
     "edit-remove-debug": [edit("app.py", '    print("DEBUG total:", result)\n', "")],
     "ask-line-count": [run("wc -l < data/names.txt > answer.txt")],
     "fix-greet": [edit("greet.py", 'return "Hello " + name', 'return f"Hello, {name}!"')],
-    "fix-calc": [call("read_file", path="calc.py"),
-                 edit("calc.py", '"""a plus b."""\n    return a - b',
-                      '"""a plus b."""\n    return a + b'),
-                 run("python3 -m unittest test_calc")],
+    "fix-calc": [
+        call("read_file", path="calc.py"),
+        edit("calc.py", '"""a plus b."""\n    return a - b', '"""a plus b."""\n    return a + b'),
+        run("python3 -m unittest test_calc"),
+    ],
     "fix-paginate": [edit("pages.py", "start = number * size", "start = (number - 1) * size")],
-    "fix-mutable-default": [edit("cart.py", "cart=[]):\n",
-                                 "cart=None):\n    cart = [] if cart is None else cart\n")],
-    "fix-price-format": [edit("money.py", 'return "$" + str(amount)',
-                              'return f"${amount:,.2f}"')],
+    "fix-mutable-default": [
+        edit("cart.py", "cart=[]):\n", "cart=None):\n    cart = [] if cart is None else cart\n")
+    ],
+    "fix-price-format": [edit("money.py", 'return "$" + str(amount)', 'return f"${amount:,.2f}"')],
     "fix-word-count": [edit("counter.py", 'text.split(" ")', "text.split()")],
-    "add-slugify": [run(f"cat >> textutil.py <<'EOF'\n{SLUGIFY}EOF"),
-                    edit("test_textutil.py", '\n\nif __name__', f"{SLUG_TEST}\n\nif __name__")],
-    "add-is-prime": [run(f"cat >> mathutil.py <<'EOF'\n{IS_PRIME}EOF"),
-                     edit("test_mathutil.py", '\n\nif __name__', f"{PRIME_TEST}\n\nif __name__")],
+    "add-slugify": [
+        run(f"cat >> textutil.py <<'EOF'\n{SLUGIFY}EOF"),
+        edit("test_textutil.py", "\n\nif __name__", f"{SLUG_TEST}\n\nif __name__"),
+    ],
+    "add-is-prime": [
+        run(f"cat >> mathutil.py <<'EOF'\n{IS_PRIME}EOF"),
+        edit("test_mathutil.py", "\n\nif __name__", f"{PRIME_TEST}\n\nif __name__"),
+    ],
     "shell-count-todos": [run("grep -r TODO src | wc -l > todo_count.txt")],
     "shell-rename-ext": [run('cd notes && for f in *.txt; do mv "$f" "${f%.txt}.md"; done')],
     "shell-archive": [run("tar -czf backup.tar.gz data")],
     "ask-function-count": [run("grep -c '^def ' lib/geometry.py > answer.txt")],
-    "ask-which-raises": [call("search_files", pattern="PermissionError"),
-                         write("answer.txt", "delete_user\n")],
-    "shell-csv-total": [run("awk -F, 'NR > 1 {s += $2} END {printf \"%.2f\\n\", s}' sales.csv"
-                            " > total.txt")],
+    "ask-which-raises": [
+        call("search_files", pattern="PermissionError"),
+        write("answer.txt", "delete_user\n"),
+    ],
+    "shell-csv-total": [
+        run("awk -F, 'NR > 1 {s += $2} END {printf \"%.2f\\n\", s}' sales.csv > total.txt")
+    ],
     "edit-ini-config": [edit("config.ini", "port = 8000\n", "port = 9000\nworkers = 4\n")],
-    "plan-pack-notes": [repair("insert_steps",
-                               new_steps=[{"description": "make build/",
-                                           "command": "mkdir -p build"}])],
+    "plan-pack-notes": [
+        repair(
+            "insert_steps", new_steps=[{"description": "make build/", "command": "mkdir -p build"}]
+        )
+    ],
     "refactor-rename-function": [run("sed -i 's/calc_total/compute_total/g' billing.py report.py")],
     "refactor-extract-module": [write("dates.py", DATES), write("app.py", APP)],
     "refactor-tax-constant": [
         write("config.py", "TAX_RATE = 0.2\n"),
-        edit("cart.py", '"""Cart totals."""\n',
-             '"""Cart totals."""\n\nfrom config import TAX_RATE\n'),
+        edit(
+            "cart.py", '"""Cart totals."""\n', '"""Cart totals."""\n\nfrom config import TAX_RATE\n'
+        ),
         edit("cart.py", "(1 + 0.2)", "(1 + TAX_RATE)"),
-        edit("invoice.py", '"""Invoice lines."""\n',
-             '"""Invoice lines."""\n\nfrom config import TAX_RATE\n'),
+        edit(
+            "invoice.py",
+            '"""Invoice lines."""\n',
+            '"""Invoice lines."""\n\nfrom config import TAX_RATE\n',
+        ),
         edit("invoice.py", "net * 0.2", "net * TAX_RATE"),
     ],
-    "fix-across-files": [run("python3 -m unittest test_inventory"),
-                         edit("utils.py", "int(text.strip())",
-                              'int(text.strip().replace(",", ""))')],
+    "fix-across-files": [
+        run("python3 -m unittest test_inventory"),
+        edit("utils.py", "int(text.strip())", 'int(text.strip().replace(",", ""))'),
+    ],
     "add-cli-option": [edit("wc.py", WC_OLD, WC_NEW)],
     "add-reverse-conversion": [
         run("printf '\\n\\ndef f_to_c(f):\\n    return (f - 32) * 5 / 9\\n' >> convert.py"),
         write("cli.py", CLI),
     ],
-    "plan-wrong-script": [repair("modify",
-                                 new_command="python3 build_report.py data.csv report.txt")],
-    "plan-init-config": [repair("insert_steps",
-                                new_steps=[{"description": "config",
-                                            "command": "python3 stats.py --init"}])],
+    "plan-wrong-script": [
+        repair("modify", new_command="python3 build_report.py data.csv report.txt")
+    ],
+    "plan-init-config": [
+        repair(
+            "insert_steps",
+            new_steps=[{"description": "config", "command": "python3 stats.py --init"}],
+        )
+    ],
 }
 
 

@@ -132,24 +132,52 @@ def test_history_is_translated_to_native_messages(fake: FakeOllama, http: httpx.
     ("body", "message"),
     [
         (
-            {"messages": [{"role": "assistant", "content": "", "tool_calls": [
-                {"id": "c", "type": "function",
-                 "function": {"name": "read_file", "arguments": {"path": "a"}}}]}]},
+            {
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {
+                                "id": "c",
+                                "type": "function",
+                                "function": {"name": "read_file", "arguments": {"path": "a"}},
+                            }
+                        ],
+                    }
+                ]
+            },
             "json: cannot unmarshal object into Go struct field "
             "ToolCall.messages.tool_calls.function.arguments of type string",
         ),
         (
-            {"messages": [{"role": "assistant", "content": "", "tool_calls": [
-                {"id": "c", "type": "function",
-                 "function": {"name": "read_file", "arguments": "{not json"}}]}]},
+            {
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {
+                                "id": "c",
+                                "type": "function",
+                                "function": {"name": "read_file", "arguments": "{not json"},
+                            }
+                        ],
+                    }
+                ]
+            },
             "invalid tool call arguments",
         ),
         ({"messages": []}, "[] is too short - 'messages'"),
         ({"messages": [{"role": "user", "content": None}]}, "invalid message content type: <nil>"),
-        ({"reasoning_effort": "max"}, "invalid reasoning value: 'max' "
-                                      '(must be "high", "medium", "low", or "none")'),
-        ({"model": "gemma2:2b", "tools": [TOOL]},
-         "registry.ollama.ai/library/gemma2:2b does not support tools"),
+        (
+            {"reasoning_effort": "max"},
+            'invalid reasoning value: \'max\' (must be "high", "medium", "low", or "none")',
+        ),
+        (
+            {"model": "gemma2:2b", "tools": [TOOL]},
+            "registry.ollama.ai/library/gemma2:2b does not support tools",
+        ),
     ],
 )
 def test_bad_requests_are_400s_that_keep_the_script(

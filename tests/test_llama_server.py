@@ -56,7 +56,11 @@ def test_a_task_runs_against_the_server(server: str, tmp_path: Path) -> None:
     demo = Path(shutil.copytree(EXAMPLE, tmp_path / "calc"))
     warnings: list[str] = []
     model = OpenAICompatModel(
-        "tiny", server + "/v1", tool_mode="schema", max_tokens=96, temperature=0.2,
+        "tiny",
+        server + "/v1",
+        tool_mode="schema",
+        max_tokens=96,
+        temperature=0.2,
         on_warning=warnings.append,
     )
     bus, log = EventBus(), EventLog()

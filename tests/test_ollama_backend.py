@@ -473,10 +473,7 @@ def test_requests_carry_the_clients_headers_and_the_api_key(
     assert chat.body["stream"] is False and streamed.body["stream"] is True
 
 
-
-def test_a_redirect_to_https_says_to_give_the_https_address(
-    tmp_path: Path, make: Make
-) -> None:
+def test_a_redirect_to_https_says_to_give_the_https_address(tmp_path: Path, make: Make) -> None:
     """An http:// host gets a TLS context without CAs (no bundle to load at start-up), so a
     redirect to https must fail verification, and say what to do, not pass unverified."""
     if shutil.which("openssl") is None:

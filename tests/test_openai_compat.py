@@ -128,13 +128,22 @@ def test_history_goes_out_in_openai_shape(fake: FakeOllama, make: Make) -> None:
     fake.add(lambda native: seen.append(native) or "Done.")
     history = [
         *USER,
-        {"role": "assistant", "content": "", "thinking": "hm", "tool_calls": [
-            {"id": "call_a", "function": {"name": "list_files", "arguments": {"path": "."}}},
-            {"function": {"name": "read_file", "arguments": {"path": "b.py"}}},  # no id
-        ]},
+        {
+            "role": "assistant",
+            "content": "",
+            "thinking": "hm",
+            "tool_calls": [
+                {"id": "call_a", "function": {"name": "list_files", "arguments": {"path": "."}}},
+                {"function": {"name": "read_file", "arguments": {"path": "b.py"}}},  # no id
+            ],
+        },
         {"role": "tool", "content": "b.py text", "tool_name": "read_file"},
-        {"role": "tool", "content": "a.py b.py", "tool_name": "list_files",
-         "tool_call_id": "call_a"},
+        {
+            "role": "tool",
+            "content": "a.py b.py",
+            "tool_name": "list_files",
+            "tool_call_id": "call_a",
+        },
         {"role": "tool", "content": "stray", "tool_name": "run_command"},  # answers nothing
     ]
     assert make(fake).chat(history).content == "Done."
@@ -192,8 +201,15 @@ def test_format_becomes_response_format_without_tools(fake: FakeOllama, make: Ma
 
 def test_settings_are_passed(fake: FakeOllama, make: Make) -> None:
     fake.add("ok")
-    model = make(fake, reasoning_effort="low", max_tokens=99, temperature=0.1,
-                 extra_body={"top_k": 20}, api_key="sekrit", context_length=8192)
+    model = make(
+        fake,
+        reasoning_effort="low",
+        max_tokens=99,
+        temperature=0.1,
+        extra_body={"top_k": 20},
+        api_key="sekrit",
+        context_length=8192,
+    )
     assert model.context_limit == 8192
     assert make(fake).context_limit is None  # unknown: the server keeps its own window
     model.chat(USER)
@@ -344,8 +360,8 @@ def test_response_format_falls_back_to_llama_cpp_dialect(
 
 # -- failures ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "fault", [Fault.status(500), Fault.status(503), Fault.status(429), Fault.reset(),
-              Fault.non_json()]
+    "fault",
+    [Fault.status(500), Fault.status(503), Fault.status(429), Fault.reset(), Fault.non_json()],
 )
 def test_transient_failures_are_retried(warnings: list[str], fault: Fault, make: Make) -> None:
     with FakeOllama([fault, "recovered"]) as fake:

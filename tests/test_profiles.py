@@ -78,9 +78,22 @@ def test_names_are_normalised_from_tags_hub_references_and_files() -> None:
 
 def test_the_table_holds_the_families_the_issue_names() -> None:
     names = {p.name for p in PROFILES}
-    assert {"qwen3", "qwen3-coder", "qwen2.5-coder", "gpt-oss", "llama3", "mistral", "devstral",
-            "magistral", "gemma3", "gemma4", "granite", "phi-4", "deepseek-r1",
-            "glm-4.5"} <= names
+    assert {
+        "qwen3",
+        "qwen3-coder",
+        "qwen2.5-coder",
+        "gpt-oss",
+        "llama3",
+        "mistral",
+        "devstral",
+        "magistral",
+        "gemma3",
+        "gemma4",
+        "granite",
+        "phi-4",
+        "deepseek-r1",
+        "glm-4.5",
+    } <= names
     assert len(names) == len(PROFILES), "two profiles share a name"
 
 
@@ -114,10 +127,18 @@ def test_each_family_text_format_is_read_by_the_parser(profile) -> None:
 
 def test_sampling_follows_the_makers() -> None:
     qwen = profile_for("qwen3:8b")
-    assert qwen.sampling_for(True).values() == {"temperature": 0.6, "top_p": 0.95, "top_k": 20,
-                                                "min_p": 0.0}
-    assert qwen.sampling_for(False).values() == {"temperature": 0.7, "top_p": 0.8, "top_k": 20,
-                                                 "min_p": 0.0}
+    assert qwen.sampling_for(True).values() == {
+        "temperature": 0.6,
+        "top_p": 0.95,
+        "top_k": 20,
+        "min_p": 0.0,
+    }
+    assert qwen.sampling_for(False).values() == {
+        "temperature": 0.7,
+        "top_p": 0.8,
+        "top_k": 20,
+        "min_p": 0.0,
+    }
     assert profile_for("gpt-oss:20b").sampling.values() == {"temperature": 1.0, "top_p": 1.0}
     assert profile_for("devstral:24b").sampling.values() == {"temperature": 0.15}
     assert profile_for("granite3.3:8b").sampling.values() == {}
@@ -136,17 +157,31 @@ def test_the_thinking_switch_per_family() -> None:
     qwen = profile_for("qwen3:8b")
     on = thinking_switch(qwen)
     assert (on.thinks, on.ollama_think, on.template_kwargs, on.soft_switch) == (
-        True, True, {"enable_thinking": True}, "")
+        True,
+        True,
+        {"enable_thinking": True},
+        "",
+    )
     off = thinking_switch(qwen, False)
     assert (off.thinks, off.ollama_think, off.template_kwargs, off.soft_switch) == (
-        False, False, {"enable_thinking": False}, " /no_think")
+        False,
+        False,
+        {"enable_thinking": False},
+        " /no_think",
+    )
     oss = thinking_switch(profile_for("gpt-oss:20b"), False)  # as little as it goes: low
     assert (oss.thinks, oss.ollama_think, oss.template_kwargs) == (
-        True, "low", {"reasoning_effort": "low"})
+        True,
+        "low",
+        {"reasoning_effort": "low"},
+    )
     assert thinking_switch(profile_for("gpt-oss:20b"), "high").ollama_think == "high"
     r1 = thinking_switch(profile_for("deepseek-r1:8b"), False)
     assert (r1.thinks, r1.ollama_think, r1.template_kwargs) == (
-        False, False, {"enable_thinking": False})
+        False,
+        False,
+        {"enable_thinking": False},
+    )
     magistral = thinking_switch(profile_for("magistral:24b"))  # no switch: nothing sent
     assert (magistral.thinks, magistral.ollama_think, magistral.template_kwargs) == (True, None, {})
     plain = thinking_switch(profile_for("qwen3-coder:30b"), True)
@@ -162,9 +197,12 @@ def test_a_text_call_is_stored_natively_or_as_written() -> None:
     text = "Reading.\n" + write_call("hermes", "read_file", {"path": "calc.py"})
     reply = Reply(content=text, thinking="plan")
     native = assistant_turn(reply, [CALL], profile_for("qwen3:8b"), prose="Reading.", turn=3)
-    assert native == {"role": "assistant", "content": "Reading.", "thinking": "plan",
-                      "tool_calls": [{"function": {"name": "read_file",
-                                                   "arguments": {"path": "calc.py"}}}]}
+    assert native == {
+        "role": "assistant",
+        "content": "Reading.",
+        "thinking": "plan",
+        "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "calc.py"}}}],
+    }
     kept = assistant_turn(reply, [CALL], GENERIC, prose="Reading.")
     assert kept["content"] == text and "tool_calls" not in kept
 
@@ -218,19 +256,29 @@ def test_reasoning_goes_back_only_where_the_family_template_renders_it() -> None
 def test_tool_results_become_one_user_turn_per_round_without_a_tool_role() -> None:
     sent = wire_history(HISTORY, profile_for("gemma3:4b"))
     roles = [m["role"] for m in sent]
-    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant",
-                     "user"]
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
     assert sent[-1]["content"] == "Result of read_file:\nr2\n\nResult of list_directory:\nr3"
 
 
 def test_user_changes_from_localhand_toml() -> None:
-    settings = read_profiles({
-        "profiles": {
-            "qwen3": {"think": False, "think_budget": 1024, "sampling": {"temperature": 0.5}},
-            "my-ft": {"patterns": ["my-ft"], "text_format": "hermes", "thinking": "none"},
-        },
-        "profile": {"think_budget": 0},
-    })
+    settings = read_profiles(
+        {
+            "profiles": {
+                "qwen3": {"think": False, "think_budget": 1024, "sampling": {"temperature": 0.5}},
+                "my-ft": {"patterns": ["my-ft"], "text_format": "hermes", "thinking": "none"},
+            },
+            "profile": {"think_budget": 0},
+        }
+    )
     qwen = settings.resolve("qwen3:8b")
     assert (qwen.name, qwen.think, qwen.think_budget) == ("qwen3", False, None)  # [profile] last
     assert qwen.sampling.values() == {"temperature": 0.5, "top_p": 0.95, "top_k": 20, "min_p": 0.0}

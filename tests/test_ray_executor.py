@@ -100,22 +100,36 @@ def test_tasks_run_on_the_node_that_serves_their_model(tmp_path: Path, nodes: No
         {"id": "m0", "model": "mistral"},
     ]
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(
-        json.dumps({**line, "description": f"Write {line['id']}.txt", "workspace": "ws",
-                    "agentic": True, "verify": [{"file_exists": f"{line['id']}.txt"}]}) + "\n"
-        for line in lines
-    ))
+    tasks.write_text(
+        "".join(
+            json.dumps(
+                {
+                    **line,
+                    "description": f"Write {line['id']}.txt",
+                    "workspace": "ws",
+                    "agentic": True,
+                    "verify": [{"file_exists": f"{line['id']}.txt"}],
+                }
+            )
+            + "\n"
+            for line in lines
+        )
+    )
     db = tmp_path / "runs.db"
     report = run_batch(
         tasks,
         Settings(),
-        BatchOptions(executor="ray", ray_address=cluster.address, db=db,
-                     workdir=tmp_path / "work"),
+        BatchOptions(executor="ray", ray_address=cluster.address, db=db, workdir=tmp_path / "work"),
         live=False,
     )
     rows = {row.task_id: row for row in report.rows}
     assert {k: r.result["status"] for k, r in rows.items()} == {
-        "q0": "pass", "q1": "pass", "q2": "pass", "l0": "pass", "l1": "pass", "m0": "error"
+        "q0": "pass",
+        "q1": "pass",
+        "q2": "pass",
+        "l0": "pass",
+        "l1": "pass",
+        "m0": "error",
     }
     assert "no Ray node offers the resource localhand/mistral:latest" in rows["m0"].result["error"]
 
@@ -140,7 +154,6 @@ def test_tasks_run_on_the_node_that_serves_their_model(tmp_path: Path, nodes: No
     assert not (tmp_path / "work").exists()
 
 
-
 def test_a_task_whose_node_dies_is_rerun_by_ray_on_another(tmp_path: Path, nodes: Nodes) -> None:
     # Two nodes of their own, for a model of their own: the nodes the other test counts on
     # stay as they are, whichever order the tests run in.
@@ -149,8 +162,14 @@ def test_a_task_whose_node_dies_is_rerun_by_ray_on_another(tmp_path: Path, nodes
     HOLD["n0.txt"] = threading.Event()
     (tmp_path / "ws").mkdir()
     tasks = tmp_path / "tasks.jsonl"
-    task = {"id": "n0", "description": "Write n0.txt", "model": "qwen2.5:7b", "workspace": "ws",
-            "agentic": True, "verify": [{"file_exists": "n0.txt"}]}
+    task = {
+        "id": "n0",
+        "description": "Write n0.txt",
+        "model": "qwen2.5:7b",
+        "workspace": "ws",
+        "agentic": True,
+        "verify": [{"file_exists": "n0.txt"}],
+    }
     tasks.write_text(json.dumps(task) + "\n")
     db = tmp_path / "runs.db"
     reports: list[Any] = []
@@ -166,8 +185,11 @@ def test_a_task_whose_node_dies_is_rerun_by_ray_on_another(tmp_path: Path, nodes
     runner.start()
     try:
         assert REACHED.wait(60), "the task reached its model"
-        (victim,) = [name for name in ("qwen2.5", "qwen2.5-b")
-                     if any(name_of(r.body) == "n0.txt" for r in nodes.servers[name].chat_requests)]
+        (victim,) = [
+            name
+            for name in ("qwen2.5", "qwen2.5-b")
+            if any(name_of(r.body) == "n0.txt" for r in nodes.servers[name].chat_requests)
+        ]
         nodes.cluster.remove_node(nodes.nodes.pop(victim), allow_graceful=False)
     finally:
         HOLD["n0.txt"].set()

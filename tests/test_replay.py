@@ -19,8 +19,11 @@ from localhand.store import Store, StoreError
 from workspaces import BUGGY, CHECK, workspace_with
 
 FIX = [
-    {"content": "", "thinking": "Look first.", "tool_calls": [
-        {"function": {"name": "read_file", "arguments": {"path": "calc.py"}}}]},
+    {
+        "content": "",
+        "thinking": "Look first.",
+        "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "calc.py"}}}],
+    },
     call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
     call("run_command", command="python3 check_calc.py"),
     "Fixed add().",
@@ -37,8 +40,13 @@ def record(store: Store, workspace: Path, steps: list, **recorder: int) -> str:
     run_id = store.begin_run(task, model="qwen3:8b")
     bus = EventBus()
     bus.subscribe(store.recorder(**recorder))
-    run_task(task, Settings(), bus=bus, model=ScriptedModel(steps, name="qwen3:8b"),
-             follow_up_dir=workspace.parent / "follow-ups")
+    run_task(
+        task,
+        Settings(),
+        bus=bus,
+        model=ScriptedModel(steps, name="qwen3:8b"),
+        follow_up_dir=workspace.parent / "follow-ups",
+    )
     return run_id
 
 
@@ -82,13 +90,26 @@ def test_a_loop_that_asks_for_more_replies_ends_in_an_error_not_a_crash() -> Non
     run_id = store.begin_run("synthetic")
     recorder = store.recorder(archive_bytes=0)
     # It ran the tool loop: say so, or today's router would answer "List files" in one reply.
-    recorder(TaskStarted(task_id="synthetic", description="List files", model="m",
-                         workspace="/nonexistent", max_iterations=5,
-                         routing={"agentic": True, "reason": "set explicitly"}))
+    recorder(
+        TaskStarted(
+            task_id="synthetic",
+            description="List files",
+            model="m",
+            workspace="/nonexistent",
+            max_iterations=5,
+            routing={"agentic": True, "reason": "set explicitly"},
+        )
+    )
     # A run whose single recorded reply called a tool and which then ended (say, by a
     # guardrail that no longer exists): today's loop asks for a second reply.
-    recorder(ModelReply(task_id="synthetic", iteration=1, content="", tool_calls=[
-        {"function": {"name": "list_directory", "arguments": {}}}]))
+    recorder(
+        ModelReply(
+            task_id="synthetic",
+            iteration=1,
+            content="",
+            tool_calls=[{"function": {"name": "list_directory", "arguments": {}}}],
+        )
+    )
     recorder(TaskFinished(task_id="synthetic", result={"status": "fail"}))
     with pytest.raises(StoreError, match=r"workspace .* is gone"):
         replay_run(store, run_id)

@@ -36,8 +36,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def started(task_id: str, workspace: str = "") -> TaskStarted:
-    return TaskStarted(task_id=task_id, description="d", model="m", workspace=workspace,
-                       max_iterations=5)
+    return TaskStarted(
+        task_id=task_id, description="d", model="m", workspace=workspace, max_iterations=5
+    )
 
 
 def test_migrations_apply_once_in_order_on_a_wal_file(tmp_path: Path) -> None:
@@ -74,10 +75,14 @@ def test_a_real_run_is_recorded_event_by_event(tmp_path: Path, workspace: Path) 
     run = store.runs()[0]
     # No checks: the model's word alone, stored as itself (no pass without evidence).
     assert (run.task_id, run.status, run.termination_reason) == (
-        "t1", "unverified", "final_answer",
+        "t1",
+        "unverified",
+        "final_answer",
     )
     assert (run.iterations, run.tokens_in, run.tokens_out) == (
-        result.iterations_used, result.tokens_in, result.tokens_out,
+        result.iterations_used,
+        result.tokens_in,
+        result.tokens_out,
     )
     assert run.description == "Fix add" and run.workspace == str(workspace)
     assert run.result is not None and run.result["files_modified"] == ["calc.py"]
@@ -228,7 +233,9 @@ def test_a_killed_run_shows_interrupted_with_every_event_up_to_the_kill(
     db = tmp_path / "runs.db"
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(db), str(workspace)],
-        stdout=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         assert child.stdout is not None
@@ -244,8 +251,12 @@ def test_a_killed_run_shows_interrupted_with_every_event_up_to_the_kill(
     types = [e.type for e in store.events(run.id)]
     assert types == [
         "task_started",
-        "model_request", "model_reply", "tool_call",
-        "model_request", "model_reply", "tool_call",
+        "model_request",
+        "model_reply",
+        "tool_call",
+        "model_request",
+        "model_reply",
+        "tool_call",
         "model_request",
     ]
     assert run.tokens_in > 0, "tokens spent before the kill are counted"
@@ -302,8 +313,9 @@ def test_recorder_books_model_replies_in_the_ledger_when_asked() -> None:
     store = Store()
     recorder = store.recorder(ledger=True)
     recorder(started("t"))
-    recorder(ModelReply(task_id="t", iteration=1, content="", tool_calls=[], tokens_in=7,
-                        tokens_out=3))
+    recorder(
+        ModelReply(task_id="t", iteration=1, content="", tool_calls=[], tokens_in=7, tokens_out=3)
+    )
     assert store.ledger_spent(task_id="t").tokens == 10
     plain = Store()
     plain.recorder()(ModelReply(task_id="t", iteration=1, content="", tool_calls=[], tokens_in=7))

@@ -134,8 +134,19 @@ def test_reasoning_goes_back_for_the_turns_the_profile_names(sequences) -> None:
 # <|constrain|>), Mistral Small 3.2 (it adds [CALL_ID]), DeepSeek-R1 (it drops the opening
 # <｜tool▁calls▁begin｜> after a tool output), GLM-4.5 (llama.cpp's template drops the newlines
 # around <arg_key>; GLM-4.6's keeps them).
-SAME_WORDS = {"qwen3", "qwen3-coder", "qwen2.5-coder", "llama3.1", "llama3.2", "devstral",
-              "magistral", "gemma4", "granite-4.0", "phi-4-mini", "glm-4.6"}
+SAME_WORDS = {
+    "qwen3",
+    "qwen3-coder",
+    "qwen2.5-coder",
+    "llama3.1",
+    "llama3.2",
+    "devstral",
+    "magistral",
+    "gemma4",
+    "granite-4.0",
+    "phi-4-mini",
+    "glm-4.6",
+}
 
 
 def test_a_text_call_stored_natively_renders_as_the_model_wrote_it(sequences) -> None:

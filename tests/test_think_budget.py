@@ -80,8 +80,10 @@ def test_llama_server_gets_the_template_switch_the_window_and_the_reasoning(
     workspace = workspace_with(tmp_path, {"calc.py": BUGGY})
     script = [
         {"thinking": ENDLESS, **READ},
-        {"thinking": "Now list.", "tool_calls": [
-            {"function": {"name": "list_directory", "arguments": {"path": "."}}}]},
+        {
+            "thinking": "Now list.",
+            "tool_calls": [{"function": {"name": "list_directory", "arguments": {"path": "."}}}],
+        },
         "calc.py defines add(), which subtracts.",
     ]
     with FakeOllama(script, props=True, default_num_ctx=16384) as fake:

@@ -46,8 +46,13 @@ def opening(workspace: Path, task: str) -> list[Message]:
 
 def call(name: str, **args: Any) -> list[Message]:
     """An assistant turn with one call, as the loop stores it."""
-    return [{"role": "assistant", "content": "",
-             "tool_calls": [{"function": {"name": name, "arguments": args}}]}]
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": name, "arguments": args}}],
+        }
+    ]
 
 
 def result(name: str, content: str) -> list[Message]:
@@ -102,13 +107,16 @@ def test_only_files_known_to_exist_may_be_read(workspace: Path) -> None:
 def test_a_file_read_is_not_read_again_and_its_unique_lines_may_be_edited(
     workspace: Path,
 ) -> None:
-    messages = opening(workspace, "Fix the bug in calc.py") + ran(workspace, "read_file",
-                                                                  path="calc.py")
+    messages = opening(workspace, "Fix the bug in calc.py") + ran(
+        workspace, "read_file", path="calc.py"
+    )
     allowed = branches(tiny_schema(Knowledge.of(messages), NAMES))
     assert allowed["read_file"][0]["path"]["enum"] == ["check.py"]
     # "return a - b" occurs twice: an edit of it could not apply, so it is no choice.
     assert edits(tiny_schema(Knowledge.of(messages), NAMES)) == [
-        ("calc.py", "def add(a, b):"), ("calc.py", "def sub(a, b):"), ("calc.py", 'print("ok")')
+        ("calc.py", "def add(a, b):"),
+        ("calc.py", "def sub(a, b):"),
+        ("calc.py", 'print("ok")'),
     ]
     assert "final_answer" in allowed
 
@@ -124,8 +132,13 @@ def test_an_edit_updates_the_lines_and_its_own_lines_are_not_edited_again(
     workspace: Path,
 ) -> None:
     messages = opening(workspace, "Fix calc.py") + ran(workspace, "read_file", path="calc.py")
-    messages += ran(workspace, "edit_file", path="calc.py", old_text="def sub(a, b):",
-                    new_text="def minus(a, b):\n    return a - b  # minus")
+    messages += ran(
+        workspace,
+        "edit_file",
+        path="calc.py",
+        old_text="def sub(a, b):",
+        new_text="def minus(a, b):\n    return a - b  # minus",
+    )
     lines = [old for _, old in edits(tiny_schema(Knowledge.of(messages), NAMES))]
     assert "def sub(a, b):" not in lines  # gone from the file
     assert "def minus(a, b):" not in lines  # the model's own: no edit of an edit
@@ -138,8 +151,9 @@ def test_new_files_are_those_the_task_names(workspace: Path) -> None:
     assert known.quoted == ["python3 check.py"]
     (write,) = branches(tiny_schema(known, NAMES))["write_file"]
     assert write["path"] == {"type": "string", "enum": ["notes.md"]}
-    done = opening(workspace, task) + ran(workspace, "write_file", path="notes.md",
-                                          content="add, sub")
+    done = opening(workspace, task) + ran(
+        workspace, "write_file", path="notes.md", content="add, sub"
+    )
     assert "write_file" not in branches(tiny_schema(Knowledge.of(done), NAMES))
 
 
@@ -265,16 +279,20 @@ def test_the_grammar_holds_edits_to_lines_of_the_file(vocab: Any, workspace: Pat
     schema = tiny_schema(Knowledge.of(messages), NAMES)
     good = dumps("edit_file", path="calc.py", old_text='print("ok")', new_text='print("fine")')
     assert accepts(vocab, schema, good)  # quotes in a line: escaped right
-    assert not accepts(vocab, schema, dumps("edit_file", path="calc.py",
-                                            old_text="return a * b", new_text="x"))
-    assert not accepts(vocab, schema, dumps("edit_file", path="check.py",
-                                            old_text="import calc", new_text="x"))  # unread
+    assert not accepts(
+        vocab, schema, dumps("edit_file", path="calc.py", old_text="return a * b", new_text="x")
+    )
+    assert not accepts(
+        vocab, schema, dumps("edit_file", path="check.py", old_text="import calc", new_text="x")
+    )  # unread
     same = 'print("ok")'
-    assert not accepts(vocab, schema, dumps("edit_file", path="calc.py", old_text=same,
-                                            new_text=same))  # no change: the tool refuses it
+    assert not accepts(
+        vocab, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=same)
+    )  # no change: the tool refuses it
     for new in ('print("ok")  # done', 'print("o', "", 'print("ok"'):
-        assert accepts(vocab, schema, dumps("edit_file", path="calc.py", old_text=same,
-                                            new_text=new)), new
+        assert accepts(
+            vocab, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=new)
+        ), new
 
 
 def test_the_grammar_creates_only_new_files(vocab: Any, workspace: Path) -> None:

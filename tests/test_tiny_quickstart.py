@@ -29,8 +29,17 @@ def test_the_quick_start_passes_with_the_embedded_default(tmp_path: Path) -> Non
     optional_deps.tiny_gguf()
     demo = example_copy("quickstart", tmp_path / "demo")
     done = localhand(
-        "run", TASK, "--workspace", str(demo), "--max-iterations", "6", "--timeout", "240",
-        "--verify", VERIFY, "--json",
+        "run",
+        TASK,
+        "--workspace",
+        str(demo),
+        "--max-iterations",
+        "6",
+        "--timeout",
+        "240",
+        "--verify",
+        VERIFY,
+        "--json",
         host="http://127.0.0.1:9",  # nothing listens there: no Ollama, as on a new machine
         cwd=tmp_path,
         timeout=300,
@@ -48,8 +57,13 @@ def test_the_quick_start_passes_at_another_seed(tmp_path: Path) -> None:
     demo = example_copy("quickstart", tmp_path / "demo")
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)
-    agent = Agent(model, demo, limits=Limits(max_iterations=6, wall_clock_s=240), bus=bus,
-                  checks=[CommandCheck(VERIFY)])
+    agent = Agent(
+        model,
+        demo,
+        limits=Limits(max_iterations=6, wall_clock_s=240),
+        bus=bus,
+        checks=[CommandCheck(VERIFY)],
+    )
     result = agent.run(TASK)
     calls = [(e.tool_name, e.args_summary) for e in log.of_type("tool_call")]
     assert result.status == "pass", calls

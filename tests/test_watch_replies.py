@@ -389,8 +389,9 @@ def test_a_streamed_reply_without_the_servers_usage_is_counted_by_estimate() -> 
         assert end.reply is not None
         return end.reply
 
-    uncounted = last_reply(StreamChunk(content="Hello, "), StreamChunk(content="world, twice."),
-                           StreamChunk(done=True))
+    uncounted = last_reply(
+        StreamChunk(content="Hello, "), StreamChunk(content="world, twice."), StreamChunk(done=True)
+    )
     assert (uncounted.content, uncounted.usage) == ("Hello, world, twice.", Usage(50, 20))
     counted = last_reply(StreamChunk(content="x"), StreamChunk(done=True, usage=Usage(7, 3)))
     assert counted.usage == Usage(7, 3), "the server's own counts, when it sends them"

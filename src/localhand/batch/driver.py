@@ -153,17 +153,28 @@ def _execute(
         from localhand.batch.ray_executor import run_on_ray
 
         outcomes = run_on_ray(
-            todo, settings=settings, bus=bus, root=root, keep=options.keep_workspaces,
-            address=options.ray_address, max_retries=options.ray_max_retries,
-            concurrency=options.concurrency, on_node=progress.where,
+            todo,
+            settings=settings,
+            bus=bus,
+            root=root,
+            keep=options.keep_workspaces,
+            address=options.ray_address,
+            max_retries=options.ray_max_retries,
+            concurrency=options.concurrency,
+            on_node=progress.where,
         )
     else:
         from localhand.batch.local import run_local
 
         outcomes = run_local(
-            todo, pool=pool, settings=settings, bus=bus, root=root,
+            todo,
+            pool=pool,
+            settings=settings,
+            bus=bus,
+            root=root,
             concurrency=options.concurrency or pool.total_slots(),
-            keep=options.keep_workspaces, store=store,
+            keep=options.keep_workspaces,
+            store=store,
             on_endpoint=lambda task_id, endpoint: progress.where(task_id, endpoint.url),
         )
     try:

@@ -98,13 +98,17 @@ def read_pool(env: dict[str, str] | None = None, cwd: Path | None = None) -> lis
     unknown = set(pool) - {"endpoints"}
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    return _unique([_endpoint(item, f"{where} endpoint {n}") for n, item in
-                    enumerate(pool["endpoints"], start=1)])
+    return _unique(
+        [
+            _endpoint(item, f"{where} endpoint {n}")
+            for n, item in enumerate(pool["endpoints"], start=1)
+        ]
+    )
 
 
 def _endpoint(item: Any, where: str) -> Endpoint:
     if not isinstance(item, dict) or not isinstance(item.get("url"), str) or not item["url"]:
-        raise ConfigError(f"{where}: needs url = \"http://host:port\"")
+        raise ConfigError(f'{where}: needs url = "http://host:port"')
     unknown = set(item) - {"url", "slots", "backend", "models"}
     if unknown:
         raise ConfigError(

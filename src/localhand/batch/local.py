@@ -139,6 +139,7 @@ def _run(
         bus.emit(ModelStatus(task_id=task.id, message=message))
 
     backends.serve(warn, status)
+
     def placed(endpoint: Endpoint) -> None:
         status(f"running on {endpoint.url}")
         if on_endpoint is not None:

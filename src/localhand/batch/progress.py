@@ -168,8 +168,12 @@ def totals_line(rows: list[Row], elapsed_s: float) -> str:
         status = str(row.result.get("status"))
         counts[status] = counts.get(status, 0) + 1
     ran = sum(1 for row in rows if not row.skipped)
-    parts = [f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: list(MARKS).index(kv[0])
-                                            if kv[0] in MARKS else 9)]
+    parts = [
+        f"{n} {s}"
+        for s, n in sorted(
+            counts.items(), key=lambda kv: list(MARKS).index(kv[0]) if kv[0] in MARKS else 9
+        )
+    ]
     skipped = len(rows) - ran
     text = f"{len(rows)} tasks: {', '.join(parts)}"
     if skipped:

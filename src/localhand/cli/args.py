@@ -34,6 +34,8 @@ def exit_code_of(status: str, termination_reason: str) -> int:
     if termination_reason == "cancelled" and status != "error":
         return CANCELLED_EXIT
     return EXIT_CODES[status]
+
+
 """A status's exit code; ``unverified`` (no checks, so no evidence) has its own, never 0."""
 
 

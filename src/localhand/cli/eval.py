@@ -68,16 +68,31 @@ def eval_command(
     try:
         if compare:
             if suite or model or tier or task:
-                raise ConfigError("--compare takes two reports and nothing to run: drop the "
-                                  "suite, --model, --tier and --task")
+                raise ConfigError(
+                    "--compare takes two reports and nothing to run: drop the "
+                    "suite, --model, --tier and --task"
+                )
             return _compare(compare, json_output)
         if backend == "embedded":
             raise ConfigError(EMBEDDED_HINT)
         return _run(
-            suite=suite, model=model, host=host, backend=backend, slots=slots,
-            concurrency=concurrency, executor=executor, ray_address=ray_address, repeat=repeat,
-            tier=tier, task=task, out=out, fresh=fresh, db=db,
-            max_reply_tokens=max_reply_tokens, watch_replies=watch_replies, sandbox=sandbox,
+            suite=suite,
+            model=model,
+            host=host,
+            backend=backend,
+            slots=slots,
+            concurrency=concurrency,
+            executor=executor,
+            ray_address=ray_address,
+            repeat=repeat,
+            tier=tier,
+            task=task,
+            out=out,
+            fresh=fresh,
+            db=db,
+            max_reply_tokens=max_reply_tokens,
+            watch_replies=watch_replies,
+            sandbox=sandbox,
             json_output=json_output,
         )
     except ConfigError as exc:
@@ -88,10 +103,20 @@ def eval_command(
         return 130
 
 
-def _run(*, suite: str | None, model: list[str] | None, host: list[str] | None,
-         backend: str | None, watch_replies: bool | None, max_reply_tokens: int | None,
-         sandbox: str | None, tier: list[int] | None, task: list[str] | None,
-         json_output: bool, **options: Any) -> int:
+def _run(
+    *,
+    suite: str | None,
+    model: list[str] | None,
+    host: list[str] | None,
+    backend: str | None,
+    watch_replies: bool | None,
+    max_reply_tokens: int | None,
+    sandbox: str | None,
+    tier: list[int] | None,
+    task: list[str] | None,
+    json_output: bool,
+    **options: Any,
+) -> int:
     from rich.console import Console
 
     from localhand.config import load_settings
@@ -154,44 +179,64 @@ def _compare(paths: list[Path], json_output: bool) -> int:
 
 def eval_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
-        "suite", nargs="?", metavar="SUITE",
+        "suite",
+        nargs="?",
+        metavar="SUITE",
         help="'builtin' (the default: 34 small tasks in 3 tiers) or a suite folder.",
     )
     parser.add_argument(
-        "--model", action="append", metavar="NAME",
+        "--model",
+        action="append",
+        metavar="NAME",
         help="A model to measure; repeatable (default: the configured model).",
     )
     parser.add_argument(
-        "--host", action="append", metavar="URL",
+        "--host",
+        action="append",
+        metavar="URL",
         help="A model server for the pool; repeatable. Replaces the toml pool.",
     )
     parser.add_argument("--backend", choices=BACKENDS, help="Server kind of --host endpoints.")
     parser.add_argument(
-        "--slots", type=number(int, 1), metavar="N",
+        "--slots",
+        type=number(int, 1),
+        metavar="N",
         help="Parallel slots of each --host (default: what the server publishes, else 1).",
     )
     parser.add_argument(
-        "-j", "--concurrency", type=number(int, 1), metavar="N",
+        "-j",
+        "--concurrency",
+        type=number(int, 1),
+        metavar="N",
         help="Runs at once (default: the pool's slots).",
     )
     parser.add_argument(
-        "--executor", choices=EXECUTORS, default="local",
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
         help="Threads here, or Ray tasks on a cluster (default: %(default)s).",
     )
     parser.add_argument("--ray-address", metavar="HOST:PORT", help="Ray cluster to join.")
     parser.add_argument(
-        "--repeat", type=number(int, 1), default=1, metavar="N",
+        "--repeat",
+        type=number(int, 1),
+        default=1,
+        metavar="N",
         help="Runs of each task by each model (default: %(default)s); more narrow the intervals.",
     )
     parser.add_argument(
-        "--tier", action="append", type=number(int, 1), metavar="N",
+        "--tier",
+        action="append",
+        type=number(int, 1),
+        metavar="N",
         help="Only the tasks of tier N; repeatable (default: every tier).",
     )
+    parser.add_argument("--task", action="append", metavar="ID", help="Only this task; repeatable.")
     parser.add_argument(
-        "--task", action="append", metavar="ID", help="Only this task; repeatable."
-    )
-    parser.add_argument(
-        "--out", type=Path, default=Path("localhand-eval"), metavar="DIR",
+        "--out",
+        type=Path,
+        default=Path("localhand-eval"),
+        metavar="DIR",
         help="Report folder: report.json, report.html, the resume state (default: %(default)s).",
     )
     parser.add_argument(
@@ -200,13 +245,18 @@ def eval_arguments(parser: ArgumentParser) -> None:
     add_db_option(parser)
     add_reply_ceiling_option(parser)
     parser.add_argument(
-        "--watch-replies", action=BooleanOptionalAction, default=None,
+        "--watch-replies",
+        action=BooleanOptionalAction,
+        default=None,
         help="Read replies as streams: times the first token, stops looping replies (default: "
         "on for an eval).",
     )
     add_sandbox_option(parser)
     parser.add_argument(
-        "--compare", nargs=2, type=Path, metavar=("A", "B"),
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("A", "B"),
         help="Compare two reports (report.json files or --out folders) instead of running.",
     )
     add_json_option(parser, "Print the report (or the comparison) as one JSON line on stdout.")

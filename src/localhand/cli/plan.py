@@ -104,9 +104,7 @@ def plan(
             approve_draft=lambda drafted: _draft_approved(drafted, yes, view),
             step_timeout_s=step_timeout,
         )
-        session = Session(
-            recorded, settings, bus=bus, approver=TerminalApprover(), plan=request
-        )
+        session = Session(recorded, settings, bus=bus, approver=TerminalApprover(), plan=request)
         with session.recording(), session.cancel_on_sigint():
             result = cast("PlanResult", session.run())
     except ConfigError as exc:

@@ -97,9 +97,7 @@ def run(
         bus = EventBus()
         if not json_output:
             bus.subscribe(_view_for(spec))
-        session = Session(
-            spec, settings, bus=bus, approver=TerminalApprover(), own_checks=typed
-        )
+        session = Session(spec, settings, bus=bus, approver=TerminalApprover(), own_checks=typed)
         live = _live_view() if serve else None
         with session.recording(serve=live), session.cancel_on_sigint():
             result = session.run()

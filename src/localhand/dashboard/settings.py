@@ -50,8 +50,10 @@ def load_dashboard_settings(
 
     config = read_config(env, cwd)
     table = _table(config.data, config.path) if config is not None else {}
-    if config is not None and "workspaces" in table and withheld_table(
-        config, "dashboard", "workspaces"
+    if (
+        config is not None
+        and "workspaces" in table
+        and withheld_table(config, "dashboard", "workspaces")
     ):
         table = {k: v for k, v in table.items() if k != "workspaces"}
     path = config.path if config is not None else Path("localhand.toml")

@@ -83,8 +83,9 @@ def _whisker(x1: float, x2: float, y: float, **data: Any) -> str:
 def _legend(items: list[tuple[str, str]], y: float) -> list[str]:
     body, x = [], float(LABEL_W)
     for label, colour in items:
-        body.append(f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" rx="2" '
-                    f'fill="{colour}" />')
+        body.append(
+            f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" rx="2" fill="{colour}" />'
+        )
         body.append(_text(x + 14, y, label, size=11, fill=MUTED))
         x += 24 + 7 * len(label)
     return body
@@ -130,16 +131,24 @@ def tiers(models: list[dict[str, Any]]) -> str:
     height, top, plot = 230, 24, 160
     left, group = 48.0, (WIDTH - 60) / max(1, len(names))
     bar = min(46.0, (group - 20) / max(1, len(models)))
-    body = _legend([(_short(m["model"], 20), SERIES[i % len(SERIES)])
-                    for i, m in enumerate(models)], 12)
+    body = _legend(
+        [(_short(m["model"], 20), SERIES[i % len(SERIES)]) for i, m in enumerate(models)], 12
+    )
     for tick in (0, 0.25, 0.5, 0.75, 1):
         y = top + plot * (1 - tick)
         body.append(f'<line x1="{left}" x2="{WIDTH}" y1="{y:.1f}" y2="{y:.1f}" stroke="{LINE}" />')
         body.append(_text(left - 8, y + 4, pct(tick), size=11, fill=MUTED, text_anchor="end"))
     for g, tier in enumerate(names):
         x0 = left + g * group + (group - bar * len(models)) / 2
-        body.append(_text(left + g * group + group / 2, top + plot + 20, f"tier {tier}",
-                          fill=MUTED, text_anchor="middle"))
+        body.append(
+            _text(
+                left + g * group + group / 2,
+                top + plot + 20,
+                f"tier {tier}",
+                fill=MUTED,
+                text_anchor="middle",
+            )
+        )
         for i, model in enumerate(models):
             passed = model["tiers"].get(tier, {}).get("pass")
             if passed is None:

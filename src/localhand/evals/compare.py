@@ -29,8 +29,15 @@ FIGURES: dict[str, tuple[str, str]] = {
 """The figures compared besides the rates: name → where it is in a model's summary."""
 
 SETTINGS_COMPARED = (
-    "backend", "tool_mode", "hosts", "watch_replies", "max_reply_tokens", "think", "num_ctx_max",
-    "sandbox", "repeat",
+    "backend",
+    "tool_mode",
+    "hosts",
+    "watch_replies",
+    "max_reply_tokens",
+    "think",
+    "num_ctx_max",
+    "sandbox",
+    "repeat",
 )
 
 
@@ -98,8 +105,9 @@ def _pair(
         "runs": [before["runs"], after["runs"]],
         "rates": rates,
         "figures": figures,
-        "guardrails": {k: [before["guardrails"].get(k, 0), after["guardrails"].get(k, 0)]
-                       for k in kinds},
+        "guardrails": {
+            k: [before["guardrails"].get(k, 0), after["guardrails"].get(k, 0)] for k in kinds
+        },
         "tasks": _flips(runs_a, runs_b),
     }
 
@@ -120,7 +128,11 @@ def _flips(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[d
         share_b = pass_b / len(mine_b) if mine_b else None
         if share_a != share_b:
             flips.append(
-                {"task": task, "a": [pass_a, len(mine_a)], "b": [pass_b, len(mine_b)],
-                 "better": share_a is not None and share_b is not None and share_b > share_a}
+                {
+                    "task": task,
+                    "a": [pass_a, len(mine_a)],
+                    "b": [pass_b, len(mine_b)],
+                    "better": share_a is not None and share_b is not None and share_b > share_a,
+                }
             )
     return flips

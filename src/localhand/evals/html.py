@@ -45,27 +45,37 @@ code { font-family: var(--mono); font-size: 12.5px; }
 """
 
 NOTES = (
-    ("Pass, unverified, partial, fail, error",
-     "The status of each run, as the Result gives it, except that a run whose model changed "
-     "the files its checks run (check_*), or a plan's check step, counts as fail. Unverified "
-     "(the model said done but the task had no check) is counted apart and never as a pass. "
-     "The range is the 95% Wilson interval over every run of the model (tasks × repeats)."),
-    ("Iterations, tokens, wall time",
-     "Medians per run, from the Results: model turns, prompt + reply tokens as the server "
-     "counted them, seconds from start to Result."),
-    ("Time to first token",
-     "Per request, from the streamed reply's first progress event (exact to about 0.1 s); a "
-     "reply shorter than a second, or not streamed, counts its whole duration, an upper bound. "
-     "'exact' says how many requests were measured the first way."),
-    ("Nudges, constrained retries",
-     "Replies with neither a usable call nor an answer, met with a hint; and broken calls asked "
-     "for again with the reply held to a valid call. Shown per request."),
+    (
+        "Pass, unverified, partial, fail, error",
+        "The status of each run, as the Result gives it, except that a run whose model changed "
+        "the files its checks run (check_*), or a plan's check step, counts as fail. Unverified "
+        "(the model said done but the task had no check) is counted apart and never as a pass. "
+        "The range is the 95% Wilson interval over every run of the model (tasks × repeats).",
+    ),
+    (
+        "Iterations, tokens, wall time",
+        "Medians per run, from the Results: model turns, prompt + reply tokens as the server "
+        "counted them, seconds from start to Result.",
+    ),
+    (
+        "Time to first token",
+        "Per request, from the streamed reply's first progress event (exact to about 0.1 s); a "
+        "reply shorter than a second, or not streamed, counts its whole duration, an upper bound. "
+        "'exact' says how many requests were measured the first way.",
+    ),
+    (
+        "Nudges, constrained retries",
+        "Replies with neither a usable call nor an answer, met with a hint; and broken calls asked "
+        "for again with the reply held to a valid call. Shown per request.",
+    ),
     ("Guardrail stops", "Runs stopped by a guardrail, by kind (repetition, stall, iterations...)."),
-    ("Prefix reuse",
-     "The share of prompt tokens that repeat the previous request's prompt in the same run: what "
-     "a server's prompt cache may skip. It leaves out the previous reply's tokens, what tasks "
-     "share (the system prompt and tools), and whether the server really hit its cache; "
-     "constrained retries and compactions count as no reuse; plan runs are left out."),
+    (
+        "Prefix reuse",
+        "The share of prompt tokens that repeat the previous request's prompt in the same run: "
+        "what a server's prompt cache may skip. It leaves out the previous reply's tokens, what "
+        "tasks share (the system prompt and tools), and whether the server really hit its cache; "
+        "constrained retries and compactions count as no reuse; plan runs are left out.",
+    ),
 )
 
 
@@ -93,7 +103,7 @@ def render_html(report: dict[str, Any]) -> str:
     ]
     data = json.dumps(report, ensure_ascii=False).replace("</", "<\\/")
     return (
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
         '<div class="topbar"><span class="logo"></span>localhand eval</div>'
@@ -115,10 +125,23 @@ def _cell(model: str, field: str, text: str, extra: str = "") -> str:
 
 
 def _summary(models: list[dict[str, Any]]) -> str:
-    heads = ["model", "runs", "pass", "unverified", "partial", "fail", "error", "iterations",
-             "tokens",
-             "wall time", "time to 1st token", "nudges", "constrained", "guardrail stops",
-             "prefix reuse"]
+    heads = [
+        "model",
+        "runs",
+        "pass",
+        "unverified",
+        "partial",
+        "fail",
+        "error",
+        "iterations",
+        "tokens",
+        "wall time",
+        "time to 1st token",
+        "nudges",
+        "constrained",
+        "guardrail stops",
+        "prefix reuse",
+    ]
     rows = []
     for m in models:
         name = m["model"]
@@ -128,8 +151,12 @@ def _summary(models: list[dict[str, Any]]) -> str:
         cells = [
             f"<td>{escape(name)}</td>",
             _cell(name, "runs", str(m["runs"])),
-            _cell(name, "pass", pct(passed["rate"]),
-                  f'<br><span class="ci">{pct(passed["low"])}–{pct(passed["high"])}</span>'),
+            _cell(
+                name,
+                "pass",
+                pct(passed["rate"]),
+                f'<br><span class="ci">{pct(passed["low"])}–{pct(passed["high"])}</span>',
+            ),
             _cell(name, "unverified", pct(m["rates"].get("unverified", {}).get("rate"))),
             _cell(name, "partial_pass", pct(m["rates"]["partial_pass"]["rate"])),
             _cell(name, "fail", pct(m["rates"]["fail"]["rate"])),
@@ -137,8 +164,12 @@ def _summary(models: list[dict[str, Any]]) -> str:
             _cell(name, "median_iterations", _num(m["median_iterations"])),
             _cell(name, "tokens", _num(m["tokens"]["median_per_run"])),
             _cell(name, "wall_s", _secs(m["wall_s"]["median_per_run"])),
-            _cell(name, "ttft_s", _secs(ttft["median"]),
-                  f'<br><span class="ci">{ttft["exact"]}/{ttft["requests"]} exact</span>'),
+            _cell(
+                name,
+                "ttft_s",
+                _secs(ttft["median"]),
+                f'<br><span class="ci">{ttft["exact"]}/{ttft["requests"]} exact</span>',
+            ),
             _cell(name, "nudges", _per(m["nudges"])),
             _cell(name, "constrained", _per(m["constrained"])),
             _cell(name, "guardrails", str(sum(m["guardrails"].values()))),
@@ -157,16 +188,25 @@ def _costs(models: list[dict[str, Any]]) -> str:
         return [(m["model"], get(m)) for m in models]
 
     parts = [
-        ("tokens", "Median tokens per run", values(lambda m: m["tokens"]["median_per_run"]),
-         "tokens"),
+        (
+            "tokens",
+            "Median tokens per run",
+            values(lambda m: m["tokens"]["median_per_run"]),
+            "tokens",
+        ),
         ("wall", "Median wall time per run", values(lambda m: m["wall_s"]["median_per_run"]), "s"),
         ("ttft", "Median time to first token", values(lambda m: m["ttft_s"]["median"]), "s"),
         ("iterations", "Median iterations per run", values(lambda m: m["median_iterations"]), ""),
     ]
-    return '<div class="charts">' + "".join(
-        f'<h2 style="margin-top:8px">{escape(title)}</h2>{charts.metric(name, title, vals, unit)}'
-        for name, title, vals, unit in parts
-    ) + "</div>"
+    return (
+        '<div class="charts">'
+        + "".join(
+            f'<h2 style="margin-top:8px">{escape(title)}</h2>'
+            + charts.metric(name, title, vals, unit)
+            for name, title, vals, unit in parts
+        )
+        + "</div>"
+    )
 
 
 def _grid(tasks: list[dict[str, Any]], models: list[str]) -> str:

@@ -44,8 +44,9 @@ def build_report(
         "format": FORMAT,
         **meta,
         "suite": suite,
-        "models": [model_summary(model, [r for r in runs if r["model"] == model])
-                   for model in models],
+        "models": [
+            model_summary(model, [r for r in runs if r["model"] == model]) for model in models
+        ],
         "tasks": task_table(suite, models, runs),
         "runs": runs,
     }

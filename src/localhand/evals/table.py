@@ -47,8 +47,16 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
     what the runs cost and how the model behaved."""
     models = report["models"]
     tiers = sorted({t for m in models for t in m["tiers"]}, key=int)
-    outcomes = _table("MODEL", "RUNS", "PASS (95% CI)", "UNVERIFIED", "PARTIAL", "FAIL", "ERROR",
-                      *(f"TIER {t}" for t in tiers))
+    outcomes = _table(
+        "MODEL",
+        "RUNS",
+        "PASS (95% CI)",
+        "UNVERIFIED",
+        "PARTIAL",
+        "FAIL",
+        "ERROR",
+        *(f"TIER {t}" for t in tiers),
+    )
     costs = _table("MODEL", "ITER", "TOKENS", "TIME", "TTFT", "NUDGES", "CONSTR", "REUSE", WRAPS)
     for m in models:
         name = escape(m["model"])
@@ -93,25 +101,32 @@ def compare_tables(diff: dict[str, Any]) -> list[Any]:
         for model in diff["unpaired"][side]:
             parts.append(f"[yellow]note:[/] {escape(model)} is only in report {side.upper()}")
     for pair in diff["pairs"]:
-        title = pair["a_model"] if pair["a_model"] == pair["b_model"] else (
-            f"{pair['a_model']} → {pair['b_model']}"
+        title = (
+            pair["a_model"]
+            if pair["a_model"] == pair["b_model"]
+            else (f"{pair['a_model']} → {pair['b_model']}")
         )
         table = _table(escape(title), "A", "B", "CHANGE")
         for status, rate in pair["rates"].items():
             mark = " [bold]*[/]" if rate["significant"] else ""
             table.add_row(
-                status, _rate(rate["a"]), _rate(rate["b"]),
+                status,
+                _rate(rate["a"]),
+                _rate(rate["b"]),
                 f"{rate['diff'] * 100:+.0f} pts [dim]{rate['low'] * 100:+.0f}…"
                 f"{rate['high'] * 100:+.0f}[/]{mark}",
             )
         for name, fig in pair["figures"].items():
             table.add_row(
-                name.replace("_", " "), _fig(fig["a"]), _fig(fig["b"]),
+                name.replace("_", " "),
+                _fig(fig["a"]),
+                _fig(fig["b"]),
                 "–" if fig["change"] is None else f"{fig['change']:+,.4g}",
             )
         for kind, (before, after) in pair["guardrails"].items():
-            table.add_row(f"guardrail {escape(kind)}", str(before), str(after),
-                          f"{after - before:+d}")
+            table.add_row(
+                f"guardrail {escape(kind)}", str(before), str(after), f"{after - before:+d}"
+            )
         parts += ["", table]
         for flip in pair["tasks"]:
             arrow = "[green]better[/]" if flip["better"] else "[red]worse[/]"

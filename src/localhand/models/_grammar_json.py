@@ -92,9 +92,10 @@ def _value(schema: Mapping[str, Any]) -> str:
 
 def _object(schema: Mapping[str, Any]) -> str:
     props: Mapping[str, Any] = schema.get("properties") or {}
-    if list(schema.get("required") or []) != list(props) or schema.get(
-        "additionalProperties", True
-    ) is not False:
+    if (
+        list(schema.get("required") or []) != list(props)
+        or schema.get("additionalProperties", True) is not False
+    ):
         raise Unsupported("optional or additional properties")
     parts = [literal("{")]
     for index, (key, value) in enumerate(props.items()):
@@ -134,7 +135,7 @@ def _char_class(chars: list[str]) -> str:
     return "[" + "".join("\\" + c if c in "-]\\^" else c for c in chars) + "]"
 
 
-_UNIT = re.compile(r'\\u[0-9a-fA-F]{4}|\\.|.', re.DOTALL)
+_UNIT = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.DOTALL)
 
 
 def _string_except(encoded: str) -> str:

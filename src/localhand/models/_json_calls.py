@@ -66,7 +66,8 @@ def plain_messages(
             role, content = "user", f"Result of {name}:\n{content}"
         elif role == "assistant":
             calls = [
-                raw.get("function", raw) for raw in message.get("tool_calls") or []
+                raw.get("function", raw)
+                for raw in message.get("tool_calls") or []
                 if isinstance(raw, Mapping)
             ]
             if calls:
@@ -98,9 +99,14 @@ def decode(text: str) -> tuple[str, tuple[ToolCall, ...]]:
         return text, ()
     if isinstance(data, dict) and isinstance(data.get(FINAL_ANSWER), str) and len(data) == 1:
         return data[FINAL_ANSWER], ()
-    if isinstance(data, dict) and isinstance(data.get("name"), str) and set(data) <= {
-        "name",
-        "arguments",
-    }:
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("name"), str)
+        and set(data)
+        <= {
+            "name",
+            "arguments",
+        }
+    ):
         return "", (ToolCall(data["name"], arguments(data.get("arguments"))),)
     return text, ()

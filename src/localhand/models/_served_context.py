@@ -30,7 +30,7 @@ def served_context(base_url: str, model: str, timeout: float = 5.0) -> int | Non
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
         if isinstance(n_ctx, int) and _tokens(n_ctx):
             return n_ctx
-        listed = _get(client, base_url.rstrip("/")[len(root):] + "/models", timeout)
+        listed = _get(client, base_url.rstrip("/")[len(root) :] + "/models", timeout)
         for entry in (listed.get("data") if isinstance(listed, dict) else None) or []:
             if isinstance(entry, dict) and entry.get("id") in (model, model.split("/")[-1]):
                 length = entry.get("max_model_len")

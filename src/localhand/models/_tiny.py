@@ -141,8 +141,11 @@ class Knowledge:
             if role == "user" and not known.task:
                 known._task(content)
             elif role == "assistant":
-                calls = [raw.get("function", raw) for raw in message.get("tool_calls") or []
-                         if isinstance(raw, Mapping)]
+                calls = [
+                    raw.get("function", raw)
+                    for raw in message.get("tool_calls") or []
+                    if isinstance(raw, Mapping)
+                ]
                 pending = [(str(c.get("name")), arguments(c.get("arguments"))) for c in calls]
             elif role == "tool":
                 known.acted = True
@@ -249,7 +252,8 @@ class Knowledge:
         if not self.targets:
             return None
         return [
-            p for p in self.targets
+            p
+            for p in self.targets
             if p not in self.texts and (posixpath.dirname(p) or ".") not in self.dirs - self.listed
         ]
 
@@ -325,16 +329,22 @@ def _edit_call(editable: dict[str, list[str]]) -> dict[str, Any]:
     """edit_file of a line of a file read, into anything but that line: an edit that changes
     nothing is refused by the tool, and a tiny model would make it again and again."""
     call = _call("edit_file", {})
-    call["properties"]["arguments"] = {"anyOf": [
-        _call("edit_file", {
-            "path": {"type": "string", "enum": [path]},
-            "old_text": {"type": "string", "enum": [line]},
-            "new_text": {"type": "string", "not": {"enum": [line]}}
-            if len(line) <= _EXCEPT_MAX else {"type": "string"},
-        })["properties"]["arguments"]
-        for path, lines in editable.items()
-        for line in lines
-    ]}
+    call["properties"]["arguments"] = {
+        "anyOf": [
+            _call(
+                "edit_file",
+                {
+                    "path": {"type": "string", "enum": [path]},
+                    "old_text": {"type": "string", "enum": [line]},
+                    "new_text": {"type": "string", "not": {"enum": [line]}}
+                    if len(line) <= _EXCEPT_MAX
+                    else {"type": "string"},
+                },
+            )["properties"]["arguments"]
+            for path, lines in editable.items()
+            for line in lines
+        ]
+    }
     return call
 
 

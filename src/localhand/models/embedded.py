@@ -301,8 +301,9 @@ class EmbeddedModel(base.BaseChatModel):
 
         from localhand.models._grammar_filter import grammar_for
 
-        grammar = None if schema is None else grammar_for(loaded.llm, schema, self._grammars,
-                                                          self._warn)
+        grammar = (
+            None if schema is None else grammar_for(loaded.llm, schema, self._grammars, self._warn)
+        )
         reason, count = "stop", 0
         stream = loaded.llm.create_completion(
             tokens,

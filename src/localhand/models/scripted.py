@@ -144,8 +144,9 @@ class ScriptedModel(BaseChatModel):
             reply = self.chat(messages, None, options)
             yield from _deltas(reply.thinking, thinking=True)
             yield from _deltas(reply.content, thinking=False)
-            yield StreamChunk(done=True, usage=reply.usage, done_reason=reply.done_reason,
-                              model=self._name)
+            yield StreamChunk(
+                done=True, usage=reply.usage, done_reason=reply.done_reason, model=self._name
+            )
             return
         self.calls.append(RecordedCall(copy.deepcopy(list(messages)), None, options))
         for number, piece in enumerate(step.pieces):

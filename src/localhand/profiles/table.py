@@ -194,7 +194,7 @@ PROFILES: tuple[Profile, ...] = (
         # Gemma 4 model card, "Best practices": temperature=1.0, top_p=0.95, top_k=64.
         sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
         text_format="gemma4",
-        call_example="<|tool_call>call:read_file{path:<|\"|>calc.py<|\"|>}<tool_call|>",
+        call_example='<|tool_call>call:read_file{path:<|"|>calc.py<|"|>}<tool_call|>',
         text_call_history="native",
         think_budget=2048,
     ),

@@ -131,7 +131,6 @@ class TerminalApprover(BaseApprover):
         self.decided_by = "terminal" if self.interactive else "nobody"  # nobody asked without one
         self._lock = threading.Lock()  # one question at a time
 
-
     def approve(self, command: str, risk: Risk) -> bool:
         if not self.interactive:
             self.refusal = "there is no terminal to ask the user on"

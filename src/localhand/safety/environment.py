@@ -158,9 +158,7 @@ def scrub(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str
     person's session (``keep`` names exceptions)."""
     kept = set(keep)
     return {
-        k: v
-        for k, v in environ.items()
-        if k in kept or not (is_secret(k, v) or host_service(k, v))
+        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
     }
 
 

@@ -156,9 +156,7 @@ class Analyzer:
         if words:
             self.run(words, feed, cmd.redirects)
 
-    def run(
-        self, words: list[Word], feed: Feed | None, redirects: Sequence[Redirect] = ()
-    ) -> None:
+    def run(self, words: list[Word], feed: Feed | None, redirects: Sequence[Redirect] = ()) -> None:
         """Classify one simple command, ``words[0]`` being the program."""
         head = words[0]
         name = program_name(head.text)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["default_gguf", "select_backend"]
 
+
 def select_backend(
     settings: Settings,
     on_warning: Callable[[str], None] | None = None,
@@ -103,8 +104,12 @@ def _select(
     gguf = configured or default_gguf()
     if gguf is not None and embedded_available():
         if on_warning is not None:
-            tiny = "" if configured else (
-                " It is a tiny demonstration model: it shows the loop working, not good work."
+            tiny = (
+                ""
+                if configured
+                else (
+                    " It is a tiny demonstration model: it shows the loop working, not good work."
+                )
             )
             on_warning(f"{why} Using the embedded backend with {gguf.name} instead.{tiny}")
         return _embedded(gguf, settings, on_warning, on_status)

@@ -1,11 +1,11 @@
 """The run store: every run's events, its Result and the token ledger, in SQLite.
 
-    store = open_store()                      # LOCALHAND_DB, or the user's data directory
-    bus.subscribe(store.recorder())           # events written as they happen
-    store.runs()                              # newest first; killed runs show "interrupted"
-    store.find_run("last")                    # or a run id, a unique prefix, or a task id
-    store.events(run_id, after=seq)           # a run's timeline, resumable by sequence number
-    store.ledger_spent(day=date.today())      # tokens booked by every task today
+store = open_store()                      # LOCALHAND_DB, or the user's data directory
+bus.subscribe(store.recorder())           # events written as they happen
+store.runs()                              # newest first; killed runs show "interrupted"
+store.find_run("last")                    # or a run id, a unique prefix, or a task id
+store.events(run_id, after=seq)           # a run's timeline, resumable by sequence number
+store.ledger_spent(day=date.today())      # tokens booked by every task today
 """
 
 from __future__ import annotations

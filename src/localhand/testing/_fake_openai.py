@@ -196,13 +196,25 @@ class OpenAIEndpoints:
         head = {k: completion[k] for k in ("id", "object", "created", "model")}
         head |= {"object": "chat.completion.chunk", "system_fingerprint": "fp_ollama"}
         events = [
-            {**head, "choices": [{"index": 0, "delta": {"role": "assistant", **d},
-                                  "finish_reason": None}]}
+            {
+                **head,
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", **d}, "finish_reason": None}
+                ],
+            }
             for d in deltas
         ]
         events.append(
-            {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                  "finish_reason": choice["finish_reason"]}]}
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "finish_reason": choice["finish_reason"],
+                    }
+                ],
+            }
         )
         if include_usage:
             events.append({**head, "choices": [], "usage": completion["usage"]})
@@ -270,7 +282,8 @@ def _to_native(body: dict[str, Any]) -> dict[str, Any] | str:
     messages: list[dict[str, Any]] = []
     names = {
         call.get("id"): (call.get("function") or {}).get("name")
-        for m in body["messages"] if isinstance(m, dict)
+        for m in body["messages"]
+        if isinstance(m, dict)
         for call in m.get("tool_calls") or []
     }
     for m in body["messages"]:

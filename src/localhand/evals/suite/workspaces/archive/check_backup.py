@@ -6,8 +6,11 @@ import tarfile
 
 try:
     with tarfile.open("backup.tar.gz", "r:gz") as archive:
-        files = {m.name.removeprefix("./"): archive.extractfile(m).read()
-                 for m in archive.getmembers() if m.isfile()}
+        files = {
+            m.name.removeprefix("./"): archive.extractfile(m).read()
+            for m in archive.getmembers()
+            if m.isfile()
+        }
 except (OSError, tarfile.TarError) as exc:
     sys.exit(f"backup.tar.gz: {exc}")
 for name in sorted(os.listdir("data")):

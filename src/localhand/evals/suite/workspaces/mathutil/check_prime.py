@@ -16,8 +16,9 @@ if wrong:
 with open("test_mathutil.py", encoding="utf-8") as handle:
     if "is_prime" not in handle.read():
         sys.exit("test_mathutil.py does not test is_prime")
-done = subprocess.run([sys.executable, "-m", "unittest", "test_mathutil"],
-                      capture_output=True, text=True)
+done = subprocess.run(
+    [sys.executable, "-m", "unittest", "test_mathutil"], capture_output=True, text=True
+)
 ran = re.search(r"Ran (\d+) test", done.stderr)
 if done.returncode != 0 or not ran or int(ran.group(1)) < 2:
     sys.exit(f"python3 -m unittest test_mathutil must pass with 2+ tests:\n{done.stderr}")

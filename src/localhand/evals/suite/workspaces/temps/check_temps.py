@@ -12,6 +12,8 @@ if f_to_c(212) != 100.0 or f_to_c(32) != 0.0:
 for args, expected in ((["--reverse", "212"], "100.0"), (["100"], "212.0")):
     done = subprocess.run([sys.executable, "cli.py", *args], capture_output=True, text=True)
     if done.returncode != 0 or done.stdout.strip() != expected:
-        sys.exit(f"python3 cli.py {' '.join(args)} printed {done.stdout.strip()!r} "
-                 f"(exit {done.returncode}); expected {expected}")
+        sys.exit(
+            f"python3 cli.py {' '.join(args)} printed {done.stdout.strip()!r} "
+            f"(exit {done.returncode}); expected {expected}"
+        )
 print("the conversions are right")

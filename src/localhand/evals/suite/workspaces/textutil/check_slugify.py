@@ -21,8 +21,9 @@ if wrong:
 with open("test_textutil.py", encoding="utf-8") as handle:
     if "slugify" not in handle.read():
         sys.exit("test_textutil.py does not test slugify")
-done = subprocess.run([sys.executable, "-m", "unittest", "test_textutil"],
-                      capture_output=True, text=True)
+done = subprocess.run(
+    [sys.executable, "-m", "unittest", "test_textutil"], capture_output=True, text=True
+)
 ran = re.search(r"Ran (\d+) test", done.stderr)
 if done.returncode != 0 or not ran or int(ran.group(1)) < 2:
     sys.exit(f"python3 -m unittest test_textutil must pass with 2+ tests:\n{done.stderr}")

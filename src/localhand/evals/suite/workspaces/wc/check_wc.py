@@ -13,6 +13,7 @@ CASES = ((("--lines", "sample.txt"), "3"), (("sample.txt",), "3 6 28 sample.txt"
 for args, expected in CASES:
     code, out = run(*args)
     if code != 0 or out != expected:
-        sys.exit(f"python3 wc.py {' '.join(args)} printed {out!r} (exit {code}); "
-                 f"expected {expected!r}")
+        sys.exit(
+            f"python3 wc.py {' '.join(args)} printed {out!r} (exit {code}); expected {expected!r}"
+        )
 print("wc.py is right")
