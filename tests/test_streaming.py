@@ -400,5 +400,5 @@ def test_ctrl_c_mid_stream_ends_cleanly_as_cancelled(workspace: Path) -> None:
     stderr = err.decode()
     assert "Traceback" not in stderr
     assert "■ fail (cancelled)" in stderr
-    assert proc.returncode == 1
+    assert proc.returncode == 130  # Ctrl-C: 128 + SIGINT, after the Result was written
     assert early + rest.decode() == "first \n"
