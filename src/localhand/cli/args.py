@@ -93,7 +93,16 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_reply_ceiling_option(parser: argparse.ArgumentParser) -> None:
-    """``--max-reply-tokens``, for every command whose model writes replies."""
+    """``--max-reply-tokens`` and ``--request-timeout``, for every command whose model writes
+    replies."""
+    parser.add_argument(
+        "--request-timeout",
+        type=number(float, 1),
+        metavar="SECONDS",
+        help="Most seconds one model request may take; the first gets three times as long, "
+        "since it may load the model (default: 300, or request_timeout in localhand.toml, "
+        "LOCALHAND_REQUEST_TIMEOUT; the design notes' 120 is --request-timeout 120).",
+    )
     parser.add_argument(
         "--max-reply-tokens",
         type=number(int, 1),

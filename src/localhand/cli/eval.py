@@ -54,6 +54,7 @@ def eval_command(
     fresh: bool,
     db: Path | None,
     max_reply_tokens: int | None,
+    request_timeout: float | None,
     watch_replies: bool | None,
     sandbox: str | None,
     json_output: bool,
@@ -91,6 +92,7 @@ def eval_command(
             fresh=fresh,
             db=db,
             max_reply_tokens=max_reply_tokens,
+            request_timeout=request_timeout,
             watch_replies=watch_replies,
             sandbox=sandbox,
             json_output=json_output,
@@ -111,6 +113,7 @@ def _run(
     backend: str | None,
     watch_replies: bool | None,
     max_reply_tokens: int | None,
+    request_timeout: float | None,
     sandbox: str | None,
     tier: list[int] | None,
     task: list[str] | None,
@@ -129,6 +132,7 @@ def _run(
     settings = load_settings().with_overrides(
         backend=backend,
         max_reply_tokens=max_reply_tokens,
+        request_timeout=request_timeout,
         # An eval reads replies as streams unless told not to: that is what times the first
         # token, and a reply that loops is stopped in seconds instead of at the ceiling.
         watch_replies=True if watch_replies is None else watch_replies,

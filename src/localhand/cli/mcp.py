@@ -30,6 +30,7 @@ def mcp(
     backend: str | None,
     host: str | None,
     max_reply_tokens: int | None,
+    request_timeout: float | None,
     approve: str | None,
     sandbox: str | None,
     mcp_config: list[Path] | None,
@@ -59,6 +60,7 @@ def mcp(
             backend=backend,
             host=host,
             max_reply_tokens=max_reply_tokens,
+            request_timeout=request_timeout,
             approve=approve,
             sandbox=sandbox,
         )

@@ -47,6 +47,7 @@ def plan(
     backend: str | None,
     host: str | None,
     max_reply_tokens: int | None,
+    request_timeout: float | None,
     approve: str,
     sandbox: str | None,
     yes: bool,
@@ -84,6 +85,7 @@ def plan(
             backend=backend,
             host=host,
             max_reply_tokens=max_reply_tokens,
+            request_timeout=request_timeout,
             sandbox=sandbox,
         )
         forget_secrets()  # settings read: no secret stays where a command could read it

@@ -45,6 +45,7 @@ def run(
     backend: str | None,
     host: str | None,
     max_reply_tokens: int | None,
+    request_timeout: float | None,
     watch_replies: bool | None,
     think_budget: int | None,
     tier: str | None,
@@ -86,6 +87,7 @@ def run(
         settings = load_settings().with_overrides(
             host=host,
             max_reply_tokens=max_reply_tokens,
+            request_timeout=request_timeout,
             watch_replies=watch_replies,
             think_budget=think_budget,
             approve=approve,
