@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.optional_deps import tiny_gguf
 
 from localhand.cli import main
 from localhand.testing import FakeOllama
+from optional_deps import tiny_gguf
 
 MODELS = {
     "qwen3:8b": {"context_length": 40960, "tools": True, "thinking": True},
