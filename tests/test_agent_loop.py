@@ -374,3 +374,26 @@ def test_a_command_in_flight_ends_with_the_wall_clock(demo: Path) -> None:
     assert result.termination_reason == "timeout"
     (event,) = log.of_type("tool_call")
     assert not event.ok and "wall clock ran out" in event.result_summary
+
+
+def test_an_answer_after_empty_replies_is_objected_to_then_taken(demo: Path) -> None:
+    """Seed 001: a final answer ends the loop. Empty replies use up the nudge streak; the
+    answer that follows them ends it, and its objection (no tool used yet) is not counted."""
+    model = ScriptedModel(["", "", "calc.py looks fine.", "calc.py looks fine, really."])
+    agent, log = make_agent(model, demo)
+    result = agent.run("Is calc.py correct?")
+    assert result.termination_reason == "final_answer", result
+    assert result.output == "calc.py looks fine, really."
+    assert [e.nudge_number for e in log.of_type("nudge")] == [1, 2, 0]
+
+
+def test_an_answer_again_after_the_checks_objected_ends_the_run(demo: Path) -> None:
+    """write (the check still fails), empty, empty, answer: objected to once, not counted as
+    a nudge; the same answer again ends the run, and verification decides its status."""
+    wrong = call("edit_file", path="calc.py", old_text="return a - b", new_text="return a * b")
+    model = ScriptedModel([wrong, "", "", "Fixed.", "Fixed, I am sure."])
+    agent, log = make_agent(model, demo, checks=[CommandCheck("python3 check_calc.py")])
+    result = agent.run("Fix calc.py")
+    assert (result.termination_reason, result.status) == ("final_answer", "fail"), result
+    assert len(log.of_type("nudge")) == 3  # two empty replies, one objection to "Fixed."
+    model.assert_exhausted()

@@ -162,16 +162,8 @@ class Agent:
             self.talk.state.nudges = 0  # the model recovered: the next nudge starts a new streak
             if changed := self.files_changed(parsed.calls):
                 self.talk.answer_check.workspace_changed()
-        elif (
-            parsed.type == "final_answer"
-            and not parsed.truncated  # an answer cut off mid-way is not the answer: nudged
-            and not parsed.needs_constrained_retry
-            and not self.must_act_first()
-        ):
-            objection = self.talk.answer_check.objection()  # the checks, before "done" is taken
-            if objection is None:
-                raise FinalAnswer(parsed.content)
-            self.nudge(objection)
+        elif parsed.type == "final_answer" and not parsed.needs_constrained_retry:
+            self.answered(parsed)
         else:
             self.nudge(nudge_text(parsed, self.tools.names, self.talk.cut_off))
         self.limits.check_progress(self.talk.state, changed)
@@ -207,6 +199,20 @@ class Agent:
             if reparsed.type == "tool_calls":
                 return retry, reparsed
         return reply, parsed
+
+    def answered(self, parsed: ParsedReply) -> None:
+        """A final answer ends the loop (seed 001) unless it is objected to first: cut off
+        mid-way, given before any action, or given while the checks fail (once per change of
+        the workspace). Objections are not the empty-reply nudges the seeds limit: they do not
+        count toward that streak, and an answer ends it."""
+        if not parsed.truncated:
+            self.talk.state.nudges = 0
+            if not self.must_act_first():
+                objection = self.talk.answer_check.objection()  # the checks, before "done"
+                if objection is None:
+                    raise FinalAnswer(parsed.content)
+                return self.nudge(objection, counted=False)
+        self.nudge(nudge_text(parsed, self.tools.names, self.talk.cut_off), counted=False)
 
     def must_act_first(self) -> bool:
         """Small models often "answer" before touching the workspace: nudged, the first time."""
@@ -320,12 +326,14 @@ class Agent:
             message["tool_call_id"] = call.id
         self.talk.messages.append(message)
 
-    def nudge(self, text: str) -> None:
+    def nudge(self, text: str, *, counted: bool = True) -> None:
         """Tell the model what was wrong with its reply, or stop the run when it has had
         ``max_nudges`` nudges in a row. The event's ``nudge_number`` counts within the streak
-        (1 to ``max_nudges``); ``state.nudges_total`` counts the whole run."""
-        self.limits.check_nudges(self.talk.state)
-        self.talk.state.nudges += 1
+        (1 to ``max_nudges``; an objection to an answer, not ``counted``, leaves it as it is);
+        ``state.nudges_total`` counts the whole run."""
+        if counted:
+            self.limits.check_nudges(self.talk.state)
+            self.talk.state.nudges += 1
         self.talk.state.nudges_total += 1
         self.emit(
             Nudge(
@@ -357,7 +365,7 @@ class Agent:
         result = Result(
             task_id=self.task_id,
             status=grade(ending.reason, results, ending.error),
-            output=self.output(ending),
+            output=self.talk.output(ending),
             model_used=self.model.name,
             tokens_in=self.talk.state.tokens_in,
             tokens_out=self.talk.state.tokens_out,
@@ -376,17 +384,6 @@ class Agent:
         if (before := self.baseline.git) is not None:
             result.git = gitstate.with_diff(before, self.workspace).to_dict()
         return self.life.finish(self.baseline.guard.noted(result))  # + what changed unseen
-
-    def output(self, ending: Ending) -> str:
-        """The Result's output: the final answer, or the last thing the model said before
-        something else stopped the run (else what stopped it)."""
-        if ending.guardrail:
-            return self.talk.last_content or f"Stopped: {ending.message}"
-        if ending.stop is not None:  # a final answer, or a stop that says why in words
-            return ending.message
-        if ending.error is not None:
-            return self.talk.last_content
-        return self.talk.last_content or ending.message or "Cancelled by the user."
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

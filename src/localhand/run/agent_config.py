@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from localhand.profiles import Profile
     from localhand.run.cancel import Cancellation
     from localhand.run.ledger import Ledger
+    from localhand.run.lifecycle import Ending
     from localhand.run.routing import Route
     from localhand.run.verify import Check
     from localhand.tools import ToolRegistry
@@ -75,6 +76,17 @@ class Conversation:
     """The last thing the model said, for the output of a run something else stopped."""
     thought: int | None = None
     """Thinking tokens of the last reply, when it was stopped at the think budget."""
+
+    def output(self, ending: Ending) -> str:
+        """The Result's output: the final answer, or the last thing the model said before
+        something else stopped the run (else what stopped it)."""
+        if ending.guardrail:
+            return self.last_content or f"Stopped: {ending.message}"
+        if ending.stop is not None:  # a final answer, or a stop that says why in words
+            return ending.message
+        if ending.error is not None:
+            return self.last_content
+        return self.last_content or ending.message or "Cancelled by the user."
 
     def estimate_prompt(self, definitions: list[dict[str, Any]]) -> int:
         """The next request's prompt tokens, estimated (see ``localhand.models.tokens``)."""
