@@ -1,8 +1,9 @@
 """The system prompt, the first user message and the loop's nudges.
 
 Small models follow a concrete pattern better than abstract rules (seed 000), so the system
-prompt shows one worked example of read → understand → modify → verify. It is kept short:
-every token here is paid again on every request until the server caches it.
+prompt shows two worked patterns: read → understand → modify → verify, and search first when
+the place is unknown. It is kept short: every token here is paid again on every request until
+the server caches it (``benchmarks/prompt_bench.py`` measures it against a 1,200-token target).
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ Rules:
 - Never invent file contents: read a file before editing it.
 - If a tool returns an error, read it and correct the call instead of repeating it.
 
-Example:
+Example 1 (read, understand, modify, verify):
 Task: "Fix the failing test in test_math.py"
 → run_command {"command": "python -m pytest -q test_math.py"}   (see which test fails and why)
 → read_file {"path": "mathlib.py"}   (find the faulty function)
 → edit_file {"path": "mathlib.py", "old_text": "return a - b", "new_text": "return a + b"}
 → run_command {"command": "python -m pytest -q test_math.py"}   (all pass)
 → final reply: "Fixed add() in mathlib.py: it subtracted instead of adding. Tests pass."
+
+Example 2 (search first when you do not know where):
+Task: "Rename max_retry to max_retries"
+→ search_files {"pattern": "max_retry"}   (every use)
+→ edit_file at each use, then run the tests
 """
 
 SIMPLE_SYSTEM_PROMPT = """\

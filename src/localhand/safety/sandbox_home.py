@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from localhand.safety.sandbox_mounts import is_within, under
-from localhand.safety.supervise import SUPERVISOR
+from localhand.safety.supervise import SUPERVISOR_FILES
 from localhand.safety.toolchain_secrets import masked
 
 _STATE_DIRS = frozenset((".config", ".local", ".cache", ".ssh", ".gnupg", ".aws", ".docker"))
@@ -71,7 +71,7 @@ def _toolchains(hidden: Sequence[str]) -> list[str]:
 def _toolchains_on(hidden: tuple[str, ...], path: str) -> tuple[str, ...]:
     """``_toolchains`` for one PATH: resolving its entries was half of what wrapping a command
     cost, and a run's PATH does not change between its commands."""
-    found = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, SUPERVISOR)]
+    found = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, *SUPERVISOR_FILES)]
     for entry in (p for p in path.split(os.pathsep) if p):
         real = os.path.realpath(entry)
         root = next((h for h in hidden if is_within(real, h) and real != h), None)

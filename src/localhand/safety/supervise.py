@@ -26,6 +26,10 @@ from pathlib import Path
 from localhand.safety.proc import MARKED_SCANS, find_marked, kill_group, kill_marked
 
 SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
+SUPERVISOR_FILES = (SUPERVISOR, str(Path(__file__).with_name("_netrelay.py")))
+"""What the sandbox must show of localhand for its supervisor to run: the supervisor and the
+network relay it imports from beside it (shown on their own where their folder is hidden:
+localhand's source under /tmp or $HOME)."""
 MARKER_VAR = "LOCALHAND_COMMAND_ID"
 """Set in every command's environment to a value unique to that command."""
 KILL_GRACE_S = 0.5
