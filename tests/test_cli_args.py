@@ -225,3 +225,14 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"localhand {__version__}"
+
+
+def test_plan_help_lists_where_the_mode_comes_from_in_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        parse_command("plan", ["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    order = ["--mode,", "the plan file's own 'mode:'", "LOCALHAND_PLAN_MODE", "default_mode"]
+    positions = [text.find(words, text.find("Chosen in this order")) for words in order]
+    assert -1 not in positions and positions == sorted(positions), text

@@ -152,8 +152,9 @@ def plan_arguments(parser: ArgumentParser) -> None:
         "--mode",
         choices=MODES,
         help="teacher: ask before each step; planner: stop at the first failure; "
-        "agentic: diagnose failures and repair the plan (default: LOCALHAND_PLAN_MODE, "
-        f"else [plan] default_mode in localhand.toml, else {DEFAULT_MODE}).",
+        "agentic: diagnose failures and repair the plan. Chosen in this order: --mode, the "
+        "plan file's own 'mode:', LOCALHAND_PLAN_MODE, [plan] default_mode in localhand.toml, "
+        f"else {DEFAULT_MODE}.",
     )
     parser.add_argument(
         "-w", "--workspace", type=Path, metavar="DIR", help="Directory the steps run in."
