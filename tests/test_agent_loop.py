@@ -397,3 +397,18 @@ def test_an_answer_again_after_the_checks_objected_ends_the_run(demo: Path) -> N
     assert (result.termination_reason, result.status) == ("final_answer", "fail"), result
     assert len(log.of_type("nudge")) == 3  # two empty replies, one objection to "Fixed."
     model.assert_exhausted()
+
+
+def test_nudges_counted_per_run_stop_a_model_that_recovers_each_time(demo: Path) -> None:
+    """``[run] nudge_limit_per = "run"``: seed 001's "2 per run", where the default counts
+    them in a row (a model that recovers each time goes on)."""
+    read = call("read_file", path="calc.py")
+    script = ["", read, "", read, "", "Done."]
+    per_streak, _ = make_agent(ScriptedModel(script), demo)
+    assert per_streak.run("Look at calc.py").termination_reason == "final_answer"
+    limits = Limits(nudges_per="run")
+    per_run, log = make_agent(ScriptedModel(script), demo, limits=limits)
+    result = per_run.run("Look at calc.py")
+    assert result.termination_reason == "nudge_exhausted", result
+    assert "after 2 nudges in this run" in result.output
+    assert len(log.of_type("nudge")) == 2

@@ -154,3 +154,16 @@ def test_the_plan_modes_are_those_of_the_executor_and_the_command() -> None:
 
     assert PLAN_MODES == MODES == cli_plan.MODES
     assert Settings().plan_mode == cli_plan.DEFAULT_MODE
+
+
+def test_nudge_limit_per_comes_from_a_run_table_or_the_environment(tmp_path: Path) -> None:
+    config = trusted(tmp_path / "localhand.toml", '[run]\nnudge_limit_per = "run"\n')
+    assert load_settings(env={}, cwd=tmp_path).nudge_limit_per == "run"
+    env = {"LOCALHAND_NUDGE_LIMIT_PER": "streak"}
+    assert load_settings(env=env, cwd=tmp_path).nudge_limit_per == "streak"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    trusted(bad / "localhand.toml", '[run]\nnudge_limit_per = "never"\n')
+    with pytest.raises(ConfigError, match=r'\[run\] in .* takes only nudge_limit_per = "streak"'):
+        load_settings(env={}, cwd=bad)
+    assert config.exists()

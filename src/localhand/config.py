@@ -29,6 +29,7 @@ BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
 APPROVE_POLICIES = ("never", "dangerous", "always")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
+NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
 DEFAULT_MODEL = "qwen3:8b"
 
 
@@ -84,6 +85,9 @@ class Settings:
     """Price per million prompt tokens, to show money; local models cost nothing."""
     price_out: float | None = None
     """Price per million reply tokens."""
+    nudge_limit_per: str = "streak"
+    """``[run] nudge_limit_per``: the 2 nudges for unusable replies are per ``streak`` (in a
+    row; a round of tool calls starts again) or per ``run`` (seed 001's count)."""
     plan_mode: str = "planner"
     """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
     ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""
@@ -160,6 +164,7 @@ _ENV = {
     "price_in": "LOCALHAND_PRICE_IN",
     "price_out": "LOCALHAND_PRICE_OUT",
     "plan_mode": "LOCALHAND_PLAN_MODE",
+    "nudge_limit_per": "LOCALHAND_NUDGE_LIMIT_PER",
     "think_budget": "LOCALHAND_THINK_BUDGET",
 }
 
@@ -210,6 +215,7 @@ def _read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
         **values,
         **sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
+        **_run_table(data.get("run"), path),
         **_mcp_table(data.get("mcp"), path),
         **_profiles_table(data, path),
     }
@@ -248,6 +254,16 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
     seen = [use_named(path, "MCP configuration") for path in files]
     loaded = [load_mcp_json(s.path, text=s.text) for s in seen]
     return replace(settings, mcp_servers=merge(settings.mcp_servers, *loaded))
+
+
+def _run_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``)."""
+    if table is None:
+        return {}
+    per = table.get("nudge_limit_per") if isinstance(table, dict) else None
+    if not isinstance(table, dict) or set(table) - {"nudge_limit_per"} or per not in NUDGE_COUNTS:
+        raise ConfigError(f'[run] in {path} takes only nudge_limit_per = "streak" or "run"')
+    return {"nudge_limit_per": per}
 
 
 def _plan_table(table: Any, path: Path) -> dict[str, Any]:
@@ -332,6 +348,8 @@ def _convert(name: str, value: Any, source: str) -> Any:
             if not isinstance(value, tuple):
                 raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
             return value
+        if name == "nudge_limit_per" and value not in NUDGE_COUNTS:
+            raise ValueError(f"must be one of {', '.join(NUDGE_COUNTS)}")
         if name == "plan_mode" and value not in PLAN_MODES:
             raise ValueError(f"must be one of {', '.join(PLAN_MODES)}")
         if name == "tool_mode" and value not in TOOL_MODES:

@@ -334,6 +334,7 @@ class Agent:
         if counted:
             self.limits.check_nudges(self.talk.state)
             self.talk.state.nudges += 1
+            self.talk.state.nudges_counted += 1
         self.talk.state.nudges_total += 1
         self.emit(
             Nudge(

@@ -40,6 +40,8 @@ class Limits:
     max_nudges: int = 2
     """Unusable replies in a row (empty, cut off, a call only in the thinking...) that get a
     nudge; the next one stops the run. A round whose tool calls run starts the count again."""
+    nudges_per: str = "streak"
+    """``run``: ``max_nudges`` counts the whole run instead (seed 001's "2 per run")."""
 
     @classmethod
     def for_tier(cls, tier: str, **overrides: object) -> Limits:
@@ -55,6 +57,11 @@ class Limits:
     def check_nudges(self, state: RunState) -> None:
         """Stop a run whose model has had ``max_nudges`` nudges in a row and still gives no
         usable reply."""
+        if self.nudges_per == "run" and state.nudges_counted >= self.max_nudges:
+            raise NudgeExhausted(
+                f"the model gave no usable reply after {state.nudges_counted} nudges in this run",
+                guardrail="nudges",
+            )
         if state.nudges >= self.max_nudges:
             more = state.nudges_total - state.nudges
             raise NudgeExhausted(
@@ -133,6 +140,8 @@ class RunState:
     """Nudges since the model's last round of tool calls (what ``max_nudges`` limits)."""
     nudges_total: int = 0
     """Nudges in the whole run."""
+    nudges_counted: int = 0
+    """Nudges in the whole run that the limit counts (not the objections to an answer)."""
     rounds: list[tuple[str, ...]] = field(default_factory=list)
     last_change_iteration: int | None = None
 

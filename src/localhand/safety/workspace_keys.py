@@ -83,6 +83,7 @@ KEYS: dict[str, Key] = {
     "daily_token_budget": _withheld("a spending limit the user sets for all projects together"),
     "price_in": _allowed("shown money only"),
     "price_out": _allowed("shown money only"),
+    "nudge_limit_per": _allowed("how many unusable replies the run allows before it stops"),
     "plan_mode": _allowed(
         "how a plan repairs a failed step; every step passes the same approval and sandbox"
     ),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +101,7 @@ def run_loop(ready: Prepared) -> Result:
             model,
             task.workspace,
             tools=tools,
-            limits=task.limits(decision.agentic),
+            limits=replace(task.limits(decision.agentic), nudges_per=settings.nudge_limit_per),
             checks=task.checks,
             bus=bus,
             task_id=task.id,
