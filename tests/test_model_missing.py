@@ -70,7 +70,7 @@ def test_a_long_listing_is_cut() -> None:
 def test_localhand_run_without_the_default_model_exits_2_listing_the_models(
     tmp_path: Path,
 ) -> None:
-    from tests.cli_helpers import localhand
+    from cli_helpers import localhand
 
     with FakeOllama(models=MODELS) as fake:
         done = localhand("run", "say hi", "--workspace", str(tmp_path), host=fake.url)
