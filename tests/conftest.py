@@ -7,9 +7,11 @@ Tests that need a heavy optional part (the embedded extra, Ray, a browser) say s
 from __future__ import annotations
 
 import ipaddress
+import os
 import signal
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +68,21 @@ def sigint_reaches_children() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+
+
+@pytest.fixture
+def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A machine whose bubblewrap cannot create namespaces, as many users' machines are:
+    the fallback path of the sandbox, its network and its report."""
+    from localhand.safety.sandbox import available
+
+    fake = tmp_path / "fakebin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    available.cache_clear()
+    yield
+    available.cache_clear()

@@ -16,7 +16,7 @@ from localhand.config import distrusting, load_settings
 from localhand.errors import ConfigError
 from localhand.safety.allow_hosts import Entry, package_tool_hosts, parse_entry, url_entry
 from localhand.safety.netproxy import NetProxy
-from localhand.safety.sandbox import ProxySlot, available, run_sandbox
+from localhand.safety.sandbox import ProxySlot, run_sandbox
 from localhand.safety.trust import TrustStore
 from localhand.tools import run_shell
 
@@ -196,21 +196,6 @@ def test_connections_beyond_the_bound_are_refused(
         for client in clients:
             client.close()
     assert [a[:12] for a in answers] == [b"HTTP/1.1 200", b"HTTP/1.1 200", b"HTTP/1.1 503"]
-
-
-@pytest.fixture
-def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A machine whose bubblewrap cannot create namespaces."""
-    fake = tmp_path / "fakebin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text(
-        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
-    )
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
-    available.cache_clear()
-    yield
-    available.cache_clear()
 
 
 def test_without_bubblewrap_commands_keep_the_machines_network_and_no_proxy(

@@ -262,21 +262,6 @@ def test_the_model_is_told_when_it_meets_the_walls(place: Path) -> None:
     assert "[Sandbox: commands may write inside the workspace" in result.content
 
 
-@pytest.fixture
-def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A machine whose bubblewrap cannot create namespaces, as many users' machines are."""
-    fake = tmp_path / "bin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text(
-        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
-    )
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
-    available.cache_clear()
-    yield
-    available.cache_clear()
-
-
 def test_without_bubblewrap_commands_run_as_before_after_one_clear_warning(
     place: Path, no_bwrap: None
 ) -> None:
