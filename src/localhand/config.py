@@ -284,12 +284,10 @@ def _plan_table(table: Any, path: Path) -> dict[str, Any]:
     return {"plan_mode": mode}
 
 
-_PROVENANCE = frozenset(("config_file", "from_file"))
-"""Fields that say where settings came from: not settings themselves."""
-
-
 def _validated(values: dict[str, Any], source: str) -> Settings:
-    known = {f.name: f for f in fields(Settings) if f.name not in _PROVENANCE}
+    from localhand.safety.workspace_keys import PROVENANCE  # not settings themselves
+
+    known = {f.name: f for f in fields(Settings) if f.name not in PROVENANCE}
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise ConfigError(
