@@ -37,6 +37,8 @@ def _no_network(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
     home = tmp_path_factory.mktemp("localhand-home")
     monkeypatch.setenv("LOCALHAND_HOME", str(home))
     monkeypatch.setenv("LOCALHAND_DB", str(home / "runs.db"))
+    # The user's own config.toml: none, unless a test writes one there.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     # Settings from the developer's shell must not leak into tests.
     for var in (
         "OLLAMA_HOST",

@@ -35,8 +35,12 @@ def test_the_pool_comes_from_localhand_toml(tmp_path: Path) -> None:
     assert flags == [Endpoint("http://127.0.0.1:1234", 3), Endpoint("http://b:5", 3)]
     with pytest.raises(ConfigError, match="--slots applies to --host"):
         pool_endpoints(Settings(), None, 2, env=env)
-    none = {"LOCALHAND_CONFIG": str(tmp_path / "absent.toml"), "OLLAMA_HOST": "0.0.0.0:7"}
+    (tmp_path / "empty.toml").write_text("")  # named: the user's, trusted at first use
+    none = {"LOCALHAND_CONFIG": str(tmp_path / "empty.toml"), "OLLAMA_HOST": "0.0.0.0:7"}
     assert pool_endpoints(Settings(), env=none) == [Endpoint("http://0.0.0.0:7")]
+    absent = {"LOCALHAND_CONFIG": str(tmp_path / "absent.toml")}
+    with pytest.raises(ConfigError, match=r"LOCALHAND_CONFIG names .*absent\.toml"):
+        pool_endpoints(Settings(), env=absent)
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,18 @@
-"""Settings: command-line flags over environment variables over ``localhand.toml`` over defaults.
+"""Settings, in layers, each over the one before: defaults; the user's own file
+``$XDG_CONFIG_HOME/localhand/config.toml`` (default ``~/.config/localhand/config.toml``: every
+key, it is the user's); ``localhand.toml`` (the workspace file, or the file in
+``LOCALHAND_CONFIG``); environment variables; command-line flags. ``Settings.sources`` says
+which layer gave each value (``localhand config`` prints it).
 
 Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALHAND_MODEL``,
 ``LOCALHAND_BACKEND``, ``LOCALHAND_NUM_CTX_MAX``, ``LOCALHAND_KEEP_ALIVE``, ``LOCALHAND_THINK``,
 ``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_MAX_REPLY_TOKENS``, ``LOCALHAND_PLAN_MODE`` and the
-others in ``_ENV``.
-``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``),
-from its ``[localhand]`` table or its top level, plus the ``[sandbox]``, ``[plan]`` and
-``[mcp.servers.NAME]`` tables; only with content the user trusted, and a file in the project
-gives no key that routes data or loosens safety (``localhand.safety.config_file``).
+others in ``ENV``.
+``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``,
+which must exist), from its ``[localhand]`` table or its top level, plus the ``[sandbox]``,
+``[plan]``, ``[run]`` and ``[mcp.servers.NAME]`` tables (the user's file has the same
+shape); only with content the user trusted, and a file in the project gives no key that
+routes data or loosens safety (``localhand.safety.config_file``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,17 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localhand.config_values import (
+    APPROVE_POLICIES,
+    BACKENDS,
+    NUDGE_COUNTS,
+    PLAN_MODES,
+    TOOL_MODES,
+    convert,
+    parse_bool,
+    parse_think,
+    read_toml,
+)
 from localhand.errors import ConfigError
 from localhand.safety.sandbox_table import SANDBOX_SETTINGS
 
@@ -25,12 +41,9 @@ if TYPE_CHECKING:
     from localhand.mcp.config import McpServer
     from localhand.profiles import ProfileSettings
 
-BACKENDS = ("auto", "ollama", "openai", "embedded")
-TOOL_MODES = ("auto", "native", "schema")
-APPROVE_POLICIES = ("never", "dangerous", "always")
-PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
-NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
 DEFAULT_MODEL = "qwen3:8b"
+FLAG = "flag"
+"""``Settings.sources``' word for a value given on the command line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,47 +118,82 @@ class Settings:
     """The ``localhand.toml`` these settings were read from, if any."""
     from_file: frozenset[str] = frozenset()
     """The settings whose value came from ``config_file`` (not a variable or a flag)."""
+    user_file: str | None = None
+    """The user's own ``config.toml`` these settings were read from, if any."""
+    sources: tuple[tuple[str, str], ...] = ()
+    """(setting, where its value came from) for each setting not at its default:
+    ``user file PATH``, ``workspace file PATH``, ``LOCALHAND_CONFIG PATH``, ``env VAR`` or
+    ``flag``."""
 
     def with_overrides(self, **values: Any) -> Settings:
         """Apply flags; ``None`` means the flag was not given."""
         given = {k: v for k, v in values.items() if v is not None}
-        return replace(self, **given, from_file=self.from_file - set(given))
+        sources = tuple((k, s) for k, s in self.sources if k not in given)
+        return replace(
+            self,
+            **given,
+            from_file=self.from_file - set(given),
+            sources=sources + tuple((k, FLAG) for k in given),
+        )
+
+    def source_of(self, name: str) -> str:
+        """Where setting ``name``'s value came from (``default`` when no layer gave it)."""
+        return dict(self.sources).get(name, "default")
 
 
 def distrusting(settings: Settings, workspace: Path) -> tuple[Settings, list[str]]:
-    """``settings`` without what a model could have set for itself: from a ``localhand.toml``
-    inside the workspace (where the model's commands write), the keys that route data or
-    loosen safety (``localhand.safety.workspace_keys``) are not taken, even when the user
-    trusted the file; they fall back to their defaults, and its MCP servers are not started.
-    Also returns what to tell the person about it. (``load_settings`` already leaves them
-    out of a file found in the directory localhand started in.)"""
-    if settings.config_file is None:
-        return settings, []
+    """``settings`` without what a model could have set for itself: from a settings file
+    inside the workspace (where the model's commands write; the user's own ``config.toml``
+    too, when the workspace holds it), the keys that route data or loosen safety
+    (``localhand.safety.workspace_keys``) are not taken, even when the user trusted the file;
+    they fall back to their defaults, and its MCP servers are not started. Also returns what
+    to tell the person about it. (``load_settings`` already leaves them out of a file found
+    in the directory localhand started in.)"""
+    messages: list[str] = []
+    for path, names in (
+        (settings.config_file, settings.from_file),
+        (settings.user_file, _from_user_file(settings)),
+    ):
+        if path is not None:
+            settings, said = _distrusting_file(settings, path, names, workspace)
+            messages += said
+    return settings, messages
+
+
+def _from_user_file(settings: Settings) -> frozenset[str]:
+    return frozenset(n for n, s in settings.sources if s == f"user file {settings.user_file}")
+
+
+def _distrusting_file(
+    settings: Settings, path: str, names: frozenset[str], workspace: Path
+) -> tuple[Settings, list[str]]:
     from localhand.safety.config_file import inside
     from localhand.safety.workspace_keys import explained, withheld
 
-    if not inside(settings.config_file, workspace):
+    if not inside(path, workspace):
         return settings, []
     ignored: dict[str, Any] = {
         name: getattr(Settings(), name)
-        for name in settings.from_file
+        for name in names
         if name != "mcp_servers" and withheld(name, getattr(settings, name))
     }
     # Servers from --mcp-config files, which the person named, stay.
-    kept = tuple(s for s in settings.mcp_servers if s.source != settings.config_file)
+    kept = tuple(s for s in settings.mcp_servers if s.source != path)
     if len(kept) < len(settings.mcp_servers):
         ignored["mcp_servers"] = kept
     if not ignored:
         return settings, []
     message = (
-        f"{settings.config_file} is inside the workspace, where the model can write, so these "
-        f"of its settings are not used: {explained(sorted(ignored))}. Give them as flags, "
+        f"{path} is inside the workspace, where the model can write, so these of its "
+        f"settings are not used: {explained(sorted(ignored))}. Give them as flags, "
         "LOCALHAND_* variables or --mcp-config FILE, or keep the file outside the workspace."
     )
-    return replace(settings, **ignored, from_file=settings.from_file - set(ignored)), [message]
+    sources = tuple((n, s) for n, s in settings.sources if n not in ignored)
+    from_file = settings.from_file - set(ignored)
+    return replace(settings, **ignored, from_file=from_file, sources=sources), [message]
 
 
-_ENV = {
+ENV = {
     "model": "LOCALHAND_MODEL",
     "backend": "LOCALHAND_BACKEND",
     "num_ctx_max": "LOCALHAND_NUM_CTX_MAX",
@@ -174,70 +222,60 @@ def load_settings(
     cwd: Path | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> Settings:
-    """Defaults, then ``localhand.toml`` (with trusted content only:
-    ``localhand.safety.config_file``), then the environment. ``warn`` (default: standard
+    """Defaults, then the user's ``config.toml``, then ``localhand.toml`` (with trusted content
+    only: ``localhand.safety.config_file``), then the environment. ``warn`` (default: standard
     error, once) hears about a file or keys not used."""
-    from localhand.safety.config_file import read_config, warn_once
+    from localhand.safety.config_file import read_config, read_user_config, warn_once
 
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    user = read_user_config(env)
+    if user is not None:
+        values = read_toml(user.data, user.path)
+        _validated(values, source=str(user.path))  # its errors name it
+        sources = dict.fromkeys(values, f"user file {user.path}")
     config = read_config(env, cwd, warn)
+    from_file: dict[str, Any] = {}
     if config is not None and config.in_workspace:
         # Its MCP servers are not even read: their ${VAR}s would be expanded.
         data = {key: value for key, value in config.data.items() if key != "mcp"}
-        values.update(_read_toml(data, config.path))
-        _validated(values, source=str(config.path))  # a wrong value is an error, left out or not
+        from_file = read_toml(data, config.path)
+        _validated(from_file, source=str(config.path))  # wrong is an error, left out or not
         from localhand.safety.workspace_keys import without_withheld
 
         unread = ["mcp_servers"] if "mcp" in config.data else []
-        values = without_withheld(values, config.path, warn or warn_once, also=unread)
+        from_file = without_withheld(from_file, config.path, warn or warn_once, also=unread)
     elif config is not None:
-        values.update(_read_toml(config.data, config.path))
-    from_file = set(values)
-    for name, var in _ENV.items():
+        from_file = read_toml(config.data, config.path)
+    if config is not None:
+        kind = "workspace file" if config.in_workspace else "LOCALHAND_CONFIG"
+        sources.update(dict.fromkeys(from_file, f"{kind} {config.path}"))
+        values = _layered(values, from_file)
+    for name, var in ENV.items():
         if env.get(var):
             values[name] = env[var]
-            from_file.discard(name)
-    where = f"{config.path} or LOCALHAND_* variables" if config else "LOCALHAND_* variables"
-    settings = _validated(values, source=where)
-    if config is None:
-        return settings
-    return replace(settings, config_file=str(config.path), from_file=frozenset(from_file))
+            from_file.pop(name, None)
+            sources[name] = f"env {var}"
+    files = [str(f.path) for f in (user, config) if f is not None]
+    settings = _validated(values, source=" or ".join([*files, "LOCALHAND_* variables"]))
+    return replace(
+        settings,
+        config_file=str(config.path) if config is not None else None,
+        from_file=frozenset(from_file),
+        user_file=str(user.path) if user is not None else None,
+        sources=tuple(sorted(sources.items())),
+    )
 
 
-def _read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The settings of a parsed ``localhand.toml``."""
-    from localhand.safety.sandbox_table import sandbox_table  # only for a file
+def _layered(under: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over``'s values over ``under``'s; MCP servers of both, a name in ``over`` replacing
+    the same name in ``under``."""
+    if "mcp_servers" in under and "mcp_servers" in over:
+        from localhand.mcp.config import merge
 
-    table = data.get("localhand", data)
-    values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
-    return {
-        **values,
-        **sandbox_table(data.get("sandbox"), path),
-        **_plan_table(data.get("plan"), path),
-        **_run_table(data.get("run"), path),
-        **_mcp_table(data.get("mcp"), path),
-        **_profiles_table(data, path),
-    }
-
-
-def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``[profiles.NAME]`` and ``[profile]``: changes to the model families' profiles."""
-    table = data.get("localhand", data)
-    if not any(key in table or key in data for key in ("profiles", "profile")):
-        return {}
-    from localhand.profiles import read_profiles  # only when a file has the tables
-
-    return {"profiles": read_profiles(data, source=str(path))}
-
-
-def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[mcp.servers.NAME]``: the MCP servers to start (``localhand.mcp.config``)."""
-    if table is None:
-        return {}
-    from localhand.mcp.config import servers_from_toml  # only when a file has the table
-
-    return {"mcp_servers": servers_from_toml(table, path)}
+        over = {**over, "mcp_servers": merge(under["mcp_servers"], over["mcp_servers"])}
+    return {**under, **over}
 
 
 def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
@@ -256,34 +294,6 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
     return replace(settings, mcp_servers=merge(settings.mcp_servers, *loaded))
 
 
-def _run_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``)."""
-    if table is None:
-        return {}
-    per = table.get("nudge_limit_per") if isinstance(table, dict) else None
-    if not isinstance(table, dict) or set(table) - {"nudge_limit_per"} or per not in NUDGE_COUNTS:
-        raise ConfigError(f'[run] in {path} takes only nudge_limit_per = "streak" or "run"')
-    return {"nudge_limit_per": per}
-
-
-def _plan_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[plan]``: ``default_mode``. Checked here, where the message can name the table and the
-    file; the same setting from ``LOCALHAND_PLAN_MODE`` is checked in ``_convert``."""
-    allowed = ", ".join(PLAN_MODES)
-    if table is None:
-        return {}
-    if not isinstance(table, dict) or set(table) - {"default_mode"}:
-        raise ConfigError(f'[plan] in {path} takes only default_mode = "..." (one of {allowed})')
-    if "default_mode" not in table:
-        return {}
-    mode = table["default_mode"]
-    if not isinstance(mode, str) or mode not in PLAN_MODES:
-        raise ConfigError(
-            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of {allowed}"
-        )
-    return {"plan_mode": mode}
-
-
 def _validated(values: dict[str, Any], source: str) -> Settings:
     from localhand.safety.workspace_keys import PROVENANCE  # not settings themselves
 
@@ -295,97 +305,23 @@ def _validated(values: dict[str, Any], source: str) -> Settings:
         )
     settings: dict[str, Any] = {}
     for name, value in values.items():
-        settings[name] = _convert(name, value, source)
+        settings[name] = convert(name, value, source)
     return Settings(**settings)
 
 
-def _convert(name: str, value: Any, source: str) -> Any:
-    try:
-        if name == "num_ctx_max":
-            number = int(value)
-            if number < 512:
-                raise ValueError("must be at least 512")
-            return number
-        if name == "max_reply_tokens":
-            return _positive_whole(value, "the most tokens one reply may have, e.g. 4096")
-        if name == "daily_token_budget":
-            number = int(value)
-            if number < 1:
-                raise ValueError("must be a positive number of tokens")
-            return number
-        if name in ("price_in", "price_out"):
-            price = float(value)
-            if price < 0:
-                raise ValueError("must be zero or more (money per million tokens)")
-            return price
-        if name == "request_timeout":
-            seconds = float(value)
-            if seconds <= 0:
-                raise ValueError("must be positive")
-            return seconds
-        if name == "think":
-            return parse_think(str(value))
-        if name == "backend" and value not in BACKENDS:
-            raise ValueError(f"must be one of {', '.join(BACKENDS)}")
-        if name == "approve" and value not in APPROVE_POLICIES:
-            raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
-        if name in ("isolate_network", "archive_secrets", "watch_replies"):
-            return value if isinstance(value, bool) else parse_bool(str(value))
-        if name == "sandbox" and value not in SANDBOX_SETTINGS:
-            raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts"):
-            return tuple(value)
-        if name == "think_budget":
-            number = int(value)
-            if number < 0:
-                raise ValueError("must be 0 (no budget) or a number of tokens")
-            return number
-        if name == "profiles":  # read and checked by _profiles_table
-            return value
-        if name == "mcp_servers":  # read and checked by _mcp_table
-            if not isinstance(value, tuple):
-                raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
-            return value
-        if name == "nudge_limit_per" and value not in NUDGE_COUNTS:
-            raise ValueError(f"must be one of {', '.join(NUDGE_COUNTS)}")
-        if name == "plan_mode" and value not in PLAN_MODES:
-            raise ValueError(f"must be one of {', '.join(PLAN_MODES)}")
-        if name == "tool_mode" and value not in TOOL_MODES:
-            raise ValueError(f"must be one of {', '.join(TOOL_MODES)}")
-        return str(value) if value is not None else None
-    except ValueError as exc:
-        raise ConfigError(f"setting {name}={value!r} in {source}: {exc}") from exc
-
-
-def _positive_whole(value: Any, what: str) -> int:
-    """``value`` as a whole number of at least 1: from a variable's text or a toml integer;
-    not a toml ``true`` (which ``int`` would take as 1) nor a fraction (which it would cut)."""
-    wrong = f"must be a positive whole number ({what})"
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise ValueError(wrong)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(wrong) from None
-    if number < 1:
-        raise ValueError(wrong)
-    return number
-
-
-def parse_think(value: str) -> bool | str:
-    lowered = value.strip().lower()
-    if lowered in {"low", "medium", "high"}:
-        return lowered
-    try:
-        return parse_bool(lowered)
-    except ValueError:
-        raise ValueError("must be true, false, low, medium or high") from None
-
-
-def parse_bool(value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in {"true", "1", "yes", "on"}:
-        return True
-    if lowered in {"false", "0", "no", "off"}:
-        return False
-    raise ValueError("must be true or false")
+__all__ = [
+    "APPROVE_POLICIES",
+    "BACKENDS",
+    "DEFAULT_MODEL",
+    "ENV",
+    "NUDGE_COUNTS",
+    "PLAN_MODES",
+    "SANDBOX_SETTINGS",
+    "TOOL_MODES",
+    "Settings",
+    "distrusting",
+    "load_settings",
+    "parse_bool",
+    "parse_think",
+    "with_mcp_config",
+]

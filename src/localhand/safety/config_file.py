@@ -6,8 +6,13 @@ whether it counts as a workspace file.
 used only with content the user trusted (``localhand trust``), else ignored with a warning.
 A found file, or a named one lying in the directory localhand started in, is a workspace
 file: the keys of ``localhand.safety.workspace_keys`` that route data or loosen safety are
-never taken from it. ``localhand.config``, the dashboard's ``[dashboard]`` and the batch
-``[pool]`` all read the file through ``read_config``.
+never taken from it. A ``LOCALHAND_CONFIG`` naming no file is an error, not an empty file.
+
+The user's own file, ``$XDG_CONFIG_HOME/localhand/config.toml`` (``~/.config/...``), is read
+by ``read_user_config``: the user's, so every key and no trust step (``config.distrusting``
+still withholds the keys above when a run's workspace holds it). ``localhand.config``, the
+dashboard's ``[dashboard]`` and the batch ``[pool]`` all read the file through
+``read_config``.
 """
 
 from __future__ import annotations
@@ -53,7 +58,13 @@ def read_config(
     it was found by itself and is not trusted (``warn`` is told how to trust it). A named file
     that changed since it was trusted is asked about, or refused (``ConfigError``)."""
     path, named = config_path(env, cwd)
-    if not path.is_file():  # as before: a LOCALHAND_CONFIG naming no file gives no settings
+    if named and not path.is_file():  # a typo must not silently mean "no settings"
+        raise ConfigError(
+            f"LOCALHAND_CONFIG names {path}, which is not a file: create it, correct the path, "
+            "or unset LOCALHAND_CONFIG to use ./localhand.toml and your own "
+            "~/.config/localhand/config.toml"
+        )
+    if not path.is_file():
         return None
     from localhand.safety.trust import TrustStore, use_discovered, use_named
 
@@ -73,6 +84,35 @@ def read_config(
         raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from None
     here = os.path.realpath(cwd or Path.cwd())
     return ConfigFile(path, data, not named or inside(seen.real, here))
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """``$XDG_CONFIG_HOME/localhand/config.toml``, else ``$HOME/.config/localhand/config.toml``
+    (an XDG_CONFIG_HOME that is not absolute is ignored, as the XDG spec says); ``None``
+    when ``env`` has neither."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "localhand" / "config.toml"
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".config" / "localhand" / "config.toml"
+    return None
+
+
+def read_user_config(env: Mapping[str, str] | None = None) -> ConfigFile | None:
+    """The user's own ``config.toml``, parsed; ``None`` when there is none."""
+    path = user_config_path(env)
+    if path is None or not path.is_file():
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return ConfigFile(path, data, in_workspace=False)
 
 
 def inside(path: str | Path, root: str | Path) -> bool:

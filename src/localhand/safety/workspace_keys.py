@@ -95,7 +95,7 @@ KEYS: dict[str, Key] = {
     "dashboard.workspaces": _withheld("the roots a page-started task may use"),
     "pool.endpoints": _withheld("the servers a batch sends its conversations to"),
 }
-PROVENANCE = frozenset(("config_file", "from_file"))
+PROVENANCE = frozenset(("config_file", "from_file", "user_file", "sources"))
 """Fields of ``Settings`` that say where settings came from: not settings themselves."""
 
 
