@@ -23,7 +23,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config_values import (
+from localhand.errors import ConfigError
+from localhand.safety.config_values import (
     APPROVE_POLICIES,
     BACKENDS,
     NUDGE_COUNTS,
@@ -34,7 +35,6 @@ from localhand.config_values import (
     parse_think,
     read_toml,
 )
-from localhand.errors import ConfigError
 from localhand.safety.sandbox_table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:

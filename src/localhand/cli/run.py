@@ -11,6 +11,7 @@ from localhand.cli.args import (
     TIERS,
     Command,
     add_diff_option,
+    add_file_option,
     add_json_option,
     add_mcp_option,
     add_model_options,
@@ -61,6 +62,7 @@ def run(
     mcp_config: list[Path] | None,
     serve: bool,
     json_output: bool,
+    files: list[str] | None = None,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     from localhand.config import load_settings, with_mcp_config
@@ -84,6 +86,8 @@ def run(
         typed = tuple(CommandCheck(v) for v in verify or ())  # the user's say: not gated
         if typed:
             spec = spec.with_changes(checks=(*spec.checks, *typed))
+        if files:  # --file: checked now, read into the first prompt (run/attached_files.py)
+            spec = _with_files(spec, files)
         settings = load_settings().with_overrides(
             host=host,
             max_reply_tokens=max_reply_tokens,
@@ -184,6 +188,7 @@ def run_arguments(parser: ArgumentParser) -> None:
     )
     add_sandbox_option(parser)
     add_mcp_option(parser)
+    add_file_option(parser)
     parser.add_argument(
         "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
     )
@@ -204,6 +209,22 @@ def _task_from(description: str | None, task_file: Path | None) -> Task:
     if not description or not description.strip():
         raise ConfigError('say what to do: localhand run "TASK", or --task-file FILE')
     return Task(description=description, workspace=Path.cwd())
+
+
+def _with_files(spec: Task, patterns: list[str]) -> Task:
+    """The task with the ``--file`` files attached; the person is told what a glob left out
+    and what the cap will cut."""
+    from rich.markup import escape
+
+    from localhand.run.attached_files import announce, expand
+
+    if spec.is_plan:
+        raise ConfigError("--file is for a task the model carries out, not a plan's steps")
+    said: list[str] = []
+    files = expand(patterns, spec.workspace, said.append)
+    for line in [*said, *announce(spec.workspace, files)]:
+        stderr().print(f"[yellow]note:[/] {escape(line)}")
+    return spec.with_changes(context_files=(*spec.context_files, *files))
 
 
 def _view_for(spec: Task) -> Callable[[Event], None]:

@@ -93,7 +93,9 @@ def build_messages(
     the contents of the named context files (within ``context_chars`` in all)."""
     user = f"Task: {task.strip()}\n\n{workspace_context(workspace)}"
     if context_files:
-        user += "\n\n" + attach_files(workspace, context_files, context_chars)
+        from localhand.run.attached_files import attach_files as attached  # capped in tokens
+
+        user += "\n\n" + attached(workspace, context_files, context_chars)
     return [
         {"role": "system", "content": system_prompt or SYSTEM_PROMPT},
         {"role": "user", "content": user},
