@@ -13,15 +13,19 @@ Where the replay runs: never in the original workspace, which the run has change
   the run may have changed it, so differences may come from the files rather than the loop.
 The temporary directory is deleted afterwards unless ``keep=True``.
 
-Compared, in order: tool calls (name, arguments, ok, short result, with the workspace path
-written as ``<workspace>``), nudges, guardrail stops, verification checks and the Result's
-status, termination reason, iterations and files modified. Timings and tokens are not.
+The replay's workspace has a path as long as the recorded one (``replay_dir``), and the
+recorded replies name it where they named the original: so a run whose output holds its
+workspace path replays equal anywhere. Compared, in order: tool calls (name, arguments, ok,
+short result, with the workspace path written as ``<workspace>``), nudges, guardrail stops,
+verification checks and the Result's status, termination reason, iterations and files
+modified. Timings and tokens are not.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -63,16 +67,43 @@ class ReplayModel(ScriptedModel):
         return super().chat(messages, tools, options)
 
 
-def recorded_replies(events: Sequence[StoredEvent]) -> list[Reply]:
-    """The run's model replies, as the loop received them (usage included)."""
+def recorded_replies(
+    events: Sequence[StoredEvent], moved: tuple[str, str] | None = None
+) -> list[Reply]:
+    """The run's model replies, as the loop received them (usage included). ``moved``: (the
+    recorded workspace, the replay's), so that a path the model wrote into its tool calls
+    (``read_file /home/me/proj/a.py``) names the same file in the replay's workspace."""
     replies = []
     for event in events:
         if event.type == "model_reply":
-            data = event.data
+            data = _moved(event.data, moved) if moved else event.data
             usage = Usage(int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0))
             message = {**data, "done_reason": data.get("done_reason")}
             replies.append(reply_from_message(message, usage))
     return replies
+
+
+def _moved(data: dict[str, Any], moved: tuple[str, str]) -> dict[str, Any]:
+    """``data`` with every string's ``moved[0]`` written as ``moved[1]``."""
+    old, new = (json.dumps(path)[1:-1] for path in moved)  # as the path is spelled in JSON
+    text = json.dumps(data)
+    return data if old not in text else dict(json.loads(text.replace(old, new)))
+
+
+def replay_dir(run_id: str, original: Path) -> Path:
+    """A new directory to replay in, whose path is as long as ``original``'s when it can be:
+    a tool result or an argument holding the workspace path is then cut for the timeline at
+    the same place in the recording and in the replay (``events.summarize``), and the two
+    compare equal once the path is written ``<workspace>``. The caller removes its parent."""
+    parent = Path(os.path.realpath(tempfile.mkdtemp(prefix="lh")))
+    room = len(str(original)) - len(str(parent)) - 1
+    if room < 1:  # the original is shorter than any temporary path can be
+        return parent / f"replay-{run_id}"
+    parts = []
+    while room > 200:  # a name has at most 255 bytes: a long path is made of several
+        parts.append("_" * 199)
+        room -= 200
+    return parent.joinpath(*parts, (original.name or "w")[:room].ljust(room, "_"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +176,14 @@ def replay_run(
     info = store.run(ref)
     events = store.events(info.id)
     started = next((e.data for e in events if e.type == "task_started"), None)
-    replies = recorded_replies(events)
-    if started is None or not replies:
+    if started is None or not recorded_replies(events):
         raise StoreError(f"run {info.id} recorded no model replies, so there is nothing to replay")
     original = Path(str(started.get("workspace") or info.workspace))
-    target = Path(tempfile.mkdtemp(prefix=f"localhand-replay-{info.id}-")) / "workspace"
+    target = replay_dir(info.id, original)
+    replies = recorded_replies(events, moved=(str(original), str(target)))
     notes: list[str] = []
+    if len(str(target)) != len(str(original)):
+        notes.append(SHORT_PATH_NOTE)
     try:
         source = _prepare(store, info.id, original, workspace, target, notes)
         task = _task(store, info.task_id, started, events, target, notes)
@@ -259,33 +292,58 @@ def _task(
 
 
 def timeline(events: Sequence[dict[str, Any]], workspace: str) -> list[str]:
-    """The comparable steps of a run, one line each."""
+    """The comparable steps of a run, one line each, the workspace path written
+    ``<workspace>`` (``written``)."""
     steps = []
     for event in events:
         kind = event.get("type")
         if kind == "tool_call":
             mark = "ok" if event.get("ok") else "error"
-            steps.append(
-                f"tool {event.get('tool_name')} {event.get('args_summary')} → {mark}: "
-                f"{event.get('result_summary')}"
+            args, result = (
+                written(event.get(k), workspace) for k in ("args_summary", "result_summary")
             )
+            steps.append(f"tool {event.get('tool_name')} {args} → {mark}: {result}")
         elif kind == "nudge":
-            steps.append(f"nudge {event.get('nudge_number')}: {event.get('message')}")
+            message = written(event.get("message"), workspace)
+            steps.append(f"nudge {event.get('nudge_number')}: {message}")
         elif kind == "guardrail":
-            steps.append(f"guardrail {event.get('guardrail')}: {event.get('reason')}")
+            steps.append(
+                f"guardrail {event.get('guardrail')}: {written(event.get('reason'), workspace)}"
+            )
         elif kind == "verification":
             for check in event.get("checks") or []:
                 outcome = "pass" if check.get("passed") else "fail"
-                steps.append(f"verify {check.get('name')}: {outcome}")
+                steps.append(f"verify {written(check.get('name'), workspace)}: {outcome}")
         elif kind == "task_finished":
             r = event.get("result") or {}
-            steps.append(
+            line = (
                 f"result {r.get('status')} ({r.get('termination_reason')}), "
                 f"{r.get('iterations_used')} iterations, files {r.get('files_modified')}"
             )
-    return [step.replace(workspace, "<workspace>") if workspace else step for step in steps]
+            steps.append(written(line, workspace))
+    return steps
 
 
+def written(text: Any, workspace: str) -> str:
+    """``text`` with ``workspace`` written ``<workspace>``; a summary cut (``…``) inside the
+    path, where what is left of it differs between two runs, ends ``<workspace…``."""
+    text = str(text)
+    if not workspace:
+        return text
+    text = text.replace(workspace, "<workspace>")
+    if not text.endswith("…"):
+        return text
+    body = text[:-1]
+    for size in range(min(len(workspace), len(body)), 0, -1):
+        if body.endswith(workspace[:size]):
+            return body[:-size] + "<workspace…"
+    return text
+
+
+SHORT_PATH_NOTE = (
+    "the recorded workspace path is shorter than a temporary directory's, so a tool result "
+    "holding it may be cut at another place in the replay's timeline"
+)
 REGRADED_NOTE = (
     "the recording passed with no checks, before such a run was graded `unverified` (a final "
     "answer with nothing to show it right): the status differs by that rule, not by the loop"

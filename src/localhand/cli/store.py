@@ -131,6 +131,8 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
     view = TimelineView(out)
     for event in events:
         view(_Recorded(event))
+    if info.error and not any(e.type == "task_finished" for e in events):  # older stores
+        out.print(f"[bold red]■ {info.status}:[/] {_shown(scrub_data(info.error))}")
     if info.status == "interrupted":
         out.print(
             f"[bold magenta]■ interrupted[/]: the process ended after {len(events)} events, "

@@ -11,7 +11,9 @@ are the session's too (``recording``).
 A run that never started (bad input the door cannot refuse as an error of its own, a refused
 verify command, a cancellation before its loop) ends with ``Result.failed`` (a plan's
 ``PlanResult.failed``), emitted as the run's ``task_finished`` like any Result, so the store,
-the dashboard and the caller see one shape from every door.
+the dashboard and the caller see one shape from every door. One that bad input (a
+``ConfigError``) or Ctrl-C ends by an exception, before it has a Result, keeps the same
+Result in its store (``Session._keep_reason``): ``localhand show`` says why it ended.
 """
 
 from __future__ import annotations
@@ -140,7 +142,35 @@ class Session:
 
     def run(self) -> Result | PlanResult:
         """The prologue, once, then the run to its Result. Bad input is a ``ConfigError``;
-        anything the model or a command does ends up in the Result."""
+        anything the model or a command does ends up in the Result. A run that ends by an
+        exception (bad input, Ctrl-C) before it has a Result keeps why in the store."""
+        try:
+            return self._run()
+        except (ConfigError, KeyboardInterrupt) as exc:
+            self._keep_reason(exc)
+            raise
+
+    def _keep_reason(self, exc: BaseException) -> None:
+        """The failed Result of a run that an exception ends before its own, written to its
+        store as its ``task_finished`` (which ``localhand show`` prints); not announced on
+        the bus, since the door that called says it to the person, once."""
+        recording, store = self._recording, self.store
+        run_id = recording.run_id if recording is not None else None
+        if store is None or run_id is None or store.run(run_id).status != "running":
+            return
+        from localhand.safety.scrub import scrub_data
+
+        if isinstance(exc, KeyboardInterrupt):
+            why, reason = self.cancellation.reason or "cancelled by the user (Ctrl-C)", "cancelled"
+        else:
+            why, reason = str(exc), "error"
+        model = self.task.model or self.settings.model
+        result = Result.failed(self.task.id, why, model=model, reason=reason)  # type: ignore[arg-type]
+        event = scrub_data(TaskFinished(task_id=self.task.id, result=result.to_dict()).to_dict())
+        store.append_event(run_id, event)
+        store.finish_run(run_id, dict(event["result"]))
+
+    def _run(self) -> Result | PlanResult:
         task = self.task
         if not task.workspace.is_dir():
             raise ConfigError(
