@@ -90,20 +90,21 @@ def _moved(data: dict[str, Any], moved: tuple[str, str]) -> dict[str, Any]:
     return data if old not in text else dict(json.loads(text.replace(old, new)))
 
 
-def replay_dir(run_id: str, original: Path) -> Path:
-    """A new directory to replay in, whose path is as long as ``original``'s when it can be:
-    a tool result or an argument holding the workspace path is then cut for the timeline at
-    the same place in the recording and in the replay (``events.summarize``), and the two
-    compare equal once the path is written ``<workspace>``. The caller removes its parent."""
-    parent = Path(os.path.realpath(tempfile.mkdtemp(prefix="lh")))
-    room = len(str(original)) - len(str(parent)) - 1
+def replay_dir(run_id: str, original: Path) -> tuple[Path, Path]:
+    """A new temporary directory (for the caller to remove) and the workspace to replay in
+    under it, whose path is as long as ``original``'s when it can be: a tool result or an
+    argument holding the workspace path is then cut for the timeline at the same place in the
+    recording and in the replay (``events.summarize``), and the two compare equal once the
+    path is written ``<workspace>``."""
+    top = Path(os.path.realpath(tempfile.mkdtemp(prefix="lh")))
+    room = len(str(original)) - len(str(top)) - 1
     if room < 1:  # the original is shorter than any temporary path can be
-        return parent / f"replay-{run_id}"
+        return top, top / f"replay-{run_id}"
     parts = []
     while room > 200:  # a name has at most 255 bytes: a long path is made of several
         parts.append("_" * 199)
         room -= 200
-    return parent.joinpath(*parts, (original.name or "w")[:room].ljust(room, "_"))
+    return top, top.joinpath(*parts, (original.name or "w")[:room].ljust(room, "_"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +180,7 @@ def replay_run(
     if started is None or not recorded_replies(events):
         raise StoreError(f"run {info.id} recorded no model replies, so there is nothing to replay")
     original = Path(str(started.get("workspace") or info.workspace))
-    target = replay_dir(info.id, original)
+    top, target = replay_dir(info.id, original)
     replies = recorded_replies(events, moved=(str(original), str(target)))
     notes: list[str] = []
     if len(str(target)) != len(str(original)):
@@ -195,12 +196,12 @@ def replay_run(
             replay_id = store.begin_run(task, model=info.model, kind="replay", replay_of=info.id)
             bus.subscribe(store.recorder())
         model = ReplayModel(replies, name=str(started.get("model") or info.model or "replay"))
-        follow_ups = target.parent / "follow-ups"  # not the user's data directory
+        follow_ups = top / "follow-ups"  # not the user's data directory
         result = run_task(
             task, Settings(model=model.name), bus=bus, model=model, follow_up_dir=follow_ups
         )
     except BaseException:
-        shutil.rmtree(target.parent, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
         raise
     if model.remaining:
         notes.append(f"{model.remaining} recorded replies were not asked for")
@@ -224,7 +225,7 @@ def replay_run(
         kept=keep,
     )
     if not keep:
-        shutil.rmtree(target.parent, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
     return report
 
 
