@@ -5,8 +5,9 @@ the model's commands. Trusting it (``localhand trust``) pins its content, but a 
 approving a diff can miss one line, so the keys that route data (where the conversation
 goes, which roots a page may use) or loosen safety (sandbox, approval, network, secrets,
 programs started outside the sandbox) are never taken from such a file, trusted or not: they
-come from flags, ``LOCALHAND_*`` variables or a ``localhand.toml`` kept outside the project
-(``LOCALHAND_CONFIG``). A value that only tightens (``approve = "always"``) is kept.
+come from flags, ``LOCALHAND_*`` variables, the user's own ``config.toml`` or a
+``localhand.toml`` kept outside the project (``LOCALHAND_CONFIG``). A value that only
+tightens (``approve = "always"``) is kept.
 
 Every field of ``localhand.config.Settings`` is in ``KEYS`` (tests/test_trust.py fails when a
 new one is not), besides the tables that are not settings (``dashboard.workspaces``,
@@ -121,7 +122,7 @@ def without_withheld(
         warn(
             f"{path} is in the project, where the model can write, so these of its settings "
             f"are not used: {explained(dropped)}. Give them as flags, LOCALHAND_* variables, "
-            "or in a localhand.toml outside the project (LOCALHAND_CONFIG=PATH)."
+            "or in your own ~/.config/localhand/config.toml."
         )
     return {name: value for name, value in values.items() if name not in dropped}
 
