@@ -97,7 +97,7 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
     body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "hi"}], "stream": False}
     answered: list[tuple[int, int]] = []  # (which request, its status), in the order answered
     with FakeOllama(
-        ["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=0.3, max_queue=1
+        ["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=1.0, max_queue=1
     ) as server:
 
         def ask(number: int) -> None:
@@ -105,9 +105,13 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
             answered.append((number, code))
 
         threads = [threading.Thread(target=ask, args=(n,)) for n in range(3)]
-        for thread in threads:
+        for held, thread in enumerate(threads, start=1):
             thread.start()
-            time.sleep(0.05)
+            # Each request is inside the server before the next leaves: the order is the
+            # server's doing, not the thread scheduler's (a loaded machine reorders starts).
+            deadline = time.monotonic() + 10
+            while server.peak_requests < min(held, 2) and time.monotonic() < deadline:
+                time.sleep(0.01)
         for thread in threads:
             thread.join()
         # The third is turned away at once, the first is answered after its latency, and the

@@ -348,7 +348,8 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
             statistics.median(durations), abs=1e-3
         )
         ttfts = [t for r in evaluated.report["runs"] if r["model"] == name for t in r["ttft_s"]]
-        assert model["ttft_s"]["median"] == statistics.median(ttfts)
+        # The report keeps figures to 0.1 ms; the median of the raw values, rounded the same way.
+        assert model["ttft_s"]["median"] == pytest.approx(statistics.median(ttfts), abs=1e-4)
         assert model["ttft_s"]["requests"] == model["requests"] == len(ttfts)
     assert max(t for r in evaluated.report["runs"] for t in r["ttft_s"]) >= HANG_S
     assert (good["requests"], bad["requests"]) == (14, 14)
