@@ -309,7 +309,7 @@ def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
         assert httpx.get(base + "api/runs").status_code == 401, "a token on loopback too"
         with httpx.Client() as browser:
             assert browser.get(url.group(0)).status_code == 303
-            assert browser.get(base + "api/runs").json() == {"runs": []}
+            assert browser.get(base + "api/runs").json() == {"runs": [], "waiting": 0}
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=10) == 0
         assert "Traceback" not in server.stderr.read()
