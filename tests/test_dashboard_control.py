@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dashboard_helpers import client
+from dashboard_helpers import client, tool_call
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.launcher import Launcher, StartRequest
 from localhand.run.cancel import request_file
 from localhand.session.door import Session
 from localhand.store import Store
+from localhand.testing import FakeOllama
 
 
 def approval(kind: str, **fields: Any) -> dict[str, Any]:
@@ -103,3 +105,31 @@ def test_a_page_run_that_ends_without_a_result_is_closed_as_an_error(
     launcher.join(10)
     run = store.run(run_id)
     assert (run.status, run.error) == ("error", "the run ended without a result")
+
+
+def test_stop_refuses_what_a_page_run_waits_for_so_it_ends_at_once(
+    store: Store, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "victim").mkdir(parents=True)
+    script = [tool_call("run_command", command="rm -rf *"), "Removed it."]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url)
+        dashboard = start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path])
+        with dashboard as server, client(server) as api:
+            body = {"description": "Clean up", "workspace": str(workspace), "agentic": True}
+            run_id = api.post("api/runs", json=body).json()["run_id"]
+            deadline = time.monotonic() + 20
+            while not api.get("api/approvals").json()["approvals"]:
+                assert time.monotonic() < deadline, "the command never waited for the page"
+                time.sleep(0.1)
+            assert api.post(f"api/runs/{run_id}/cancel").status_code == 200
+            deadline = time.monotonic() + 10  # well before the 5-minute approval timeout
+            while store.run(run_id).status == "running":
+                assert time.monotonic() < deadline, "the stopped run still waits"
+                time.sleep(0.1)
+    run = store.run(run_id)
+    assert (run.status, run.termination_reason) == ("fail", "cancelled")
+    decided = [e.data for e in store.events(run_id, types=("approval_decided",))]
+    assert [(e["approved"], e["by"]) for e in decided] == [(False, "stop")]
+    assert (workspace / "victim").is_dir(), "the refused command never ran"

@@ -134,6 +134,7 @@ class Launcher:
         session = self.sessions.get(run_id)
         if session is not None:
             session.cancel("stopped on the dashboard")
+            self.approvals.withdraw(run_id)  # a run waiting for an answer stops now, refused
         else:
             request_cancel(run_id)
 
