@@ -266,3 +266,44 @@ def test_a_plan_run_is_a_step_list_with_its_timeline_in_words(page: Page, tmp_pa
         for raw in ("step_id=", "plan=", "output_tail", "exit_code"):
             assert raw not in text, f"a raw event field in the timeline: {raw}"
         expect(page.locator("tr.note.other")).to_have_count(0)
+
+
+def test_a_teacher_plan_from_the_page_is_approved_step_by_step_and_stopped(
+    page: Page, tmp_path: Path
+) -> None:
+    store = Store(tmp_path / "runs.db")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    steps = [("write hello", "echo hi > hello.txt"), ("show it", "cat hello.txt")]
+    steps.append(("tidy up", "rm hello.txt"))
+    draft = {"goal": "greet", "steps": [{"description": d, "command": c} for d, c in steps]}
+    with FakeOllama([json.dumps(draft), "summary"], models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url)
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
+            page.goto(server.url)
+            expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
+            start_task(page, "Greet", workspace, mode="plan-teacher")
+
+            expect(page.locator("#plan-summary")).to_contain_text("teacher mode · 3 steps")
+            first = page.locator("tr.note.approval").nth(0)
+            expect(first).to_contain_text("echo hi > hello.txt")
+            expect(page.locator("#plan-steps li").nth(0).locator(".pill")).to_have_text(
+                "awaiting approval"
+            )
+            expect(page).to_have_title("(1) localhand")
+            first.locator("button.approve").click()
+
+            second = page.locator("tr.note.approval").nth(1)
+            expect(second).to_contain_text("cat hello.txt")
+            expect(second.locator("button.approve")).to_be_visible()
+            page.locator("#run-stop").click()  # instead of answering
+            expect(page.locator("#run-stop-state")).to_contain_text(
+                "stopped: the run ended cancelled", timeout=20_000
+            )
+            expect(page).to_have_title("localhand")
+            pills = page.locator("#plan-steps li .pill")
+            expect(pills).to_have_text(["done", "failed", "pending"])
+            expect(page.locator("tr.note.decision.denied")).to_contain_text("by stop")
+    assert (workspace / "hello.txt").read_text() == "hi\n", "only the approved step ran"
+    (run,) = store.runs()
+    assert run.termination_reason == "cancelled", run

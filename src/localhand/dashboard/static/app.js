@@ -213,7 +213,11 @@ class RunView {
     const running = run.status === "running" && !this.ended;
     if (running && !this.stopShown && !stops.has(this.runId)) {
       this.stopShown = true;
-      const button = stopButton(this.runId, (text) => { $("run-stop-state").textContent = text; });
+      // The run may be over before the server's answer is (a run waiting for an approval
+      // stops at once): then say how it ended, not that a stop was requested.
+      const button = stopButton(this.runId, (text) => {
+        if (this.ended) this.showStop(this.run); else $("run-stop-state").textContent = text;
+      });
       button.id = "run-stop";
       $("run-stop").replaceWith(button);
     }

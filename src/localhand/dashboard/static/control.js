@@ -48,7 +48,8 @@ function stopOutcome(runId, run) {
   return text;
 }
 
-// A Stop button for a running run; `said` is called with what the server answered.
+// A Stop button for a running run; `said` is called with what the server answered (after the
+// button's own text, so that it may say more).
 function stopButton(runId, said) {
   const button = el("button", "stop", ["■ Stop"]);
   button.type = "button";
