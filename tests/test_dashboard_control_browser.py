@@ -94,7 +94,9 @@ def test_stop_on_the_runs_list_cancels_a_cli_run_in_another_process(
                 expect(row.locator("button.stop")).to_have_count(0)
                 out, err = child.communicate(timeout=30)
 
-                row.click()  # the run view: the partial Result, and what the Stop did
+                row.locator(
+                    "td"
+                ).first.click()  # the run view: the partial Result, and what the Stop did
                 expect(page.locator("#result")).to_be_visible()
                 expect(page.locator("#stat-reason")).to_have_text("cancelled")
                 expect(page.locator("#run-stop-state")).to_contain_text("ended cancelled")
@@ -166,7 +168,7 @@ def test_an_approval_waiting_shows_on_the_runs_list_and_in_the_title(
             expect(row).not_to_contain_text("running")
             expect(page).to_have_title("(1) localhand")
 
-            row.click()
+            row.locator("td").first.click()
             page.locator("tr.note.approval button.approve").click()
             expect(page.locator("#run-status")).to_have_text("unverified")
             expect(page).to_have_title("localhand")

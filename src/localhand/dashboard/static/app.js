@@ -92,11 +92,14 @@ function showRuns() {
 let refreshRuns = () => {};
 
 // Each status counted apart: "unverified" (no check ran) is never folded into "pass".
-const STATUS_ORDER = ["pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"];
+const STATUS_ORDER = ["waiting for you", "pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"];
 
 function statusCounts(runs) {
   const counts = new Map();
-  for (const r of runs) counts.set(r.status, (counts.get(r.status) || 0) + 1);
+  for (const r of runs) {
+    const status = r.status === "running" && r.waiting > 0 ? "waiting for you" : r.status;
+    counts.set(status, (counts.get(status) || 0) + 1);
+  }
   const rank = (s) => (STATUS_ORDER.includes(s) ? STATUS_ORDER.indexOf(s) : STATUS_ORDER.length);
   return [...counts].sort((a, b) => rank(a[0]) - rank(b[0]))
     .map(([s, n]) => `${n} ${String(s).replace("_", " ")}`).join(" · ");
@@ -126,11 +129,11 @@ function renderRuns(runs) {
 function runRow(r) {
   const waiting = r.status === "running" && r.waiting > 0;
   const status = waiting
-    ? [el("span", "pill waiting", ["waiting for you"]), " ", el("span", "meta", [plural(r.waiting, "approval")])]
+    ? [el("span", "pill asks", ["waiting for you"]), " ", el("span", "meta", [plural(r.waiting, "approval")])]
     : [pill(r.status), " ", el("span", "meta", [r.termination_reason || ""])];
   if (r.status === "running" && !stops.has(r.id)) status.push(" ", stopButton(r.id, () => refreshRuns()));
   else if (stops.has(r.id)) status.push(" ", el("span", "stop-state", [stopOutcome(r.id, r)]));
-  const tr = el("tr", waiting ? "waiting" : "", [
+  const tr = el("tr", waiting ? "asks" : "", [
     el("td", "mono", [r.id + (r.kind === "replay" ? " ↻" : "")]),
     el("td", "", [new Date(r.started_at * 1000).toLocaleString()]),
     el("td", "status", status),

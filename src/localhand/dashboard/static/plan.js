@@ -12,7 +12,7 @@ const PLAN_TYPES = new Set([
 ]);
 const STEP_PILL = {
   done: "pass", failed: "fail", running: "running", retrying: "running", skipped: "skipped",
-  pending: "pending", "awaiting approval": "waiting", "not approved": "fail",
+  pending: "pending", "awaiting approval": "asks", "not approved": "fail",
 };
 
 class PlanState {
@@ -151,7 +151,7 @@ class PlanState {
       case "plan_started":
         return ["plan", `the plan starts in ${e.mode || "its"} mode with ${plural(this.steps.size, "step")}`];
       case "step_started":
-        return [n, `started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${shownInert(String(e.description || ""))} ${cmd(e.command)}`];
+        return [n, `started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${shownInert(String(e.description || ""))} (${cmd(e.command)})`];
       case "step_finished":
         if (e.status === "done") return [n, `done in ${(Number(e.duration_ms || 0) / 1000).toFixed(1)} s`];
         return [n, e.refused ? `not run${why(e.refused)}` : `failed (${failure(e)})`];
