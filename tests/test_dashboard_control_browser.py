@@ -94,9 +94,8 @@ def test_stop_on_the_runs_list_cancels_a_cli_run_in_another_process(
                 expect(row.locator("button.stop")).to_have_count(0)
                 out, err = child.communicate(timeout=30)
 
-                row.locator(
-                    "td"
-                ).first.click()  # the run view: the partial Result, and what the Stop did
+                # the run view (opened by the id cell): the partial Result, what the Stop did
+                row.locator("td").first.click()
                 expect(page.locator("#result")).to_be_visible()
                 expect(page.locator("#stat-reason")).to_have_text("cancelled")
                 expect(page.locator("#run-stop-state")).to_contain_text("ended cancelled")
