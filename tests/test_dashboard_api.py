@@ -108,7 +108,7 @@ def test_page_and_assets_are_served(dashboard: DashboardServer) -> None:
     with httpx.Client(follow_redirects=True) as browser:
         page = browser.get(dashboard.url)
         assert page.status_code == 200 and "<title>localhand</title>" in page.text
-        for asset in ("app.js", "plan.js", "style.css"):
+        for asset in ("app.js", "plan.js", "control.js", "style.css"):
             assert browser.get(dashboard.base_url + "static/" + asset).status_code == 200
 
 
