@@ -224,10 +224,12 @@ class RunView {
       button.id = "run-stop";
       $("run-stop").replaceWith(button);
     }
-    $("run-stop").hidden = !running && !stops.has(this.runId);
-    if (!running && stops.has(this.runId)) {
-      $("run-stop").disabled = true;
-      $("run-stop").textContent = run.termination_reason === "cancelled" ? "Stopped" : "Not stopped";
+    const button = $("run-stop");
+    button.hidden = !running && !stops.has(this.runId);
+    if (stops.has(this.runId)) { // pressed here, or before this view was opened again
+      button.disabled = true;
+      if (running) button.textContent = "Stop requested";
+      else button.textContent = run.termination_reason === "cancelled" ? "Stopped" : "Not stopped";
     }
     $("run-stop-state").textContent = stopOutcome(this.runId, run) || "";
   }
