@@ -1,13 +1,33 @@
-"""Reaching a test dashboard the way a script would: its token as a Bearer header."""
+"""Reaching a test dashboard the way a script would (its token as a Bearer header), and the way
+a user does: Debian's Chromium driven by Playwright (the ``browser`` and ``page`` fixtures; a
+browser test module names this module in its ``pytest_plugins``).
+
+PYTEST_DONT_REWRITE: imported before pytest registers it as that plugin, and it asserts nothing.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
+import pytest
 from websockets.sync.client import ClientConnection, connect
 
 from localhand.dashboard.server import DashboardServer
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def auth(server: DashboardServer) -> dict[str, str]:
@@ -26,3 +46,52 @@ def ws_url(server: DashboardServer, path: str) -> str:
 def ws_connect(server: DashboardServer, path: str, **kwargs: Any) -> ClientConnection:
     """A WebSocket to ``path`` carrying the token."""
     return connect(ws_url(server, path), additional_headers=auth(server), **kwargs)
+
+
+def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
+    """A FakeOllama script item: the model calls one tool."""
+    return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
+
+
+# -- in a browser ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium, one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    import optional_deps
+
+    chromium = optional_deps.chromium()  # skipped without a browser, required in CI
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+def start_task(
+    page: Page,
+    description: str,
+    workspace: str | Path,
+    *,
+    mode: str | None = None,
+    verify: str | None = None,
+) -> None:
+    """Fill the page's "Start a task" form and submit it."""
+    page.fill("textarea[name=description]", description)
+    page.fill("input[name=workspace]", str(workspace))
+    if verify is not None:
+        page.fill("input[name=verify]", verify)
+    if mode is not None:
+        page.select_option("select[name=mode]", mode)
+    page.click("button[type=submit]")

@@ -108,7 +108,7 @@ def test_page_and_assets_are_served(dashboard: DashboardServer) -> None:
     with httpx.Client(follow_redirects=True) as browser:
         page = browser.get(dashboard.url)
         assert page.status_code == 200 and "<title>localhand</title>" in page.text
-        for asset in ("app.js", "plan.js", "style.css"):
+        for asset in ("app.js", "plan.js", "control.js", "style.css"):
             assert browser.get(dashboard.base_url + "static/" + asset).status_code == 200
 
 
@@ -309,7 +309,7 @@ def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
         assert httpx.get(base + "api/runs").status_code == 401, "a token on loopback too"
         with httpx.Client() as browser:
             assert browser.get(url.group(0)).status_code == 303
-            assert browser.get(base + "api/runs").json() == {"runs": []}
+            assert browser.get(base + "api/runs").json() == {"runs": [], "waiting": 0}
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=10) == 0
         assert "Traceback" not in server.stderr.read()

@@ -11,70 +11,23 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import optional_deps
+from dashboard_helpers import start_task, tool_call
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.store import Store
 from localhand.testing import FakeOllama
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+pytest_plugins = ("dashboard_helpers",)  # the browser and page fixtures
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "dashboard.png"
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
-
-
-def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
-
-
-def start_task(
-    page: Page,
-    description: str,
-    workspace: str | Path,
-    *,
-    mode: str | None = None,
-    verify: str | None = None,
-) -> None:
-    """Fill the page's "Start a task" form and submit it."""
-    page.fill("textarea[name=description]", description)
-    page.fill("input[name=workspace]", str(workspace))
-    if verify is not None:
-        page.fill("input[name=verify]", verify)
-    if mode is not None:
-        page.select_option("select[name=mode]", mode)
-    page.click("button[type=submit]")
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 
 @pytest.fixture
@@ -142,52 +95,6 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
             page.click("text=All runs")
             expect(page.locator("#runs-body tr")).to_have_count(1)
             expect(page.locator("#runs-body")).to_contain_text("Fix the bug in calc.py")
-
-
-PLAN_EVENTS: list[dict[str, Any]] = [
-    {
-        "type": "plan_revised",
-        "plan": [{"id": 1, "command": "pip install -e ."}, {"id": 2, "command": "pytest -q"}],
-    },
-    {"type": "step_started", "step_id": 1},
-    {"type": "step_finished", "step_id": 1, "ok": True},
-    {"type": "step_started", "step_id": 2},
-    {"type": "step_finished", "step_id": 2, "ok": False, "summary": "2 failed"},
-    {"type": "retry_attempt", "step_id": 2, "attempt": 1, "reason": "flaky import"},
-    {
-        "type": "plan_revised",
-        "plan": [
-            {"id": 1, "command": "pip install -e .", "status": "done"},
-            {"id": "1b", "command": "pip install pytest-asyncio", "repair": True},
-            {"id": 2, "command": "pytest -q"},
-            {"id": 3, "command": "rm -rf build"},
-        ],
-    },
-    {"type": "step_skipped", "step_id": 3, "reason": "not needed"},
-    {"type": "approval_needed", "step_id": "1b", "warning_message": "installs a package"},
-    {"type": "agent_thinking", "message": "diagnosing the failure"},
-]
-
-
-def test_plan_events_render_as_steps_with_their_states(
-    page: Page, store: Store, tmp_path: Path
-) -> None:
-    run_id = store.begin_run("plan-task")
-    for event in PLAN_EVENTS:
-        store.append_event(run_id, {"task_id": "plan-task", "ts": 1.0, **event})
-    with start_dashboard(store, port=0) as server:
-        page.goto(f"{server.url}#/runs/{run_id}")
-        steps = page.locator("#plan-steps li")
-        expect(steps).to_have_count(4)
-        expect(steps.nth(0)).to_contain_text("done")
-        expect(steps.nth(1)).to_have_class("repair")
-        expect(steps.nth(1)).to_contain_text("awaiting approval")
-        expect(steps.nth(2)).to_contain_text("retrying")
-        expect(steps.nth(2)).to_contain_text("attempt 1")
-        expect(steps.nth(3)).to_contain_text("skipped")
-        expect(page.locator(".banner.thinking")).to_contain_text("diagnosing the failure")
-        expect(page.locator(".banner.approval")).to_contain_text("installs a package")
-        expect(page.locator("tr.note.plan")).to_have_count(len(PLAN_EVENTS))
 
 
 def test_a_simple_task_streams_its_answer_into_the_run_view(

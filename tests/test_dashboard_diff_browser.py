@@ -7,13 +7,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import optional_deps
+from dashboard_helpers import tool_call
 from localhand.config import Settings
 from localhand.dashboard import start_dashboard
 from localhand.events import EventBus
@@ -24,16 +23,13 @@ from localhand.store import Store
 from localhand.testing import FakeOllama
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
+pytest_plugins = ("dashboard_helpers",)  # the browser and page fixtures
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 BACKGROUND = "n => getComputedStyle(n).backgroundColor"
 HOSTILE = "title\x1b]0;pwned\x07\n<img src=x onerror=\"document.title='owned'\">\n"
-
-
-def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
 
 
 SCRIPT = [
@@ -41,25 +37,6 @@ SCRIPT = [
     tool_call("write_file", path="evil.txt", content=HOSTILE),
     "Fixed add().",
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
 
 
 def recorded_run(workspace: Path, db: Path) -> str:

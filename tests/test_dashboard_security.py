@@ -131,7 +131,7 @@ def test_the_printed_url_keeps_the_token_in_a_cookie_and_drops_it_from_the_addre
         page = browser.get("/")
         assert page.status_code == 200 and "<title>localhand</title>" in page.text
         assert page.headers["x-frame-options"] == "DENY"
-        assert browser.get("api/runs").json() == {"runs": []}
+        assert browser.get("api/runs").json() == {"runs": [], "waiting": 0}
         header = f"{name}={browser.cookies[name]}"
     url = ws_url(dashboard, "/ws/runs/x")
     with (

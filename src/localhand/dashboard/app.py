@@ -1,12 +1,16 @@
 """The dashboard's FastAPI app: a JSON API over the store, a WebSocket per run, a static page.
 
     GET  /                       the page (plain HTML/JS/CSS from ``static/``, no build step)
-    GET  /api/runs?limit=N       runs, newest first
+    GET  /api/runs?limit=N       runs, newest first, each with ``waiting``: its approvals
+                                 nobody has answered yet (``Store.waiting_approvals``)
+    GET  /api/waiting            those approvals per running run, and their ``total``
     GET  /api/runs/{run}         one run and its events (``?after=SEQ``: only later ones;
                                  ``?events=false``: none)
     GET  /api/runs/{run}/diff    what the run changed: files with +/- lines, the diff (scrubbed),
                                  the whole undo command (``localhand.store.run_diff``)
     POST /api/runs               start a task (JSON body: ``StartRequest``) → ``{"run_id"}``
+    POST /api/runs/{run}/cancel  Stop: the run ends ``cancelled`` with its partial Result,
+                                 also one started elsewhere (409 when it is not running)
     GET  /api/config             defaults for the page's form, and the workspace roots
     GET  /api/approvals?run=RUN  commands of page-started runs waiting for a yes or no, oldest
                                  first: ``RUN``'s (id or prefix, 404 if none), else all
@@ -102,7 +106,15 @@ def create_app(
 
     @app.get("/api/runs")
     def runs(limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
-        return {"runs": [_summary(info.to_dict()) for info in store.runs(limit)]}
+        waiting = store.waiting_approvals()
+        listed = [_summary(store, info, waiting.get(info.id, 0)) for info in store.runs(limit)]
+        return {"runs": listed, "waiting": sum(waiting.values())}
+
+    @app.get("/api/waiting")
+    def waiting() -> dict[str, Any]:
+        """What waits for the user: the page's title counts it, on every view."""
+        found = store.waiting_approvals()
+        return {"total": sum(found.values()), "runs": found}
 
     @app.get("/api/runs/{ref}")
     def run(ref: str, after: int = Query(0, ge=0), events: bool = True) -> dict[str, Any]:
@@ -162,8 +174,20 @@ def _find(store: Store, ref: str) -> Any:
         raise HTTPException(404, str(exc)) from None
 
 
-def _summary(run: dict[str, Any]) -> dict[str, Any]:
-    """A run without its full Result (the list does not need the output)."""
+def _summary(store: Store, info: Any, waiting: int) -> dict[str, Any]:
+    """A run without its full Result (the list does not need the output), with how many of
+    its approvals wait for an answer. Its status is its Result's: a run still marked running
+    whose ``task_finished`` is in the store (closed by no one) shows how it ended."""
+    run = info.to_dict()
     result = run.pop("result", None) or {}
+    if run["status"] == "running":
+        ended = store.events(info.id, types=("task_finished",))
+        if ended:
+            result = dict(ended[-1].data.get("result") or {})
+            run["status"] = str(result.get("status") or "error")
+            run["termination_reason"] = result.get("termination_reason")
+            run["error"] = result.get("error")
+            waiting = 0
     run["files_modified"] = result.get("files_modified", [])
+    run["waiting"] = waiting
     return run

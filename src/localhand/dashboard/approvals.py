@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT_S = 300.0
 
-Answer = Literal["approved", "denied", "timeout", "closed"]
+Answer = Literal["approved", "denied", "timeout", "closed", "stopped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +64,8 @@ class PageApprovals:
         self._lock = threading.Lock()
         self._waiting: dict[str, _Waiter] = {}
         self._closed = False
+        self._stopped: set[str] = set()
+        """Runs stopped on the page: what they ask from now on is refused at once."""
 
     def approver(self, run_id: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> PageApprover:
         """An approver for ``run_id`` that asks through this registry."""
@@ -84,6 +86,8 @@ class PageApprovals:
         with self._lock:
             if self._closed:
                 return "closed"
+            if run_id in self._stopped:
+                return "stopped"
             self._waiting[request.id] = waiter
         waiter.answered.wait(timeout_s)
         with self._lock:  # an answer that lands as the time runs out still counts
@@ -107,6 +111,19 @@ class PageApprovals:
             waiter.answer = "approved" if approve else "denied"
             waiter.answered.set()
         return True
+
+    def withdraw(self, run_id: str) -> int:
+        """Refuse what ``run_id`` waits for, and all it asks later (the page's Stop: a run
+        blocked on an answer would reach its cancel check only once somebody answered);
+        returns how many were waiting."""
+        with self._lock:
+            self._stopped.add(run_id)
+            mine = [key for key, w in self._waiting.items() if w.request.run_id == run_id]
+            for key in mine:
+                waiter = self._waiting.pop(key)
+                waiter.answer = "stopped"
+                waiter.answered.set()
+        return len(mine)
 
     def close(self) -> None:
         """Refuse every pending request and every later one (the server is stopping)."""
@@ -138,9 +155,12 @@ class PageApprover(BaseApprover):
 
     def approve(self, command: str, risk: Risk) -> bool:
         answer = self.approvals.ask(self.run_id, command, risk, self.timeout_s)
-        self.decided_by = {"timeout": "timeout", "closed": "shutdown"}.get(answer, "page")
+        self.decided_by = {"timeout": "timeout", "closed": "shutdown", "stopped": "stop"}.get(
+            answer, "page"
+        )
         self.refusal = {
             "timeout": f"nobody answered on the dashboard within {self.timeout_s:g} s",
             "closed": "the dashboard stopped before anyone answered",
+            "stopped": "the run was stopped on the dashboard",
         }.get(answer, "the user denied it on the dashboard")
         return answer == "approved"

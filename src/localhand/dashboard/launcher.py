@@ -100,7 +100,8 @@ class Launcher:
             task, settings, bus=bus, approver=self.approvals.approver(run_id), store=self.store
         )
         thread = threading.Thread(
-            target=session.outcome,  # never raises: a run that cannot start ends as failed
+            target=self._run,
+            args=(session, run_id),
             name=f"localhand-run-{run_id}",
             daemon=True,
         )
@@ -109,6 +110,23 @@ class Launcher:
         thread.start()
         return run_id
 
+    def _run(self, session: Session, run_id: str) -> None:
+        """A run's thread. ``outcome`` records a Result however the run ends (a run that cannot
+        start ends as failed); should anything still leave it open, it is closed as an error
+        here, so that no badge says "running" for a run that is over."""
+        try:
+            session.outcome()
+        finally:
+            if self.store.run(run_id).status == "running":
+                self.store.finish_run(
+                    run_id,
+                    {
+                        "status": "error",
+                        "termination_reason": "error",
+                        "error": "the run ended without a result",
+                    },
+                )
+
     def cancel(self, run_id: str) -> None:
         """The page's Stop: the run ends ``cancelled`` at its next check, with its partial
         Result recorded. A run this server did not start (``localhand run --serve`` in
@@ -116,6 +134,7 @@ class Launcher:
         session = self.sessions.get(run_id)
         if session is not None:
             session.cancel("stopped on the dashboard")
+            self.approvals.withdraw(run_id)  # a run waiting for an answer stops now, refused
         else:
             request_cancel(run_id)
 

@@ -159,6 +159,9 @@ class PlanExecutor:
             if outcome.ok:
                 index += 1
                 continue
+            # A Stop that refused the step waiting for approval (the dashboard's) ends the
+            # plan cancelled, as a Stop does anywhere else, not refused.
+            self.life.check_cancelled()
             # A step cut off by the wall clock is the wall clock's doing, not the step's,
             # even when the clock read now shows microseconds left (timers fire early).
             if outcome.timed_out and self._cut_by_clock:

@@ -315,6 +315,18 @@ class Store:
         rows = self._query(sql + " ORDER BY seq", tuple(params))
         return [StoredEvent(seq, run_id, json.loads(data)) for seq, data in rows]
 
+    def waiting_approvals(self) -> dict[str, int]:
+        """Approvals nobody has answered yet, per running run: its ``approval_needed`` events
+        not yet followed by an ``approval_decided`` (each request gets one, whoever answers,
+        in this process or another). Runs whose process is gone are left out."""
+        rows = self._query(
+            "SELECT e.run_id, SUM(e.type = 'approval_needed') - SUM(e.type = 'approval_decided')"
+            " FROM events e JOIN runs r ON r.id = e.run_id WHERE r.status = 'running' AND"
+            " e.type IN ('approval_needed', 'approval_decided') GROUP BY e.run_id"
+        )
+        open_ = {run_id: int(n) for run_id, n in rows if n and n > 0}
+        return {run_id: n for run_id, n in open_.items() if self.run(run_id).status == "running"}
+
     # -- workspace snapshots --------------------------------------------------------------
     def save_archive(self, run_id: str, archive: Archive) -> None:
         with self._write() as db:

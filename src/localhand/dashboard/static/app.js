@@ -1,9 +1,10 @@
 // localhand dashboard: runs list and live run view. Plain JS, no build step.
 // Live updates: one WebSocket per open run, resumed with ?after=<last seq> after a drop, so a
 // late or reconnecting page gets every earlier event first and never one twice.
-// A command waiting for approval (run mode's approval_needed) gets Approve / Deny buttons once
-// GET /api/approvals lists it: only runs started from this page wait for its answer. Verify
-// commands typed into the form are asked for the same way, before the task starts.
+// A command waiting for approval (any approval_needed: the model's command, an MCP tool's call,
+// a plan step) gets Approve / Deny buttons once GET /api/approvals lists it: only runs started
+// from this page wait for its answer. Verify commands typed into the form are asked for the
+// same way, before the task starts. Stop and the title's count of waiting approvals: control.js.
 // The token is in an HttpOnly cookie (set when the printed URL was opened), so fetch and
 // WebSocket carry it without this script ever seeing it.
 "use strict";
@@ -78,40 +79,73 @@ function showRuns() {
       form.querySelector("button").disabled = false;
     }
   });
-  const refresh = () => api("/api/runs?limit=100").then(({ runs }) => renderRuns(runs)).catch(() => {});
+  runRows.clear();
+  const refresh = () => api("/api/runs?limit=100").then(({ runs, waiting }) => {
+    renderRuns(runs);
+    showWaitingInTitle(waiting); // control.js: the title says it as soon as the list does
+  }).catch(() => {});
+  refreshRuns = refresh;
   refresh();
   const timer = setInterval(refresh, 2000);
-  return () => clearInterval(timer);
+  return () => { clearInterval(timer); refreshRuns = () => {}; };
 }
+let refreshRuns = () => {};
 
 // Each status counted apart: "unverified" (no check ran) is never folded into "pass".
-const STATUS_ORDER = ["pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"];
+const STATUS_ORDER = ["waiting for you", "pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"];
 
 function statusCounts(runs) {
   const counts = new Map();
-  for (const r of runs) counts.set(r.status, (counts.get(r.status) || 0) + 1);
+  for (const r of runs) {
+    const status = r.status === "running" && r.waiting > 0 ? "waiting for you" : r.status;
+    counts.set(status, (counts.get(status) || 0) + 1);
+  }
   const rank = (s) => (STATUS_ORDER.includes(s) ? STATUS_ORDER.indexOf(s) : STATUS_ORDER.length);
   return [...counts].sort((a, b) => rank(a[0]) - rank(b[0]))
     .map(([s, n]) => `${n} ${String(s).replace("_", " ")}`).join(" · ");
 }
 
+// Rows are kept while their run does not change (only the running duration is updated), so a
+// Stop button is never swapped for another under the pointer.
+const runRows = new Map();
+
 function renderRuns(runs) {
   $("runs-empty").hidden = runs.length > 0;
   $("runs-counts").textContent = runs.length ? statusCounts(runs) : "";
-  $("runs-body").replaceChildren(...runs.map((r) => {
-    const tr = el("tr", "", [
-      el("td", "mono", [r.id + (r.kind === "replay" ? " ↻" : "")]),
-      el("td", "", [new Date(r.started_at * 1000).toLocaleString()]),
-      el("td", "", [pill(r.status), " ", el("span", "meta", [r.termination_reason || ""])]),
-      el("td", "", [clip(r.description, 90)]),
-      el("td", "mono", [r.model]),
-      el("td", "num", [String(r.iterations)]),
-      el("td", "num", [String(r.tokens_in + r.tokens_out)]),
-      el("td", "num", [seconds(r.duration_s)]),
-    ]);
-    tr.addEventListener("click", () => { location.hash = `#/runs/${r.id}`; });
-    return tr;
-  }));
+  const rows = runs.map((r) => {
+    const key = JSON.stringify([r.status, r.waiting, r.termination_reason, r.iterations,
+      r.tokens_in + r.tokens_out, r.model, r.description, stops.get(r.id) ?? null]);
+    let entry = runRows.get(r.id);
+    if (!entry || entry.key !== key) { entry = { tr: runRow(r), key }; runRows.set(r.id, entry); }
+    entry.tr.querySelector("td.duration").textContent = seconds(r.duration_s);
+    return entry.tr;
+  });
+  const body = $("runs-body");
+  if (rows.length !== body.children.length || rows.some((tr, i) => body.children[i] !== tr)) body.replaceChildren(...rows);
+}
+
+// A run waiting for an answer says so ("waiting for you", not "running"); a running one has
+// Stop, and a stopped one says what the Stop did.
+function runRow(r) {
+  const waiting = r.status === "running" && r.waiting > 0;
+  const status = waiting
+    ? [el("span", "pill asks", ["waiting for you"]), " ", el("span", "meta", [plural(r.waiting, "approval")])]
+    : [pill(r.status), " ", el("span", "meta", [r.termination_reason || ""])];
+  if (r.status === "running" && !stops.has(r.id)) status.push(" ", stopButton(r.id, () => refreshRuns()));
+  else if (stops.has(r.id)) status.push(" ", el("span", "stop-state", [stopOutcome(r.id, r)]));
+  const tr = el("tr", waiting ? "asks" : "", [
+    el("td", "mono", [r.id + (r.kind === "replay" ? " ↻" : "")]),
+    el("td", "", [new Date(r.started_at * 1000).toLocaleString()]),
+    el("td", "status", status),
+    el("td", "", [clip(r.description, 90)]),
+    el("td", "mono", [r.model]),
+    el("td", "num", [String(r.iterations)]),
+    el("td", "num", [String(r.tokens_in + r.tokens_out)]),
+    el("td", "num duration", [seconds(r.duration_s)]),
+  ]);
+  tr.dataset.run = r.id;
+  tr.addEventListener("click", () => { location.hash = `#/runs/${r.id}`; });
+  return tr;
 }
 
 // -- one run ---------------------------------------------------------------------------------
@@ -163,6 +197,7 @@ class RunView {
 
   setRun(run) {
     this.run = run;
+    this.showStop(run);
     if (!this.start) this.start = run.started_at;
     $("run-title").textContent = run.description || "(no description)";
     $("run-meta").textContent = [
@@ -176,6 +211,29 @@ class RunView {
     }
   }
 
+  // Stop while the run is running; once it is over, what the Stop did.
+  showStop(run) {
+    const running = run.status === "running" && !this.ended;
+    if (running && !this.stopShown && !stops.has(this.runId)) {
+      this.stopShown = true;
+      // The run may be over before the server's answer is (a run waiting for an approval
+      // stops at once): then say how it ended, not that a stop was requested.
+      const button = stopButton(this.runId, (text) => {
+        if (this.ended) this.showStop(this.run); else $("run-stop-state").textContent = text;
+      });
+      button.id = "run-stop";
+      $("run-stop").replaceWith(button);
+    }
+    const button = $("run-stop");
+    button.hidden = !running && !stops.has(this.runId);
+    if (stops.has(this.runId)) { // pressed here, or before this view was opened again
+      button.disabled = true;
+      if (running) button.textContent = "Stop requested";
+      else button.textContent = run.termination_reason === "cancelled" ? "Stopped" : "Not stopped";
+    }
+    $("run-stop-state").textContent = stopOutcome(this.runId, run) || "";
+  }
+
   setStatus(status) {
     const node = $("run-status");
     node.className = "pill " + status;
@@ -184,7 +242,7 @@ class RunView {
 
   apply(e) {
     if (e.type === "task_started") this.start = e.ts;
-    if (!isRunApproval(e) && this.plan.apply(e)) this.plan.render($("plan"), $("plan-steps"), $("plan-banners"));
+    if (this.plan.apply(e)) this.plan.render($("plan"), $("plan-steps"), $("plan-banners"), $("plan-summary"));
     const row = this.row(e);
     if (row) { row.dataset.seq = e.seq; row.dataset.type = e.type; $("timeline-body").append(row); }
     if (e.type === "model_request") this.waiting(`Waiting for the model (iteration ${e.iteration})…`);
@@ -194,7 +252,7 @@ class RunView {
       this.iteration = Math.max(this.iteration, e.iteration || 0);
     }
     if (e.type === "tool_call") this.tools += 1;
-    if (isRunApproval(e)) {
+    if (e.type === "approval_needed") {
       const what = (e.step_id || "").startsWith("mcp:") ? "an MCP tool's call" : "a command";
       this.waiting(`Waiting for approval of ${what}…`); this.refreshApprovals();
     }
@@ -223,7 +281,9 @@ class RunView {
 
   row(e) {
     const when = this.start ? `+${(e.ts - this.start).toFixed(1)} s` : "";
-    if (isRunApproval(e)) return this.approvalRow(e, when);
+    if (e.type === "approval_needed") return this.approvalRow(e, when);
+    const words = this.plan.seen ? this.plan.words(e) : null; // plan.js: a plan event in words
+    if (words) return note(e.type === "task_finished" ? "finished" : "plan", e, when, ...words);
     switch (e.type) {
       case "tool_call": {
         const tr = el("tr", "tool-row " + (e.ok ? "ok" : "failed"), [
@@ -255,13 +315,16 @@ class RunView {
       }
       case "task_finished": {
         const r = e.result || {};
-        return note("finished", e, when, r.status || "finished", `${r.termination_reason || ""} after ${r.iterations_used ?? "?"} iterations`);
+        const why = r.termination_reason || "finished";
+        const text = r.iterations_used ? `${why} after ${plural(r.iterations_used, "iteration")}` : why;
+        return note("finished", e, when, r.status || "finished", r.error ? `${text}: ${r.error}` : text);
       }
       case "approval_decided": {
         const outcome = e.approved ? "approved" : "denied";
         return note("decision " + outcome, e, when, outcome, `${e.command} · by ${e.by}`);
       }
       case "model_request": case "answer_delta": return null;
+      case "model_status": return note("status", e, when, "model", e.message || "");
       default: {
         const { type, task_id, ts, seq, run_id, ...rest } = e;
         const text = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(" ");
@@ -354,6 +417,10 @@ class RunView {
       ["Model", r.model_used], ["Files modified", (r.files_modified || []).join(", ") || "none"],
       ["Verification", (r.verification || []).map((c) => `${c.passed ? "✓" : "✗"} ${c.name}`).join("   ") || "no checks"],
     ];
+    if (Array.isArray(r.steps)) {
+      const done = r.steps.filter((st) => st.status === "done").length;
+      fields.push(["Plan", `${r.mode ? r.mode + " mode, " : ""}${done} of ${plural(r.steps.length, "step")} done`]);
+    }
     if (r.status === "unverified") fields.push(["Not verified", unverifiedText(r.suggested_check)]);
     if (r.error) fields.push(["Error", r.error]);
     $("result-fields").replaceChildren(...fields.flatMap(([k, v]) => [el("dt", "", [k]), el("dd", "", [v ?? ""])]));
@@ -364,14 +431,6 @@ class RunView {
 }
 
 // -- helpers ---------------------------------------------------------------------------------
-// Run mode's approval for run_command, and the page's own verify commands; plan mode's
-// approval_needed belongs to the plan view.
-function isRunApproval(e) {
-  // run_command, a verify command, or a call of an MCP server's tool ("mcp:SERVER/TOOL")
-  const step = e.step_id || "";
-  return e.type === "approval_needed" && (step === "run_command" || step === "verify" || step.startsWith("mcp:"));
-}
-
 // Control and invisible formatting characters (C0/C1 controls, bidi overrides and isolates,
 // zero-width characters, line separators) written out as \x1b / \u202e, as the terminal's
 // approval prompt (safety/approval.py escape) shows them; newlines kept where asked.

@@ -1,99 +1,207 @@
-// Plan view: folds plan-mode events into steps with statuses and banners.
-// Plan events are rendered generically, so new fields never break the page: a step is keyed by
-// the first of step_id / step / index / step_index / id, labelled by description / title /
-// command / name; "repair": true (or kind "repair") marks a repair step.
+// Plan view: the plan as a step list (each step's status and attempts, the repair steps the
+// model inserted, the steps still to come, the plan's mode), and each plan event told in words
+// for the timeline under it. Everything is folded from the recorded events (plan/events.py):
+// plan_started, plan_revised and a plan's Result carry the whole plan, step_* one step.
+// Commands and descriptions are the model's or the plan file's: they only go into text nodes,
+// shown inert (app.js's inert), never into HTML.
 "use strict";
 
 const PLAN_TYPES = new Set([
-  "step_started", "step_finished", "agent_thinking", "agent_stuck", "retry_attempt",
-  "step_skipped", "budget_warning", "plan_revised", "approval_needed", "plan_cancelled",
+  "plan_started", "plan_revised", "step_started", "step_finished", "step_skipped",
+  "retry_attempt", "agent_thinking", "agent_stuck", "budget_warning", "plan_cancelled",
 ]);
-
-function pick(obj, keys) {
-  for (const k of keys) if (obj && obj[k] !== undefined && obj[k] !== null) return obj[k];
-  return undefined;
-}
+const STEP_PILL = {
+  done: "pass", failed: "fail", running: "running", retrying: "running", skipped: "skipped",
+  pending: "pending", "awaiting approval": "asks", "not approved": "fail",
+};
 
 class PlanState {
-  constructor() { this.steps = new Map(); this.thinking = null; this.banners = new Map(); this.seen = false; }
+  constructor() {
+    this.steps = new Map(); this.mode = ""; this.thinking = null; this.banners = new Map();
+    this.seen = false; this.inserted = []; this.changed = [];
+  }
 
-  step(src, position) {
-    let key = pick(src, ["step_id", "step", "index", "step_index", "id"]);
-    if (typeof key === "object") key = pick(key, ["id", "index"]);
-    if (key === undefined) key = position !== undefined ? position : this.steps.size;
-    key = String(key);
-    if (!this.steps.has(key)) this.steps.set(key, { key, label: "", status: "pending", attempts: 0, repair: false, detail: "" });
-    const s = this.steps.get(key);
-    const label = pick(src, ["description", "title", "command", "name"]);
-    if (label !== undefined && typeof label !== "object") s.label = shownInert(String(label));
-    if (src.repair === true || src.kind === "repair" || src.is_repair === true) s.repair = true;
-    if (src.status && typeof src.status === "string") s.status = src.status;
-    return s;
+  // Is this event the plan's? Approvals of a plan step and a plan's Result are too.
+  owns(e) {
+    if (PLAN_TYPES.has(e.type)) return true;
+    if (e.type === "approval_needed" || e.type === "approval_decided") return this.steps.has(String(e.step_id));
+    return e.type === "task_finished" && Array.isArray((e.result || {}).steps);
+  }
+
+  step(id) {
+    const key = String(id ?? "?");
+    if (!this.steps.has(key)) this.steps.set(key, newStep(key));
+    return this.steps.get(key);
+  }
+
+  number(id) {
+    const at = [...this.steps.keys()].indexOf(String(id));
+    return at < 0 ? "?" : String(at + 1);
+  }
+
+  // A whole plan (plan_started, plan_revised, a plan Result's steps): its order and what it
+  // says of each step win; the steps it newly brings are remembered for the timeline's words.
+  load(steps) {
+    const old = this.steps;
+    this.steps = new Map(); this.inserted = []; this.changed = [];
+    for (const raw of steps || []) {
+      const id = String(raw.id);
+      const before = old.get(id);
+      const s = { ...newStep(id), ...(before || {}) };
+      Object.assign(s, {
+        description: shownInert(String(raw.description ?? s.description ?? "")),
+        command: shownInert(String(raw.command ?? s.command ?? "")),
+        status: String(raw.status || s.status || "pending"),
+        attempts: Number(raw.attempts ?? s.attempts ?? 0),
+        added: raw.added === true, modified: raw.modified === true,
+        detail: raw.error ? shownInert(String(raw.error)) : (raw.status === "done" ? "" : s.detail || ""),
+      });
+      this.steps.set(id, s);
+      if (!before && old.size && s.added) this.inserted.push(s);
+      if (before && before.command !== s.command) this.changed.push(s);
+    }
   }
 
   apply(e) {
-    if (!PLAN_TYPES.has(e.type)) return false;
+    if (!this.owns(e)) return false;
     this.seen = true;
     if (e.type !== "agent_thinking") this.thinking = null;
     switch (e.type) {
-      case "plan_revised": {
-        const steps = Array.isArray(e.plan) ? e.plan : (e.plan && e.plan.steps) || [];
-        const old = this.steps; this.steps = new Map();
-        steps.forEach((raw, i) => {
-          const src = typeof raw === "object" ? raw : { description: String(raw) };
-          const before = old.get(String(pick(src, ["step_id", "step", "index", "id"]) ?? i));
-          const s = this.step(src, i);
-          if (before && !src.status) { s.status = before.status; s.attempts = before.attempts; }
-        });
+      case "plan_started": this.mode = String(e.mode || ""); this.load((e.plan || {}).steps); break;
+      case "plan_revised": this.load((e.plan || {}).steps); break;
+      case "step_started": {
+        const s = this.step(e.step_id);
+        Object.assign(s, { status: "running", attempts: Number(e.attempt || s.attempts + 1), detail: "" });
+        if (e.description) s.description = shownInert(String(e.description));
+        if (e.command) s.command = shownInert(String(e.command));
         break;
       }
-      case "step_started": this.step(e).status = "running"; break;
       case "step_finished": {
-        const s = this.step(e);
-        if (!e.status) s.status = e.ok === false || e.success === false ? "failed" : "done";
-        s.detail = String(pick(e, ["summary", "output_summary", "reason", "message"]) ?? "");
+        const s = this.step(e.step_id);
+        s.status = e.status === "done" ? "done" : "failed";
+        s.attempts = Number(e.attempt || s.attempts);
+        s.detail = s.status === "done" ? "" : shownInert(failure(e));
         break;
       }
-      case "step_skipped": { const s = this.step(e); s.status = "skipped"; s.detail = String(e.reason ?? ""); break; }
-      case "retry_attempt": {
-        const s = this.step(e); s.status = "retrying";
-        s.attempts = Number(pick(e, ["attempt", "attempts"]) ?? s.attempts + 1);
-        s.detail = String(pick(e, ["reason", "message"]) ?? "");
+      case "step_skipped": Object.assign(this.step(e.step_id), { status: "skipped", detail: shownInert(String(e.reason ?? "")) }); break;
+      case "retry_attempt": Object.assign(this.step(e.step_id), { status: "retrying", detail: shownInert(String(e.reason ?? "")) }); break;
+      case "agent_thinking":
+        this.thinking = `the model is diagnosing step ${this.number(e.step_id)} (correction ${Number(e.corrections_used || 0) + 1})`;
+        break;
+      case "approval_needed":
+        this.step(e.step_id).status = "awaiting approval";
+        this.banners.set("approval", "Approval needed: " + shownInert(String(e.warning_message ?? "")));
+        break;
+      case "approval_decided":
+        this.step(e.step_id).status = e.approved ? "running" : "not approved";
+        break;
+      case "agent_stuck": this.banners.set("stuck", "The model is stuck: " + shownInert(String(e.reason ?? ""))); break;
+      case "budget_warning": this.banners.set("budget", "Budget: " + shownInert(String(e.message ?? ""))); break;
+      case "plan_cancelled": this.banners.set("cancelled", "Plan stopped: " + shownInert(String(e.reason ?? ""))); break;
+      case "task_finished": {
+        const r = e.result || {};
+        this.load(r.steps); this.inserted = []; this.changed = [];
+        if (r.mode) this.mode = String(r.mode);
         break;
       }
-      case "agent_thinking": this.thinking = String(pick(e, ["message", "reason", "summary"]) ?? ""); break;
-      case "approval_needed": {
-        const s = this.step(e); s.status = "awaiting approval";
-        this.banners.set("approval", "Approval needed: " + shownInert(String(pick(e, ["warning_message", "message"]) ?? "")));
-        break;
-      }
-      case "agent_stuck": this.banners.set("stuck", "Agent is stuck: " + String(pick(e, ["reason", "message"]) ?? "")); break;
-      case "budget_warning": this.banners.set("budget", "Budget: " + String(pick(e, ["message", "reason"]) ?? "")); break;
-      case "plan_cancelled": this.banners.set("cancelled", "Plan cancelled: " + String(pick(e, ["reason", "message"]) ?? "")); break;
     }
-    if (e.type !== "approval_needed" && e.type !== "agent_thinking") this.banners.delete("approval");
+    if (e.type !== "approval_needed") this.banners.delete("approval");
     return true;
   }
 
-  render(root, stepsEl, bannersEl) {
+  summary() {
+    const steps = [...this.steps.values()];
+    const count = (status) => steps.filter((s) => s.status === status).length;
+    const parts = [this.mode ? `${this.mode} mode` : "", plural(steps.length, "step")];
+    const states = ["done", "failed", "skipped", "pending"].filter(count).map((st) => `${count(st)} ${st}`);
+    if (states.length) parts.push(states.join(", "));
+    const added = steps.filter((s) => s.added).length;
+    if (added) parts.push(`${plural(added, "repair step")} inserted by the model`);
+    return parts.filter(Boolean).join(" · ");
+  }
+
+  render(root, stepsEl, bannersEl, summaryEl) {
     root.hidden = !this.seen;
+    summaryEl.textContent = this.summary();
     bannersEl.replaceChildren();
-    if (this.thinking !== null) {
-      bannersEl.append(el("div", "banner thinking", [el("span", "spinner"), "Agent is thinking… " + this.thinking]));
-    }
+    if (this.thinking !== null) bannersEl.append(el("div", "banner thinking", [el("span", "spinner"), this.thinking + "…"]));
     for (const [kind, text] of this.banners) bannersEl.append(el("div", "banner " + kind, [text]));
     stepsEl.replaceChildren(...[...this.steps.values()].map((s) => {
-      const status = s.status.replace(/ /g, "_");
-      const li = el("li", s.repair ? "repair" : "", [
-        el("span", "pill " + ({ done: "pass", failed: "fail", running: "running" }[status] || status), [s.status]),
-        el("span", "label", [s.label || "step " + s.key]),
-        el("span", "detail", [(s.attempts ? `attempt ${s.attempts}` : "") + (s.detail ? " · " + s.detail : "")]),
+      const tags = [];
+      if (s.added) tags.push(el("span", "tag added", ["repair step, inserted by the model"]));
+      if (s.modified) tags.push(el("span", "tag modified", ["command changed by the model"]));
+      const li = el("li", "step " + s.status.replace(/ /g, "-") + (s.added ? " added" : ""), [
+        el("span", "pill " + (STEP_PILL[s.status] || s.status), [s.status]),
+        el("span", "label", [s.description || "step " + s.id]), ...tags,
+        el("span", "attempts", [s.attempts ? plural(s.attempts, "attempt") : "not run yet"]),
+        el("code", "command", ["$ " + s.command]),
+        el("span", "detail", [s.detail]),
       ]);
-      li.dataset.step = s.key;
+      li.dataset.step = s.id;
       return li;
     }));
   }
+
+  // The timeline's words for a plan event (after it was applied), or null.
+  words(e) {
+    const n = `step ${e.index !== undefined ? e.index + 1 : this.number(e.step_id)}`;
+    const cmd = (c) => "$ " + shownInert(String(c ?? ""));
+    const why = (text) => (text ? `: ${shownInert(String(text))}` : "");
+    switch (e.type) {
+      case "plan_started":
+        return ["plan", `the plan starts in ${e.mode || "its"} mode with ${plural(this.steps.size, "step")}`];
+      case "step_started":
+        return [n, `started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${shownInert(String(e.description || ""))} (${cmd(e.command)})`];
+      case "step_finished":
+        if (e.status === "done") return [n, `done in ${(Number(e.duration_ms || 0) / 1000).toFixed(1)} s`];
+        return [n, e.refused ? `not run${why(e.refused)}` : `failed (${failure(e)})`];
+      case "step_skipped": return [n, `skipped${why(e.reason)}`];
+      case "agent_thinking": return ["model", this.thinking || "the model is diagnosing the failure"];
+      case "retry_attempt":
+        return [n, `retry ${e.retry} of ${e.max_retries}${e.new_command ? ` as ${cmd(e.command)}` : ""}${why(e.reason)}`];
+      case "plan_revised": {
+        if (e.action === "insert_steps" && this.inserted.length) {
+          const what = this.inserted.map((s) => s.command ? `${s.description} (${cmd(s.command)})` : s.description).join("; ");
+          return ["plan", `the model inserted ${this.inserted.length === 1 ? "a repair step" : plural(this.inserted.length, "repair step")}: ${what}${why(e.reason)}`];
+        }
+        if (this.changed.length) {
+          const what = this.changed.map((s) => `step ${this.number(s.id)} now runs ${s.command ? "$ " + s.command : ""}`).join("; ");
+          return ["plan", `the model changed the plan: ${what}${why(e.reason)}`];
+        }
+        return ["plan", `the model revised the plan (${shownInert(String(e.action || "change"))})${why(e.reason)}`];
+      }
+      case "agent_stuck": return [n, `the model is stuck after ${plural(Number(e.attempts || 0), "attempt")}${why(e.reason)}`];
+      case "budget_warning": return ["budget", shownInert(String(e.message ?? ""))];
+      case "plan_cancelled": return ["plan", `the plan stopped (${shownInert(String(e.termination_reason || ""))})${why(e.reason)}`];
+      case "approval_needed": return [n, `needs approval${why(e.warning_message)}`];
+      case "task_finished": {
+        const r = e.result || {};
+        const steps = r.steps || [];
+        const done = steps.filter((s) => s.status === "done").length;
+        const parts = [`${done} of ${plural(steps.length, "step")} done`];
+        const skipped = steps.filter((s) => s.status === "skipped").length;
+        if (skipped) parts.push(`${skipped} skipped`);
+        if (r.steps_added) parts.push(`${plural(r.steps_added, "repair step")} inserted by the model`);
+        return [r.status || "finished", `${r.termination_reason || "finished"}: ${parts.join(", ")}`];
+      }
+      default: return null;
+    }
+  }
 }
+
+function newStep(id) {
+  return { id, description: "", command: "", status: "pending", attempts: 0, added: false, modified: false, detail: "" };
+}
+
+// Why a step failed, in words: "exit 1", "timed out", plus the last line it printed.
+function failure(e) {
+  if (e.refused) return String(e.refused);
+  const why = e.timed_out ? "timed out" : `exit ${e.exit_code ?? "?"}`;
+  const lines = String(e.output_tail || "").split("\n").filter((l) => l.trim());
+  return lines.length ? `${why}: ${lines[lines.length - 1].slice(0, 200)}` : why;
+}
+
+function plural(n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; }
 
 function el(tag, cls, children) {
   const node = document.createElement(tag);
