@@ -21,7 +21,7 @@ import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import ListRootsResult, Root  # noqa: E402
 
-from localhand.mcp.server import inside, too_wide  # noqa: E402
+from localhand.mcp_server.server import inside, too_wide  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
 from localhand.store import open_store  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
