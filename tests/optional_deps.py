@@ -20,7 +20,7 @@ from types import ModuleType
 
 import pytest
 
-EMBEDDED = "pip install -e '.[embedded]' (or '.[dev]')"
+EMBEDDED = "pip install -e '.[embedded]' (or --group dev)"
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -68,17 +68,17 @@ def tiny_gguf() -> Path:
 def llama_cpp_server() -> Path:
     """The tiny model, and llama-cpp-python's OpenAI-compatible server (its ``server`` extra)."""
     gguf = tiny_gguf()
-    module("llama_cpp.server.app", "llama-cpp-python's server", "pip install -e '.[dev]'")
+    module("llama_cpp.server.app", "llama-cpp-python's server", "pip install -e . --group dev")
     return gguf
 
 
 def ray() -> ModuleType:
-    return module("ray", "Ray", "pip install -e '.[ray]' (or '.[dev]')")
+    return module("ray", "Ray", "pip install -e '.[ray]' (or --group dev)")
 
 
 def chromium() -> Path:
     """Debian's chromium, with Playwright to drive it (it never downloads a browser)."""
-    module("playwright.sync_api", "a browser", "pip install -e '.[dev]'")
+    module("playwright.sync_api", "a browser", "pip install -e . --group dev")
     require(
         "a browser",
         None if CHROMIUM.exists() else f"{CHROMIUM} does not exist",

@@ -110,7 +110,7 @@ if __name__ == "__main__":
     raise SystemExit(0)
 
 # The tests.
-optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or '.[dev]')")
+optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
 from localhand.config import Settings  # noqa: E402
 from localhand.errors import ConfigError  # noqa: E402

@@ -15,13 +15,13 @@ import pytest
 
 import optional_deps
 
-optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or '.[dev]')")
+optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import ListRootsResult, Root  # noqa: E402
 
-from localhand.mcp.server import inside, too_wide  # noqa: E402
+from localhand.mcp_server.server import inside, too_wide  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
 from localhand.store import open_store  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402

@@ -19,7 +19,7 @@ import pytest
 
 import optional_deps
 
-optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or '.[dev]')")
+optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
 import anyio  # noqa: E402
 import httpx2  # noqa: E402

@@ -1,5 +1,5 @@
 """Tools from real MCP servers, started as users start them: ``mcp-server-time`` and
-``mcp-server-git`` from PyPI (the dev extra), ``@modelcontextprotocol/server-everything``
+``mcp-server-git`` from PyPI (the dev dependency group), ``@modelcontextprotocol/server-everything``
 from npm (``.ci/run`` installs it). The issue's "done when": a model calls
 ``get_current_time`` in a ``localhand run``."""
 
@@ -17,7 +17,7 @@ import pytest
 
 import optional_deps
 
-optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or '.[dev]')")
+optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
 from localhand.cli import main  # noqa: E402
 from localhand.config import Settings  # noqa: E402
@@ -35,11 +35,11 @@ NPM_PREFIX = Path(os.environ.get("LOCALHAND_NPM_PREFIX", Path.home() / ".cache/l
 
 
 def console_script(name: str) -> str:
-    """A server's command, installed with localhand's dev extra next to this Python."""
+    """A server's command, installed with localhand's dev dependency group next to this Python."""
     beside = Path(sys.executable).parent / name
     found = str(beside) if beside.exists() else shutil.which(name)
     optional_deps.require(f"the MCP server {name}", None if found else "not installed",
-                          "pip install -e '.[dev]'")  # fmt: skip
+                          "pip install -e . --group dev")  # fmt: skip
     assert found is not None
     return found
 

@@ -39,9 +39,19 @@ NOT_ON_THE_RUN_PATH = (
     "pydantic",  # validates tool arguments that need coercion, at such a call (quick_args.py)
     "pygments",
     "rich.progress",
+    # Plugins (entry points) are found by a scan that reads no package's metadata unless it
+    # names a localhand group (plugins/entry_points.py): entry_points() took ~50 ms per group.
+    "importlib.metadata",
 )
 # Parsing the command line loads none of these either.
-NOT_FOR_PARSING = (*NOT_ON_THE_RUN_PATH, "rich", "localhand.plan", "localhand.batch")
+NOT_FOR_PARSING = (
+    *NOT_ON_THE_RUN_PATH,
+    "rich",
+    "localhand.plan",
+    "localhand.batch",
+    # plugins are looked for when the tools or a profile are first needed, not before
+    "localhand.plugins.entry_points",
+)
 
 
 def loaded_modules(code: str, tmp_path: Path, *args: str) -> set[str]:

@@ -13,7 +13,7 @@ import pytest
 
 import optional_deps
 
-optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or '.[dev]')")
+optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402

@@ -45,8 +45,8 @@ def mcp(
     except ImportError:
         fail("localhand mcp needs the MCP SDK: pip install 'localhand[mcp]'")
     from localhand.config import load_settings, with_mcp_config
-    from localhand.mcp.http import new_token, serve_http
-    from localhand.mcp.server import build_server
+    from localhand.mcp_server.http import new_token, serve_http
+    from localhand.mcp_server.server import build_server
     from localhand.safety.own_env import forget_secrets
     from localhand.safety.trust import never_ask
 

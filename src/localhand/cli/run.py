@@ -65,6 +65,10 @@ def run(
     files: list[str] | None = None,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
+    if sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
+        from localhand.safety.sandbox import probe_early
+
+        probe_early()
     from localhand.config import load_settings, with_mcp_config
     from localhand.events import EventBus
     from localhand.run.verify import CommandCheck

@@ -1,4 +1,4 @@
-"""MCP both ways: tools from MCP servers for the model, and ``localhand mcp`` as a server.
+"""Tools from MCP servers for the model (``localhand mcp``, the server side, is ``mcp_server``).
 
 - ``config``: the servers to start, from ``mcpServers`` JSON files (``--mcp-config``) and
   ``[mcp.servers.NAME]`` in ``localhand.toml``. Plain data: it imports nothing of the SDK.
@@ -6,7 +6,6 @@
   of its result (text, capped).
 - ``client``: the servers of one run, on an event loop in a thread of their own.
 - ``tools``: those servers' tools as localhand ``Tool``s, behind the approval policy.
-- ``server``, ``jobs``, ``http``: ``localhand mcp``, serving runs to other agents.
 
 Nothing here is imported at start-up, and the ``mcp`` SDK only when a server is configured
 (``tests/test_mcp_config.py``): importing it costs about half a second.

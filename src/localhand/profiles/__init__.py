@@ -6,6 +6,7 @@ budget (issue 19).
 reads a user's changes from ``localhand.toml`` and its ``resolve(model)`` gives the profile
 with them. ``localhand.profiles.request`` spells a profile per backend,
 ``localhand.profiles.history`` shapes the conversation for the family's template.
+``installed_profiles()`` adds the families installed packages declare (entry points).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from localhand.profiles.history import assistant_turn, call_id, wire_history
 from localhand.profiles.match import known_names, normalise, profile_for
 from localhand.profiles.model import GENERIC, Profile, Sampling
 from localhand.profiles.overrides import ProfileSettings, read_profiles
+from localhand.profiles.plugins import installed_profiles
 from localhand.profiles.request import ThinkingSwitch, sampling_options, thinking_switch
 from localhand.profiles.table import PROFILES
 
@@ -26,6 +28,7 @@ __all__ = [
     "ThinkingSwitch",
     "assistant_turn",
     "call_id",
+    "installed_profiles",
     "known_names",
     "normalise",
     "profile_for",

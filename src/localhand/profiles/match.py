@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from localhand.profiles.model import GENERIC, Profile
+from localhand.profiles.plugins import installed_profiles
 from localhand.profiles.table import PROFILES
 
 _HUB_PREFIX = re.compile(r"^(?:https?://)?(?:hf\.co|huggingface\.co|registry\.ollama\.ai)/")
@@ -40,7 +41,8 @@ def profile_for(
 ) -> Profile:
     """The profile for ``model``: a user's profile of the same name (``[profiles.NAME]``,
     already merged over the built-in one) wins over the built-in; ``GENERIC`` when no family's
-    pattern is found in the name."""
+    pattern is found in the name. ``PROFILES`` (the default) stands for the installed profiles:
+    the packages' own (``localhand.profiles.plugins``), then the built-in ones."""
     found = _builtin(model) if profiles is PROFILES else first_match(normalise(model), profiles)
     if overrides:
         return overrides.get(found.name, found)
@@ -49,7 +51,7 @@ def profile_for(
 
 @lru_cache(maxsize=64)
 def _builtin(model: str) -> Profile:
-    return first_match(normalise(model), PROFILES)
+    return first_match(normalise(model), installed_profiles())
 
 
 def first_match(name: str, profiles: Sequence[Profile]) -> Profile:
@@ -59,6 +61,10 @@ def first_match(name: str, profiles: Sequence[Profile]) -> Profile:
     return GENERIC
 
 
-def known_names(profiles: Sequence[Profile] = PROFILES) -> list[str]:
-    """The profiles' names, as ``[profiles.NAME]`` may name them."""
-    return [GENERIC.name, *(p.name for p in profiles)]
+def known_names(profiles: Sequence[Profile] | None = None) -> list[str]:
+    """The profiles' names (default: the installed ones), as ``[profiles.NAME]`` may name
+    them."""
+    return [
+        GENERIC.name,
+        *(p.name for p in (installed_profiles() if profiles is None else profiles)),
+    ]

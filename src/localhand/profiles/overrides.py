@@ -41,7 +41,7 @@ from localhand.profiles.model import (
     Thinking,
     ToolResultRole,
 )
-from localhand.profiles.table import PROFILES
+from localhand.profiles.plugins import installed_profiles
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "thinking": get_args(Thinking),
@@ -60,8 +60,9 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(Profile) if f.name != "name")
 class ProfileSettings:
     """The profiles after a user's changes, and how the run's model picks one."""
 
-    profiles: tuple[Profile, ...] = PROFILES
-    """The user's own families first, then the built-in ones with the user's changes."""
+    profiles: tuple[Profile, ...] = field(default_factory=installed_profiles)
+    """The user's own families first, then the installed ones (the packages' own, then the
+    built-in ones) with the user's changes."""
     use: str | None = None
     """``[profile] use``: the profile every model gets, whatever its name."""
     current: Mapping[str, Any] = field(default_factory=dict)
@@ -96,7 +97,8 @@ def read_profiles(data: Mapping[str, Any], source: str = "localhand.toml") -> Pr
     tables = data.get("profiles", {})
     if not isinstance(tables, Mapping):
         raise ConfigError(f"{source}: [profiles] must be a table of [profiles.NAME] tables")
-    builtin = {p.name: p for p in PROFILES}
+    installed = installed_profiles()
+    builtin = {p.name: p for p in installed}
     own: list[Profile] = []
     changed = dict(builtin)
     for name, table in tables.items():
@@ -113,7 +115,7 @@ def read_profiles(data: Mapping[str, Any], source: str = "localhand.toml") -> Pr
             )
         else:
             own.append(apply(replace(GENERIC, name=str(name), family=str(name)), values))
-    profiles = (*own, *(changed[p.name] for p in PROFILES))
+    profiles = (*own, *(changed[p.name] for p in installed))
     current = data.get("profile", {})
     if not isinstance(current, Mapping):
         raise ConfigError(f"{source}: [profile] must be a table")

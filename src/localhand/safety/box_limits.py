@@ -115,6 +115,11 @@ def tmp_size_options(limits: BoxLimits) -> list[str]:
     return ["--size", str(limits.tmp_size)]
 
 
+def tmp_size_supported() -> bool:
+    """Whether this machine's bubblewrap takes ``--size`` (asked once per program)."""
+    return _bwrap_knows_size()
+
+
 def _bwrap_knows_size() -> bool:
     return _knows_size(shutil.which("bwrap"))
 

@@ -30,13 +30,15 @@ from typing import Literal
 
 Protection = Literal["install", "data"]
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+"""The ``localhand`` package this module is part of (``localhand/safety/..``): found from here,
+not by importing the package from below it."""
+
 
 @functools.cache
 def install_paths() -> tuple[str, ...]:
     """The real paths of the installation localhand runs from (see the module's text).
     Fixed for the life of the process: they are what it imported itself from."""
-    import localhand
-
     found: list[str] = []
     if sys.prefix != sys.base_prefix:  # a virtual environment: all of it is ours
         found.append(sys.prefix)
@@ -45,7 +47,7 @@ def install_paths() -> tuple[str, ...]:
         found.append(site.getusersitepackages())
     paths = sysconfig.get_paths()
     found += [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths]
-    found.append(os.path.dirname(localhand.__file__))
+    found.append(_PACKAGE_DIR)
     found.append(sys.executable)
     if sys.argv and os.path.isfile(sys.argv[0]):  # the launcher (pipx's ~/.local/bin/...)
         found.append(sys.argv[0])

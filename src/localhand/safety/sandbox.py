@@ -43,6 +43,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -54,6 +55,7 @@ from localhand.safety.box_limits import (
     NO_LIMITS,
     BoxLimits,
     tmp_size_options,
+    tmp_size_supported,
     unenforced,
 )
 from localhand.safety.sandbox_home import throwaway_home
@@ -239,10 +241,42 @@ def current_sandbox() -> Sandbox:
     return _current.get()
 
 
+_early: dict[str, Any] = {}
+"""The probe started by ``probe_early``: its thread, then its verdict."""
+
+
+def probe_early() -> None:
+    """Start the probes a run's sandbox needs (``available``, and whether bubblewrap takes
+    ``--size``) on a thread of their own, so that their processes (~30 ms, most of it making
+    the namespaces) run while the run imports and sets up, instead of before its first model
+    request. ``available`` waits for this probe rather than starting another; what it finds
+    is the same as when asked there."""
+    if "thread" in _early or available.cache_info().currsize:
+        return
+
+    def probe() -> None:
+        _early["verdict"] = _probe()
+        tmp_size_supported()
+
+    thread = threading.Thread(target=probe, name="localhand-sandbox-probe", daemon=True)
+    _early["thread"] = thread
+    thread.start()
+
+
 @functools.cache
 def available() -> str | None:
     """None when bubblewrap can run a sandbox here; else why not, in words a person can act
     on. Tried once per process with every namespace a sandbox uses."""
+    thread = _early.get("thread")
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+        if "verdict" in _early:
+            verdict: str | None = _early["verdict"]
+            return verdict
+    return _probe()
+
+
+def _probe() -> str | None:
     if not sys.platform.startswith("linux"):
         return f"commands cannot be sandboxed on {sys.platform} (bubblewrap is Linux-only)"
     bwrap = shutil.which("bwrap")

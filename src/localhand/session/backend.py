@@ -31,11 +31,11 @@ from localhand.errors import ConfigError, ModelError
 from localhand.models._ollama_wire import canonical
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatModel
 from localhand.models.connection import Connection
-from localhand.models.embedded import INSTALL_HINT, EmbeddedModel, embedded_available
 from localhand.models.ollama import OllamaModel
 from localhand.models.packaged import EMBEDDED_N_CTX, TINY_PACKAGE, default_gguf
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the embedded backend loads only when a run may use it (~10 ms)
+    from localhand.models.embedded import EmbeddedModel
     from localhand.models.openai_compat import OpenAICompatModel
     from localhand.profiles import Profile
 
@@ -85,6 +85,8 @@ def _select(
             on_warning=on_warning,
         )
     if backend == "embedded":
+        from localhand.models.embedded import INSTALL_HINT
+
         gguf = _configured_gguf(settings) or default_gguf()
         if gguf is None:
             raise ConfigError(
@@ -199,6 +201,8 @@ def _embedded(
     on_warning: Callable[[str], None] | None,
     on_status: Callable[[str], None] | None,
 ) -> EmbeddedModel:
+    from localhand.models.embedded import INSTALL_HINT, EmbeddedModel
+
     if not embedded_available():  # say so now, not after the run has started
         raise ConfigError(f"The embedded backend needs llama-cpp-python: {INSTALL_HINT}")
     return EmbeddedModel(
@@ -208,6 +212,13 @@ def _embedded(
         on_warning=on_warning,
         on_status=on_status,
     )
+
+
+def embedded_available() -> bool:
+    """Whether the embedded backend can run here; its module loads only when this is asked."""
+    from localhand.models.embedded import embedded_available as available
+
+    return available()
 
 
 def _configured_gguf(settings: Any) -> Path | None:
@@ -229,6 +240,8 @@ def _effort(think: bool | str | None) -> str | None:
 
 
 def _no_model_message(why: str, settings: Any) -> str:
+    from localhand.models.embedded import INSTALL_HINT
+
     tiny = (
         f"the tiny demo model's package is installed but llama-cpp-python is not: {INSTALL_HINT}"
         if default_gguf() is not None

@@ -58,8 +58,10 @@ def default_tools(
     approver: Approver | None = None,
     isolate_network: bool = False,
     checkpoint: Callable[[str], str | None] | None = None,
+    plugins: bool = True,
 ) -> ToolRegistry:
-    """The default tool set for ``workspace``, followed by any ``extra`` tools or functions.
+    """The default tool set for ``workspace``, followed by any ``extra`` tools or functions,
+    then (``plugins``) the tools installed packages add (``localhand.tools.plugins``).
 
     Dangerous commands are refused unless ``approver`` approves them (see ``tool_functions``);
     ``isolate_network`` runs commands without network access where the system allows it.
@@ -72,7 +74,12 @@ def default_tools(
         isolate_network=isolate_network,
         checkpoint=checkpoint,
     )
-    return ToolRegistry([*functions, *extra])
+    registry = ToolRegistry([*functions, *extra])
+    if not plugins:
+        return registry
+    from localhand.tools.plugins import plugin_tools
+
+    return ToolRegistry([*registry, *plugin_tools(registry.names)])
 
 
 __all__ = [

@@ -31,7 +31,7 @@ from mcp.types import CallToolResult, ListRootsResult, TextContent
 from pydantic import Field
 
 from localhand.errors import ConfigError
-from localhand.mcp.jobs import RunJob, run_job
+from localhand.mcp_server.jobs import RunJob, run_job
 from localhand.safety.approval import DenyAll
 from localhand.session.door import Session
 from localhand.session.plans import PlanRequest
