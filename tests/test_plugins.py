@@ -187,3 +187,36 @@ def test_the_command_line_offers_plugins_and_warns_without_a_traceback(
     assert json.loads(done.stdout.strip().splitlines()[-1])["status"] == "unverified"
     assert "Traceback" not in done.stderr
     assert "package 'lh-broken'" in done.stderr and "RuntimeError: half installed" in done.stderr
+
+
+def test_a_plugin_installed_inside_the_workspace_is_never_loaded(tmp_path: Path) -> None:
+    # A model can write into a virtualenv that lives in its workspace; a plugin there would run
+    # in localhand's own process on the next run, outside the sandbox. The door distrusts it.
+    workspace = tmp_path / "ws"
+    site = workspace / ".venv" / "lib" / "python3" / "site-packages"
+    site.mkdir(parents=True)
+    planted = tmp_path / "planted"
+    (site / "lh_planted.py").write_text(
+        f"import pathlib\npathlib.Path({str(planted)!r}).write_text('ran')\n" + TOOL_MODULE
+    )
+    dist = site / "lh_planted-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lh-planted\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[localhand.tools]\nword_count = lh_planted:word_count\n"
+    )
+    script = [{"content": "Nothing to do."}]
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join([src, str(site)])}
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        env["OLLAMA_HOST"] = server.url
+        done = localhand(
+            *("run", "Say hello.", "--workspace", str(workspace), "--model", "qwen3:8b"),
+            cwd=tmp_path,
+            env=env,
+        )
+        chats = [r for r in server.requests if r.path == "/api/chat"]
+    assert chats, done.stderr
+    assert "word_count" not in {t["function"]["name"] for t in chats[0].body["tools"]}
+    assert not planted.exists(), "the planted plugin's code ran in localhand's process"
+    assert "inside the run's workspace" in done.stderr and "Traceback" not in done.stderr

@@ -20,7 +20,11 @@ parse of ``localhand run``), so the ``.dist-info`` folders on ``sys.path`` are s
 
 The current directory is never searched: ``python -m localhand`` puts it on ``sys.path``,
 and a workspace (a cloned repository, or a model's writes) could plant a ``.dist-info`` folder
-there whose code would run in localhand's own process, outside the sandbox.
+there whose code would run in localhand's own process, outside the sandbox. For the same
+reason a run's workspace is distrusted as a whole (``distrust_under``, called by the one door
+before any tool or profile is looked up): a model can write into a virtualenv that lives in
+its workspace (``.venv/lib/.../site-packages``), and a plugin found there is left out with a
+warning, never loaded, even when localhand itself runs from that virtualenv.
 
 A plugin that fails to load (an import error, an object of the wrong kind) is left out with
 a warning naming the package and what to do; the run goes on without it.
@@ -54,6 +58,8 @@ class Plugin:
     name: str
     package: str
     entry_point: EntryPoint
+    folder: str
+    """The ``.dist-info`` folder that declares it (resolved)."""
 
     def load(self) -> Any:
         """The object the entry point names (importing its module)."""
@@ -72,12 +78,35 @@ class Plugin:
         )
 
 
+_distrusted: set[str] = set()
+
+
+def distrust_under(root: str | os.PathLike[str]) -> None:
+    """Never load a plugin declared under ``root`` (a run's workspace: the model writes there)
+    in this process."""
+    _distrusted.add(os.path.realpath(root))
+
+
+def _inside_distrusted(folder: str) -> bool:
+    return any(folder == root or folder.startswith(root + os.sep) for root in _distrusted)
+
+
 def plugins(group: str) -> list[Plugin]:
     """The entry points of ``group`` that installed packages declare, in ``sys.path`` order
-    (a package found twice counts once, where it is found first, as Python imports it)."""
+    (a package found twice counts once, where it is found first, as Python imports it); those
+    declared inside a distrusted workspace are left out, each with a warning."""
     if group not in GROUPS:
         raise ValueError(f"unknown plugin group {group!r}; known: {', '.join(GROUPS)}")
-    return _declared().get(group, [])
+    kept = []
+    for plugin in _declared().get(group, []):
+        if _inside_distrusted(plugin.folder):
+            plugin.warn(
+                f"it is installed inside the run's workspace ({plugin.folder}), where the model "
+                "can write; install it outside the workspace to use it"
+            )
+            continue
+        kept.append(plugin)
+    return kept
 
 
 def loaded(group: str, accept: Callable[[Any], str | None]) -> Iterator[tuple[Plugin, Any]]:
@@ -113,7 +142,7 @@ def _declared() -> dict[str, list[Plugin]]:
         package = dist.metadata["Name"] or _dist_name(os.path.basename(folder))
         for entry_point in dist.entry_points:
             if entry_point.group in GROUPS:
-                plugin = Plugin(entry_point.name, package, entry_point)
+                plugin = Plugin(entry_point.name, package, entry_point, folder)
                 found.setdefault(entry_point.group, []).append(plugin)
     return found
 
@@ -139,7 +168,7 @@ def _dist_folders() -> Iterator[str]:
             if package in seen:  # shadowed by the same package earlier on sys.path
                 continue
             seen.add(package)
-            folder = os.path.join(where, name)
+            folder = os.path.realpath(os.path.join(where, name))
             try:
                 with open(os.path.join(folder, "entry_points.txt"), "rb") as file:
                     if _MARK in file.read():

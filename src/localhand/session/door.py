@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.config import Settings, distrusting
 from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
+from localhand.plugins.entry_points import distrust_under
 from localhand.run.cancel import Cancellation
 from localhand.run.project_checks import with_detected_checks
 from localhand.run.task import Task
@@ -176,6 +177,9 @@ class Session:
             raise ConfigError(
                 f"workspace {task.workspace} is not a directory; create it or pass --workspace DIR"
             )
+        # Before any tool or profile is looked up: a plugin the model could have installed
+        # into the workspace (its .venv) is never loaded into this process.
+        distrust_under(task.workspace)
         # ``--verify auto``: the command the project tests with, before the gate judges it
         task = with_detected_checks(task)
         settings = self.settings.with_overrides(model=task.model, backend=task.backend)
