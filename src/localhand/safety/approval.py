@@ -15,6 +15,8 @@ import os
 import select
 import sys
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from localhand.errors import ConfigError
@@ -107,6 +109,12 @@ class DenyAll(BaseApprover):
 class TerminalApprover(BaseApprover):
     """Asks on the terminal (``/dev/tty``) when standard input is one; refuses otherwise.
 
+    The answer is a line: ``y`` runs it this once; ``a`` runs it and, for the rest of this
+    run, every command with the same prefix (program and subcommand, ``git commit``: shown in
+    the question before it is chosen, see ``approval_scope``); ``n`` (or Enter, or anything
+    else) refuses, and words after it (``n use a temporary directory``) are a reason the model
+    reads in the tool result.
+
     The prompt goes to the terminal itself, not stdout, so ``--json`` output stays clean.
     Every text in it is shown inert (``prompt``): a model cannot hide part of a command from
     the person approving it, nor redraw the question, with terminal escape sequences.
@@ -115,6 +123,8 @@ class TerminalApprover(BaseApprover):
         tty: the terminal device to ask on.
         interactive: whether a person is there; default: ``sys.stdin.isatty()``.
         timeout_s: give up (refuse) after this long without an answer; None waits.
+        pause: what stops a live display (the elapsed-time line) while the question is
+            asked: a context manager factory, e.g. ``TerminalView.paused``.
     """
 
     def __init__(
@@ -123,34 +133,59 @@ class TerminalApprover(BaseApprover):
         *,
         interactive: bool | None = None,
         timeout_s: float | None = None,
+        pause: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> None:
         self.tty = tty
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.timeout_s = timeout_s
+        self.pause = pause
         self.refusal = "the user refused it"
         self.decided_by = "terminal" if self.interactive else "nobody"  # nobody asked without one
+        self.allowed: set[str] = set()
+        """The prefixes the person answered ``a`` to, in this run."""
         self._lock = threading.Lock()  # one question at a time
 
     def approve(self, command: str, risk: Risk) -> bool:
+        from localhand.safety.approval_scope import scope_of  # the shell parser: when asked
+
         if not self.interactive:
             self.refusal = "there is no terminal to ask the user on"
             return False
         with self._lock:
+            scope = scope_of(command, risk)
+            if scope is not None and self.allowed.issuperset(scope):
+                self.decided_by = f"terminal, 'a' to {', '.join(scope)}"  # no question
+                return True
+            self.decided_by = "terminal"
+            answer = self._ask(prompt(command, risk, scope))
+        if answer is None:
+            return False
+        choice, reason = read_answer(answer)
+        if choice == "always" and scope is not None:
+            with self._lock:
+                self.allowed.update(scope)
+            self.decided_by = f"terminal, 'a' to {', '.join(scope)}"
+        self.refusal = "the user refused it"
+        if reason:
+            self.refusal += f' and said: "{reason}"'
+        return choice != "no"
+
+    def _ask(self, question: str) -> str | None:
+        """The line typed after ``question``; None (``refusal`` says why) when none came."""
+        with self.pause() if self.pause is not None else nullcontext():
             try:
                 fd = os.open(self.tty, os.O_RDWR | os.O_NOCTTY)
             except OSError:
                 self.refusal = f"the terminal {self.tty} could not be opened to ask the user"
-                return False
+                return None
             try:
-                os.write(fd, prompt(command, risk).encode("utf-8", "replace"))
+                os.write(fd, question.encode("utf-8", "replace"))
                 answer = self._read_line(fd)
             finally:
                 os.close(fd)
         if answer is None:
             self.refusal = "the user did not answer in time"
-            return False
-        self.refusal = "the user refused it"
-        return answer.strip().lower() in ("y", "yes")
+        return answer
 
     def _read_line(self, fd: int) -> str | None:
         data = b""
@@ -166,19 +201,54 @@ class TerminalApprover(BaseApprover):
         return data.decode("utf-8", "replace")
 
 
-def prompt(command: str, risk: Risk) -> str:
+Choice = Literal["yes", "always", "no"]
+MAX_REASON = 500
+"""Characters of a refusal's reason passed on to the model."""
+
+
+def read_answer(line: str) -> tuple[Choice, str]:
+    """What a typed answer means: ``y``/``yes`` once, ``a``/``always`` for the rest of the
+    run, anything else no; the words after ``n``/``no`` (or an answer that is none of these)
+    are the reason, one line, inert, cut at ``MAX_REASON`` characters."""
+    text = " ".join(line.split())
+    head, _, rest = text.partition(" ")
+    word = head.lower().rstrip(",.:;!")
+    if not rest and word in ("y", "yes"):
+        return "yes", ""
+    if not rest and word in ("a", "always", "all"):
+        return "always", ""
+    if word in ("n", "no"):
+        text = rest.lstrip(",.:;-! ")
+    return "no", escape(text[:MAX_REASON])
+
+
+def prompt(command: str, risk: Risk, scope: tuple[str, ...] | None = None) -> str:
     """The question a person sees: the command, its risk and the reasons, every part of them
-    inert. The reasons and the action quote the command (paths, MCP tool names and
-    arguments), so they are escaped as it is: an escape sequence in a reason could otherwise
-    redraw the screen to show another command than the one that runs. A reason is one line:
-    its newlines are shown as ``\x0a`` too."""
+    inert, then the answers (``a`` names the prefixes it would cover: ``scope``, None where
+    it is not offered). The reasons and the action quote the command (paths, MCP tool names
+    and arguments), so they are escaped as it is: an escape sequence in a reason could
+    otherwise redraw the screen to show another command than the one that runs. A reason is
+    one line: its newlines are shown as ``\x0a`` too."""
     shown = "\n".join("    " + escape(line) for line in command.split("\n"))
     reasons = "".join(f"\n  - it {escape(reason)}" for reason in risk.reasons)
+    keys = "y/a/N" if scope else "y/N"
     if risk.action:
         asked = f"\nlocalhand wants to {escape(risk.action)} ({escape(risk.level)}):"
-        return f"{asked}\n{shown}{reasons}\nAllow it? [y/N] "
+        return f"{asked}\n{shown}{reasons}{_answers(scope, 'call')}\nAllow it? [{keys}] "
     level = escape(risk.level)
-    return f"\nlocalhand wants to run a {level} command:\n{shown}{reasons}\nRun it? [y/N] "
+    asked = f"\nlocalhand wants to run a {level} command:"
+    return f"{asked}\n{shown}{reasons}{_answers(scope, 'command')}\nRun it? [{keys}] "
+
+
+def _answers(scope: tuple[str, ...] | None, what: str) -> str:
+    once = "\n  y: yes, this once"
+    if scope:
+        named = ", ".join(f"`{escape(prefix)}`" for prefix in scope)
+        kind = "call" if what == "call" else f"{named} {what}"
+        once += f"\n  a: yes, and to every {kind} for the rest of this run"
+        if what == "call":
+            once += f" ({named})"
+    return f"{once}\n  n: no; words after it go to the model as your reason (n use a temp dir)"
 
 
 def escape(text: str) -> str:
@@ -225,5 +295,6 @@ __all__ = [
     "check_policy",
     "needs_approval",
     "prompt",
+    "read_answer",
     "refusal",
 ]
