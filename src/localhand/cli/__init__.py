@@ -27,6 +27,7 @@ COMMAND_MODULES = {
     "mcp": "localhand.cli.mcp",
     "trust": "localhand.cli.trust",
     "models": "localhand.cli.models",
+    "completion": "localhand.cli.completion",
 }
 DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."
 
