@@ -10,7 +10,9 @@ logs and grep.
 from __future__ import annotations
 
 import shutil
+import textwrap
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -31,6 +33,18 @@ def terminal_width(console: Console, own: bool) -> int | None:
     if own:
         return max(shutil.get_terminal_size((console.width, 24)).columns, 20)
     return max(console.width, 20)
+
+
+def answer_width(out: object) -> int | None:
+    """The width the answer (on ``out``, standard output) wraps at: the terminal's, or None
+    when ``out`` is not a terminal (a pipe or a file gets the model's lines as they are)."""
+    isatty = getattr(out, "isatty", None)
+    try:
+        if isatty is None or not isatty():
+            return None
+    except ValueError:  # closed
+        return None
+    return max(shutil.get_terminal_size().columns, 20)
 
 
 def one_line(text: str) -> str:
@@ -62,3 +76,67 @@ def fold(text: str, width: int | None, indent: str = "    ┆ ") -> list[Text]:
         more = len(lines) - FOLDED_LINES
         shown.append(Text(f"{indent}… {more} more line{'s' if more > 1 else ''}", style="dim"))
     return shown
+
+
+def wrap(text: str, width: int | None) -> str:
+    """``text`` (an answer, for a terminal) with each line longer than ``width`` wrapped at
+    spaces, never mid-word, keeping its indentation; a word longer than the width stays
+    whole. None: unchanged."""
+    if width is None:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out.extend(
+            textwrap.wrap(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [line]
+        )
+    return "\n".join(out)
+
+
+class StreamWrap:
+    """``wrap`` for text that comes in pieces (a streamed answer): ``feed`` returns what can
+    be written now, a word held back until its end shows whether it fits; ``flush`` the rest."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.column = 0
+        self.word = ""
+
+    def feed(self, text: str) -> str:
+        out: list[str] = []
+        for char in text:
+            if char == "\n":
+                out.append(self._word() + "\n")
+                self.column = 0
+            elif char == " ":
+                out.append(self._word())
+                if self.column < self.width:
+                    out.append(" ")
+                    self.column += 1
+            else:
+                self.word += char
+        return "".join(out)
+
+    def flush(self) -> str:
+        return self._word()
+
+    def _word(self) -> str:
+        word, self.word = self.word, ""
+        if not word:
+            return ""
+        size = cell_len(word)
+        if self.column > 0 and self.column + size > self.width:
+            self.column = size
+            return "\n" + word
+        self.column += size
+        return word

@@ -249,7 +249,9 @@ def _print_result(result: Result, json_output: bool) -> None:
     if json_output:
         sys.stdout.write(result.to_json() + "\n")
     elif result.output and not streamed:
+        from localhand.cli.lines import answer_width, wrap
         from localhand.cli.view import printable  # the model's text: its escapes written out
 
-        sys.stdout.write(printable(result.output.rstrip()) + "\n")
+        text = wrap(printable(result.output.rstrip()), answer_width(sys.stdout))
+        sys.stdout.write(text + "\n")  # on a terminal, wrapped at words
     sys.stdout.flush()

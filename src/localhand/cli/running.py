@@ -8,6 +8,7 @@ a terminal nothing is drawn.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,29 @@ def running_label(call: dict[str, Any]) -> str:
     if isinstance(command, str) and command.strip():
         return f"running {shown(one_line(command))}"
     return f"running {shown(name)}"
+
+
+_ONE_STRING = re.compile(r'\{"\w+": "((?:[^"\\]|\\.)*)…')
+
+
+def arguments_shown(summary: str) -> str:
+    """A tool call's ``args_summary`` (its arguments' JSON, perhaps cut) as a person reads
+    it: one argument's value alone (``{"command": "ls"}`` → ``ls``), else the JSON."""
+    try:
+        arguments = json.loads(summary)
+    except ValueError:  # cut at the timeline's limit: a lone string argument, still shown bare
+        cut = _ONE_STRING.fullmatch(summary)
+        if cut is None:
+            return one_line(summary)
+        try:
+            return one_line(json.loads(f'"{cut.group(1).rstrip(chr(92))}"')) + "…"
+        except ValueError:
+            return one_line(summary)
+    if isinstance(arguments, dict) and len(arguments) == 1:
+        (value,) = arguments.values()
+        if isinstance(value, str):
+            return one_line(value)
+    return one_line(summary)
 
 
 class Waiting:

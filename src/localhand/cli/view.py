@@ -26,8 +26,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from localhand.cli.diffview import after_run
-from localhand.cli.lines import fit, fold, one_line, terminal_width
-from localhand.cli.running import Waiting, running_label
+from localhand.cli.lines import StreamWrap, answer_width, fit, fold, one_line, terminal_width
+from localhand.cli.running import Waiting, arguments_shown, running_label
 from localhand.events import Event
 from localhand.safety.approval import escape as shown
 
@@ -81,6 +81,8 @@ class TerminalView:
         """What the tools the last reply called will do, in order: the running line's label."""
         self._thought = ""
         """Thinking streamed so far, folded when the answer (or anything else) comes."""
+        self._wrap: StreamWrap | None = None
+        """Wraps the streamed answer at words, on a terminal."""
         self._streamed = False
         """Whether this reply's thinking streamed (so its ``model_reply`` does not repeat it)."""
         self._lock = threading.RLock()  # the approver pauses the running line from the loop
@@ -139,10 +141,11 @@ class TerminalView:
             if self._waiting is not None:
                 self._waiting.label = "the model is thinking"
             return
+        out = self.answer or sys.stdout
         if self._open is None:
             self._open = "answer"  # before writing: Ctrl-C may come mid-way
-        out = self.answer or sys.stdout
-        out.write(e["text"])
+            self._wrap = StreamWrap(answer_width(out)) if answer_width(out) else None
+        out.write(self._wrap.feed(e["text"]) if self._wrap else e["text"])
         out.flush()
         if e["text"].endswith("\n"):
             self._open = None
@@ -161,7 +164,7 @@ class TerminalView:
     def _end_line(self) -> None:
         if self._open == "answer":
             out = self.answer or sys.stdout
-            out.write("\n")
+            out.write((self._wrap.flush() if self._wrap else "") + "\n")
             out.flush()
         self._open = None
 
@@ -209,7 +212,7 @@ class TerminalView:
         """The running line for the next tool the reply called (a command: for how long);
         for a call written as text, or the checks after an answer, just for how long."""
         if self.live:
-            self._start_waiting(self._pending.pop(0) if self._pending else "working")
+            self._start_waiting(self._pending[0] if self._pending else "working")
 
     def on_model_reply(self, event: Event) -> None:
         e = event.to_dict()
@@ -225,11 +228,22 @@ class TerminalView:
     def on_tool_call(self, event: Event) -> None:
         e = event.to_dict()
         mark = "[green]✓[/]" if e["ok"] else "[red]✗[/]"
-        self.line(
+        head = Text.from_markup(
             f"  {e['iteration']:>3} │ {mark} [bold cyan]{escape(e['tool_name'])}[/] "
-            f"{escape(one_line(e['args_summary']))} [dim]({e['duration_ms']} ms) → "
-            f"{escape(one_line(e['result_summary']))}[/]"
         )
+        took = e["duration_ms"]
+        tail = Text(f" ({took / 1000:.1f} s)" if took >= 1000 else f" ({took} ms)", style="dim")
+        args = Text(arguments_shown(e["args_summary"]))
+        result = Text(f" → {one_line(e['result_summary'])}", style="dim")
+        width = self._width()
+        if width is not None:  # the arguments and the result share what is left, both seen
+            room = max(width - head.cell_len - tail.cell_len, 8)
+            args = fit(args, max(room - result.cell_len, room * 3 // 5))
+            result = fit(result, room - args.cell_len)
+        line = Text.assemble(head, args, result, tail)
+        self.console.print(fit(line, width), soft_wrap=True)
+        if self._pending:
+            self._pending.pop(0)
         self._run_next()
 
     def on_nudge(self, event: Event) -> None:
@@ -256,7 +270,7 @@ class TerminalView:
         command = escape(shown(one_line(e["command"])))
         self.line(f"  {mark} [dim]({escape(e['by'])})[/] {command}")
         if e["approved"] and self._pending:
-            self._start_waiting(self._pending[0])  # it runs now; its tool_call moves on
+            self._run_next()  # it runs now; its tool_call moves on to the next
 
     def on_verification(self, event: Event) -> None:
         for check in event.to_dict()["checks"]:
