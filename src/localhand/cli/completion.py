@@ -68,7 +68,8 @@ def command_specs() -> list[CommandSpec]:
         command = command_named(name)
         parser = Parser(prog=f"localhand {name}")
         command.arguments(parser)
-        options, positionals = [], []
+        options: list[Argument] = []
+        positionals: list[Argument] = []
         for action in parser._actions:
             argument = _argument(action)
             (options if action.option_strings else positionals).append(argument)

@@ -144,7 +144,8 @@ class TerminalView:
         out = self.answer or sys.stdout
         if self._open is None:
             self._open = "answer"  # before writing: Ctrl-C may come mid-way
-            self._wrap = StreamWrap(answer_width(out)) if answer_width(out) else None
+            width = answer_width(out)
+            self._wrap = StreamWrap(width) if width is not None else None
         out.write(self._wrap.feed(e["text"]) if self._wrap else e["text"])
         out.flush()
         if e["text"].endswith("\n"):
