@@ -142,3 +142,20 @@ def test_verbose_adds_the_sampling_line_and_quiet_leaves_answer_and_status(
     assert len(quiet.splitlines()) == 1, quiet
     done = localhand("run", "x", "-q", "-v", cwd=tmp_path)
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
+def test_plan_takes_quiet_too(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "goal: Count and fail\nsteps:\n  - id: count\n    description: Say one\n"
+        "    command: echo one\n  - id: fail\n    description: Read a file that is not there\n"
+        "    command: cat missing.txt\n"
+    )
+    loud = localhand("plan", str(plan), "-w", str(tmp_path), "--sandbox", "off", cwd=tmp_path)
+    quiet = localhand("plan", str(plan), "-w", str(tmp_path), "--sandbox", "off", "-q",
+                      cwd=tmp_path)  # fmt: skip
+    assert loud.returncode == quiet.returncode == 1
+    assert "count" in loud.stderr and len(loud.stderr.splitlines()) > 1
+    assert quiet.stderr.splitlines() == [quiet.stderr.strip()]
+    assert quiet.stderr.startswith("■ fail (step_failed) · 1/2 steps done")
+    assert quiet.stdout == loud.stdout  # the plan's summary, on stdout either way

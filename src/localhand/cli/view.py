@@ -319,7 +319,7 @@ class TimelineView(TerminalView):
     """``show`` prints the change itself, from its store (``diffview.after_run`` does not)."""
 
     def __init__(self, console: Console | None = None, answer: TextIO | None = None) -> None:
-        super().__init__(console, answer, live=False)
+        super().__init__(console, answer, live=False, verbose=True)  # a record: all of it
 
     def on_model_request(self, event: Any) -> None:
         """Nothing: a replay awaits no reply."""
