@@ -198,3 +198,16 @@ def test_a_read_only_call_is_not_called_dangerous_and_says_why() -> None:
         "skips this question)",
     )
     assert risk.action == "call a tool of the MCP server 'time'"
+
+
+def test_the_question_wraps_its_prose_at_words_and_never_the_command() -> None:
+    from localhand.safety.approval import prompt
+
+    command = "echo " + " ".join(f"word{n}" for n in range(20))
+    risk = Risk("dangerous", ("deletes every file under the directory named build/output/x",))
+    lines = prompt(command, risk, ("echo",), width=40).split("\n")
+    assert "    " + command in lines  # whole, however wide
+    prose = [line for line in lines if line != "    " + command]
+    assert all(len(line) <= 40 for line in prose), prose
+    assert "       directory named build/output/x" in lines  # under the reason's text
+    assert prompt(command, risk, ("echo",)) == prompt(command, risk, ("echo",), width=None)

@@ -12,8 +12,10 @@ model why and what to do instead, so a run without a person never hangs waiting 
 from __future__ import annotations
 
 import os
+import re
 import select
 import sys
+import textwrap
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -157,7 +159,7 @@ class TerminalApprover(BaseApprover):
                 self.decided_by = f"terminal, 'a' to {', '.join(scope)}"  # no question
                 return True
             self.decided_by = "terminal"
-            answer = self._ask(prompt(command, risk, scope))
+            answer = self._ask(lambda width: prompt(command, risk, scope, width))
         if answer is None:
             return False
         choice, reason = read_answer(answer)
@@ -170,8 +172,9 @@ class TerminalApprover(BaseApprover):
             self.refusal += f' and said: "{reason}"'
         return choice != "no"
 
-    def _ask(self, question: str) -> str | None:
-        """The line typed after ``question``; None (``refusal`` says why) when none came."""
+    def _ask(self, question: Callable[[int | None], str]) -> str | None:
+        """The line typed after ``question`` (made for the terminal's width); None
+        (``refusal`` says why) when none came."""
         with self.pause() if self.pause is not None else nullcontext():
             try:
                 fd = os.open(self.tty, os.O_RDWR | os.O_NOCTTY)
@@ -179,7 +182,7 @@ class TerminalApprover(BaseApprover):
                 self.refusal = f"the terminal {self.tty} could not be opened to ask the user"
                 return None
             try:
-                os.write(fd, question.encode("utf-8", "replace"))
+                os.write(fd, question(_columns(fd)).encode("utf-8", "replace"))
                 answer = self._read_line(fd)
             finally:
                 os.close(fd)
@@ -199,6 +202,15 @@ class TerminalApprover(BaseApprover):
                 break
             data += chunk
         return data.decode("utf-8", "replace")
+
+
+def _columns(fd: int) -> int | None:
+    """The terminal's width, or None when it has none (a pseudo-terminal never sized)."""
+    try:
+        columns = os.get_terminal_size(fd).columns
+    except OSError:
+        return None
+    return columns if columns >= 20 else None
 
 
 Choice = Literal["yes", "always", "no"]
@@ -222,33 +234,49 @@ def read_answer(line: str) -> tuple[Choice, str]:
     return "no", escape(text[:MAX_REASON])
 
 
-def prompt(command: str, risk: Risk, scope: tuple[str, ...] | None = None) -> str:
+def prompt(
+    command: str, risk: Risk, scope: tuple[str, ...] | None = None, width: int | None = None
+) -> str:
     """The question a person sees: the command, its risk and the reasons, every part of them
     inert, then the answers (``a`` names the prefixes it would cover: ``scope``, None where
     it is not offered). The reasons and the action quote the command (paths, MCP tool names
     and arguments), so they are escaped as it is: an escape sequence in a reason could
     otherwise redraw the screen to show another command than the one that runs. A reason is
-    one line: its newlines are shown as ``\x0a`` too."""
+    one line: its newlines are shown as ``\x0a`` too. ``width``: the terminal's, which the
+    prose lines are wrapped to at words; the command's lines never are, nor cut: a wrap
+    there could not be told from a newline in it, and what is approved is what runs."""
     shown = "\n".join("    " + escape(line) for line in command.split("\n"))
-    reasons = "".join(f"\n  - it {escape(reason)}" for reason in risk.reasons)
+    reasons = "".join(_wrapped(f"  - it {escape(reason)}", width) for reason in risk.reasons)
     keys = "y/a/N" if scope else "y/N"
+    what = "call" if risk.action else "command"
+    answers = "".join(_wrapped(line, width) for line in _answers(scope, what))
     if risk.action:
-        asked = f"\nlocalhand wants to {escape(risk.action)} ({escape(risk.level)}):"
-        return f"{asked}\n{shown}{reasons}{_answers(scope, 'call')}\nAllow it? [{keys}] "
-    level = escape(risk.level)
-    asked = f"\nlocalhand wants to run a {level} command:"
-    return f"{asked}\n{shown}{reasons}{_answers(scope, 'command')}\nRun it? [{keys}] "
+        asked = _wrapped(f"localhand wants to {escape(risk.action)} ({escape(risk.level)}):", width)
+        return f"{asked}\n{shown}{reasons}{answers}\nAllow it? [{keys}] "
+    asked = _wrapped(f"localhand wants to run a {escape(risk.level)} command:", width)
+    return f"{asked}\n{shown}{reasons}{answers}\nRun it? [{keys}] "
 
 
-def _answers(scope: tuple[str, ...] | None, what: str) -> str:
-    once = "\n  y: yes, this once"
+def _wrapped(line: str, width: int | None) -> str:
+    """``line``, after a newline, wrapped at words to ``width`` (continuation indented)."""
+    if not width or len(line) <= width:
+        return "\n" + line
+    head = re.match(r" *(?:- it |[yan]: )?", line)  # continued under its text, deeper than
+    indent = " " * max(len(head.group()) if head else 0, 5)  # a command line's 4 spaces
+    parts = textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+    return "".join("\n" + part for part in parts)
+
+
+def _answers(scope: tuple[str, ...] | None, what: str) -> list[str]:
+    lines = ["  y: yes, this once"]
     if scope:
         named = ", ".join(f"`{escape(prefix)}`" for prefix in scope)
-        kind = "call" if what == "call" else f"{named} {what}"
-        once += f"\n  a: yes, and to every {kind} for the rest of this run"
         if what == "call":
-            once += f" ({named})"
-    return f"{once}\n  n: no; words after it go to the model as your reason (n use a temp dir)"
+            lines.append(f"  a: yes, and to every call for the rest of this run ({named})")
+        else:
+            lines.append(f"  a: yes, and to every {named} {what} for the rest of this run")
+    lines.append("  n: no; words after it go to the model as your reason (n use a temp dir)")
+    return lines
 
 
 def escape(text: str) -> str:
