@@ -239,7 +239,7 @@ class TerminalView:
         width = self._width()
         if width is not None:  # the arguments and the result share what is left, both seen
             room = max(width - head.cell_len - tail.cell_len, 8)
-            args = fit(args, max(room - result.cell_len, room * 3 // 5))
+            args = fit(args, max(room - result.cell_len, room // 2))
             result = fit(result, room - args.cell_len)
         line = Text.assemble(head, args, result, tail)
         self.console.print(fit(line, width), soft_wrap=True)
