@@ -74,7 +74,7 @@ class TerminalView:
         self.live = self.console.is_terminal if live is None else live
         self.verbose, self.quiet, self.show_thinking = verbose, quiet, show_thinking
         self._open: str | None = None
-        """``answer`` or ``thinking`` while a streamed line has no newline yet."""
+        """``answer`` while a streamed answer's line has no newline yet."""
         self._waiting: Waiting | None = None
         self._status: Status | None = None
         self._pending: list[str] = []
