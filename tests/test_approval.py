@@ -79,10 +79,19 @@ def test_escape_shows_control_and_invisible_characters() -> None:
     assert escape("tab\tand ünïcode") == "tab\tand ünïcode"
 
 
+NO = "\n  n: no; words after it go to the model as your reason (n use a temp dir)"
+
+
 def test_prompt_lists_the_command_and_reasons() -> None:
     assert prompt("rm -rf /\necho done", DANGEROUS) == (
         "\nlocalhand wants to run a dangerous command:\n    rm -rf /\n    echo done\n"
-        "  - it deletes / and everything under it\nRun it? [y/N] "
+        f"  - it deletes / and everything under it\n  y: yes, this once{NO}\nRun it? [y/N] "
+    )
+    assert prompt("rm -rf / && echo done", DANGEROUS, ("rm", "echo")) == (
+        "\nlocalhand wants to run a dangerous command:\n    rm -rf / && echo done\n"
+        "  - it deletes / and everything under it\n  y: yes, this once\n"
+        "  a: yes, and to every `rm`, `echo` command for the rest of this run"
+        f"{NO}\nRun it? [y/a/N] "
     )
 
 
@@ -90,7 +99,8 @@ def test_a_call_that_is_not_a_command_is_asked_about_as_what_it_is() -> None:
     risk = Risk("dangerous", ("calls a tool of the MCP server 'gh'",), action="call an MCP tool")
     assert prompt("MCP server 'gh', tool 'create_issue'", risk) == (
         "\nlocalhand wants to call an MCP tool (dangerous):\n    MCP server 'gh', tool "
-        "'create_issue'\n  - it calls a tool of the MCP server 'gh'\nAllow it? [y/N] "
+        f"'create_issue'\n  - it calls a tool of the MCP server 'gh'\n  y: yes, this once{NO}"
+        "\nAllow it? [y/N] "
     )
 
 
@@ -124,7 +134,8 @@ def test_terminal_approver_asks_on_the_terminal(
     answer, shown, _ = _ask(terminal, typed)
     assert answer is expected
     assert "rm -rf \\x1b[8m/" in shown  # the escape sequence cannot hide the path
-    assert "Run it? [y/N]" in shown
+    assert "a: yes, and to every `rm` command for the rest of this run" in shown
+    assert "Run it? [y/a/N]" in shown
 
 
 def test_terminal_approver_gives_up_after_its_timeout(terminal: tuple[int, str]) -> None:

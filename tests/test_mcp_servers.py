@@ -130,6 +130,8 @@ def test_an_untrusted_servers_call_needs_approval_showing_server_tool_and_argume
     assert '"timezone": "Asia/Tokyo"' in command
     shown = prompt(command, risk)  # what the terminal shows
     assert "get_current_time" in shown and "Asia/Tokyo" in shown and "outside the" in shown
+    # The server marks the tool read-only (readOnlyHint): asked about, not called dangerous.
+    assert risk.level == "moderate" and "only reads, as the server marks it" in shown
     (needed,) = log.of_type("approval_needed")
     (decided,) = log.of_type("approval_decided")
     assert needed.to_dict()["step_id"] == "mcp:time/get_current_time"

@@ -256,13 +256,15 @@ def test_coalescing_joins_deltas_until_50_ms_or_200_characters() -> None:
 def test_the_terminal_shows_the_answer_on_stdout_and_thinking_on_stderr(workspace: Path) -> None:
     stderr, stdout = io.StringIO(), io.StringIO()
     bus = EventBus()
-    bus.subscribe(TerminalView(Console(file=stderr, width=200, no_color=True), answer=stdout))
+    console = Console(file=stderr, width=200, no_color=True)
+    bus.subscribe(TerminalView(console, answer=stdout, show_thinking=True))
     model = ScriptedModel([Streamed([StreamChunk(thinking="Read it. "), "Three ", "items."])])
     task = Task(QUESTION, workspace, agentic=False)
     result = run_simple(model, task, bus=bus, routing=route(QUESTION, False))
     assert stdout.getvalue() == "Three items.\n"  # the answer, once, ended by a newline
     err = stderr.getvalue()
-    assert "thinking: Read it." in err
+    assert "  thinking:\n    ┆ Read it.\n" in err  # --show-thinking: folded, before the answer
+    assert err.count("Read it.") == 1  # streamed, so not again from the reply
     assert "one answer, no tools" in err
     assert "Three items." not in err
     assert "■ pass (final_answer)" in err

@@ -322,7 +322,7 @@ def test_on_a_terminal_the_waiting_line_runs_until_the_reply() -> None:
     time.sleep(0.4)  # a refresh or two
     assert "waiting for the model's reply: 0 s, 300 tokens, 29.5 tokens/s" in out.getvalue()
     view(WAIT[3])
-    assert view._status is None
+    assert view._waiting is not None and view._waiting.label == "working"  # the reply is in
 
 
 def test_a_replay_shows_no_waiting_and_no_progress() -> None:

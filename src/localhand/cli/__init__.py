@@ -28,6 +28,7 @@ COMMAND_MODULES = {
     "trust": "localhand.cli.trust",
     "models": "localhand.cli.models",
     "config": "localhand.cli.config",
+    "completion": "localhand.cli.completion",
 }
 DESCRIPTION = "Make local LLMs actually do things: a guarded tool-calling agent."
 

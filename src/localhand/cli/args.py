@@ -257,3 +257,28 @@ def exit_code(exc: SystemExit) -> int:
         return exc.code
     sys.stderr.write(f"{exc.code}\n")
     return 1
+
+
+def add_view_options(parser: argparse.ArgumentParser, *, thinking: bool = True) -> None:
+    """``-v``/``--verbose`` and ``-q``/``--quiet`` (one or the other) and, where a model
+    thinks as the run goes (``thinking``), ``--show-thinking``: how much the live view
+    prints on standard error."""
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Also print the model's profile and sampling line and the workspace.",
+    )
+    loudness.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="Print only the answer (stdout) and the final status (stderr).",
+    )
+    if thinking:
+        parser.add_argument(
+            "--show-thinking",
+            action="store_true",
+            help="Show the model's thinking, dimmed and folded to a few lines (default: off).",
+        )

@@ -19,6 +19,7 @@ from localhand.cli.args import (
     add_json_option,
     add_model_options,
     add_sandbox_option,
+    add_view_options,
     exit_code_of,
     fail,
     number,
@@ -29,6 +30,9 @@ from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 
 if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands start faster
+    from collections.abc import Callable
+
+    from localhand.events import Event
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
     from localhand.plan.view import PlanView
@@ -55,6 +59,8 @@ def plan(
     step_timeout: float,
     token_budget: int | None,
     json_output: bool,
+    verbose: bool = False,
+    quiet: bool = False,
 ) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
     # The docstring is the command's help. Without --mode (``mode`` None), the plan file's
@@ -73,7 +79,7 @@ def plan(
     bus = EventBus()
     view = PlanView(stderr())
     if not json_output:
-        bus.subscribe(view)
+        bus.subscribe(plan_view(verbose=verbose, quiet=quiet, view=view))
     try:
         if (file is None) == (goal is None):
             raise ConfigError("give a plan FILE or --goal TEXT, not both and not neither")
@@ -114,6 +120,34 @@ def plan(
     if result.status == "error" and not json_output and result.error:
         print_error(result.error)
     return _finish(result, json_output)
+
+
+def plan_view(
+    *, verbose: bool, quiet: bool, view: PlanView | None = None
+) -> Callable[[Event], None]:
+    """Plan mode's live view as ``-v`` and ``-q`` ask: ``-q`` shows only the final status
+    line, ``-v`` adds the model's profile and sampling line."""
+    from rich.markup import escape
+
+    from localhand.plan.view import PlanView
+
+    shown = view or PlanView(stderr())
+
+    def show(event: Event) -> None:
+        if quiet and event.type != "task_finished":
+            return
+        if verbose and event.type == "model_status":
+            message = " ".join(str(event.to_dict()["message"]).split())
+            shown.console.print(f"  [dim]· {escape(_inert(message))}[/]")
+        shown(event)
+
+    return show
+
+
+def _inert(text: str) -> str:
+    from localhand.safety.approval import escape
+
+    return escape(text)
 
 
 def _draft_approved(the_plan: Plan, yes: bool, view: PlanView) -> bool:
@@ -190,6 +224,7 @@ def plan_arguments(parser: ArgumentParser) -> None:
         help="Tokens (prompt + reply) the plan may spend.",
     )
     add_json_option(parser, "Print only the Plan Result, as one JSON line.")
+    add_view_options(parser, thinking=False)
 
 
 COMMANDS = {"plan": Command(plan, plan_arguments)}

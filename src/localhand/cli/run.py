@@ -17,6 +17,7 @@ from localhand.cli.args import (
     add_model_options,
     add_sandbox_option,
     add_think_budget_option,
+    add_view_options,
     add_watch_option,
     exit_code_of,
     fail,
@@ -63,6 +64,9 @@ def run(
     serve: bool,
     json_output: bool,
     files: list[str] | None = None,
+    verbose: bool = False,
+    quiet: bool = False,
+    show_thinking: bool = False,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     if sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
@@ -105,9 +109,12 @@ def run(
         settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
         forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
-        if not json_output:
-            bus.subscribe(_view_for(spec))
-        session = Session(spec, settings, bus=bus, approver=TerminalApprover(), own_checks=typed)
+        view = None if json_output else _view_for(spec, verbose, quiet, show_thinking)
+        if view is not None:
+            bus.subscribe(view)
+        pause = getattr(view, "paused", None)  # the running line stops while a question is asked
+        approver = TerminalApprover(pause=pause)
+        session = Session(spec, settings, bus=bus, approver=approver, own_checks=typed)
         live = _live_view() if serve else None
         with session.recording(serve=live), session.cancel_on_sigint():
             result = session.run()
@@ -197,6 +204,7 @@ def run_arguments(parser: ArgumentParser) -> None:
         "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
     )
     add_json_option(parser, "Print only the Result, as one JSON line.")
+    add_view_options(parser)
 
 
 COMMANDS = {"run": Command(run, run_arguments)}
@@ -231,15 +239,17 @@ def _with_files(spec: Task, patterns: list[str]) -> Task:
     return spec.with_changes(context_files=(*spec.context_files, *files))
 
 
-def _view_for(spec: Task) -> Callable[[Event], None]:
+def _view_for(
+    spec: Task, verbose: bool, quiet: bool, show_thinking: bool
+) -> Callable[[Event], None]:
     """What shows the run on the terminal: plan mode's view for a plan task."""
     if spec.is_plan:
-        from localhand.plan.view import PlanView
+        from localhand.cli.plan import plan_view
 
-        return PlanView(stderr())
+        return plan_view(verbose=verbose, quiet=quiet)
     from localhand.cli.view import TerminalView
 
-    return TerminalView()
+    return TerminalView(verbose=verbose, quiet=quiet, show_thinking=show_thinking)
 
 
 def _live_view() -> Serve:
@@ -265,7 +275,9 @@ def _print_result(result: Result, json_output: bool) -> None:
     if json_output:
         sys.stdout.write(result.to_json() + "\n")
     elif result.output and not streamed:
+        from localhand.cli.lines import answer_width, wrap
         from localhand.cli.view import printable  # the model's text: its escapes written out
 
-        sys.stdout.write(printable(result.output.rstrip()) + "\n")
+        text = wrap(printable(result.output.rstrip()), answer_width(sys.stdout))
+        sys.stdout.write(text + "\n")  # on a terminal, wrapped at words
     sys.stdout.flush()

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
@@ -23,6 +26,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from localhand.cli.diffview import after_run
+from localhand.cli.lines import StreamWrap, answer_width, fit, fold, one_line, terminal_width
+from localhand.cli.running import Waiting, arguments_shown, running_label
 from localhand.events import Event
 from localhand.safety.approval import escape as shown
 
@@ -35,86 +40,152 @@ NOTE_EVERY_S = 30.0
 """Without a terminal to redraw, how often a watched reply's progress gets a line."""
 STATUS_COLOURS = {"pass": "green", "unverified": "cyan", "partial_pass": "yellow"}
 """Each status's colour on a terminal; any other is red."""
+QUIET_EVENTS = frozenset({"answer_delta", "task_finished"})
+"""What ``-q`` shows: the answer and the status."""
 
 
 class TerminalView:
-    """Prints each step as it happens: tool calls with their short results, nudges, stops.
+    """Prints each step as it happens, one line each, cut to the terminal's width: tool
+    calls with their short results, nudges, stops.
 
     ``answer`` receives the streamed answer (default: ``sys.stdout`` at the time of writing).
-    While a reply is awaited, a line redrawn in place says so and for how long (with
-    ``--watch-replies``, also tokens so far and tokens a second); ``live`` (default: whether the
-    console is a terminal) says whether it may be redrawn, else progress gets a line now and
-    then.
+    While a reply is awaited or a command runs, a line redrawn in place says so and for how
+    long (with ``--watch-replies``, also tokens so far and tokens a second); ``live``
+    (default: whether the console is a terminal) says whether it may be redrawn; without a
+    terminal nothing is redrawn and nothing extra printed (a watched reply's progress gets a
+    line now and then). ``verbose`` (``-v``) adds the model's profile and sampling line;
+    ``quiet`` (``-q``) shows only the answer and the status; ``show_thinking`` shows the
+    model's thinking, dimmed and folded to a few lines.
     """
 
     def __init__(
-        self, console: Console | None = None, answer: TextIO | None = None, live: bool | None = None
+        self,
+        console: Console | None = None,
+        answer: TextIO | None = None,
+        live: bool | None = None,
+        *,
+        verbose: bool = False,
+        quiet: bool = False,
+        show_thinking: bool = False,
     ) -> None:
+        self._own = console is None  # the process's stderr: its terminal is asked its width
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
         self.answer = answer
         self.live = self.console.is_terminal if live is None else live
+        self.verbose, self.quiet, self.show_thinking = verbose, quiet, show_thinking
         self._open: str | None = None
-        """``answer`` or ``thinking`` while a streamed line has no newline yet."""
+        """``answer`` while a streamed answer's line has no newline yet."""
         self._waiting: Waiting | None = None
         self._status: Status | None = None
+        self._pending: list[str] = []
+        """What the tools the last reply called will do, in order: the running line's label."""
+        self._thought = ""
+        """Thinking streamed so far, folded when the answer (or anything else) comes."""
+        self._wrap: StreamWrap | None = None
+        """Wraps the streamed answer at words, on a terminal."""
+        self._streamed = False
+        """Whether this reply's thinking streamed (so its ``model_reply`` does not repeat it)."""
+        self._lock = threading.RLock()  # the approver pauses the running line from the loop
 
     def __call__(self, event: Event) -> None:
-        if self._waiting is not None and event.type not in WHILE_WAITING:
-            self._stop_waiting()
-        if self._open is not None and event.type != "answer_delta":
-            self._end_line()  # the next line (a warning, the summary) starts on its own
-        handler = getattr(self, f"on_{event.type}", None)
-        if handler is not None:
-            handler(Printable(event))
+        if self.quiet and event.type not in QUIET_EVENTS:
+            return
+        with self._lock:
+            streaming_thought = event.type == "answer_delta" and event.to_dict()["thinking"]
+            ends_waiting = event.type not in WHILE_WAITING and not streaming_thought
+            if self._waiting is not None and ends_waiting:
+                self._stop_waiting()
+            if self._thought and not streaming_thought:
+                self._fold_thinking()
+            if self._open is not None and event.type != "answer_delta":
+                self._end_line()  # the next line (a warning, the summary) starts on its own
+            handler = getattr(self, f"on_{event.type}", None)
+            if handler is not None:
+                handler(Printable(event))
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No line redrawn while the block runs (an approval question on the terminal)."""
+        with self._lock:
+            waiting, status, self._status = self._waiting, self._status, None
+            if status is not None:
+                status.stop()
+        try:
+            yield
+        finally:
+            with self._lock:  # still waiting for the same thing: its line comes back
+                if status is not None and self._status is None and self._waiting is waiting:
+                    self._status = status
+                    status.start()
+
+    # -- lines -------------------------------------------------------------------------------
+    def line(self, markup: str) -> None:
+        """Print one step's line: ``markup`` (Rich markup), on one line that fits."""
+        self.console.print(fit(Text.from_markup(markup), self._width()), soft_wrap=True)
+
+    def message(self, markup: str) -> None:
+        """Print a message to read in full (a warning, an error): on a terminal it wraps at
+        word boundaries, never mid-word; in a pipe it stays one line."""
+        self.console.print(markup, soft_wrap=self._width() is None)
+
+    def _width(self) -> int | None:
+        return terminal_width(self.console, self._own)
+
+    # -- the answer and the thinking --------------------------------------------------------
     def on_answer_delta(self, event: Event) -> None:
         e = event.to_dict()
-        kind = "thinking" if e["thinking"] else "answer"
-        if self._open not in (None, kind):
-            self._end_line()
-        opening, self._open = self._open is None, kind  # before writing: Ctrl-C may come mid-way
-        if kind == "thinking":  # progress to watch, not the answer: stderr, dimmed
-            if opening:
-                self.console.print("  [dim]thinking:[/] ", end="")
-            self.console.print(escape(e["text"]), style="dim", end="")
-        else:
-            out = self.answer or sys.stdout
-            out.write(e["text"])
-            out.flush()
+        if e["thinking"]:  # progress to watch, not the answer: folded on stderr, if asked for
+            self._streamed = True
+            if self.show_thinking:
+                self._thought += e["text"]
+            if self._waiting is not None:
+                self._waiting.label = "the model is thinking"
+            return
+        out = self.answer or sys.stdout
+        if self._open is None:
+            self._open = "answer"  # before writing: Ctrl-C may come mid-way
+            width = answer_width(out)
+            self._wrap = StreamWrap(width) if width is not None else None
+        out.write(self._wrap.feed(e["text"]) if self._wrap else e["text"])
+        out.flush()
         if e["text"].endswith("\n"):
             self._open = None
 
+    def _fold_thinking(self) -> None:
+        thought, self._thought = self._thought, ""
+        self._print_thinking(thought)
+
+    def _print_thinking(self, thought: str) -> None:
+        if not thought.strip():
+            return
+        self.console.print(Text("  thinking:", style="dim"), soft_wrap=True)
+        for line in fold(thought, self._width()):
+            self.console.print(line, soft_wrap=True)
+
     def _end_line(self) -> None:
-        if self._open == "thinking":
-            self.console.print()
-        elif self._open == "answer":
+        if self._open == "answer":
             out = self.answer or sys.stdout
-            out.write("\n")
+            out.write((self._wrap.flush() if self._wrap else "") + "\n")
             out.flush()
         self._open = None
 
+    # -- the run -----------------------------------------------------------------------------
     def on_task_started(self, event: Event) -> None:
         e = event.to_dict()
         routing = e.get("routing") or {}
         how = f"up to {e['max_iterations']} iterations"
         if routing.get("agentic") is False:
             how = "one answer, no tools"
-        self.console.print(
-            f"[bold]▶ {escape(e['description'])}[/]\n"
-            f"  [dim]model {escape(e['model'])} · workspace {escape(e['workspace'])} · {how}[/]"
-        )
+        self.line(f"[bold]▶ {escape(one_line(e['description']))}[/]")
+        where = f" · workspace {escape(e['workspace'])}" if self.verbose else ""
+        self.line(f"  [dim]model {escape(e['model'])}{where} · {how}[/]")
 
     def on_model_request(self, event: Event) -> None:
         e = event.to_dict()
         if e["constrained"]:
-            self.console.print(
-                "  [yellow]↻ reply was not a valid call; asking again, constrained[/]"
-            )
-        self._stop_waiting()
-        self._waiting = Waiting(time.monotonic())
-        if self.live:
-            self._status = self.console.status(self._waiting, refresh_per_second=4)
-            self._status.start()
+            self.line("  [yellow]↻ reply was not a valid call; asking again, constrained[/]")
+        self._streamed = False
+        self._start_waiting("waiting for the model's reply")
 
     def on_model_progress(self, event: Event) -> None:
         e = event.to_dict()
@@ -124,74 +195,110 @@ class TerminalView:
         waiting.tokens, waiting.tokens_per_s = e["tokens"], e["tokens_per_s"]
         if not self.live and e["elapsed_s"] >= waiting.noted + NOTE_EVERY_S:
             waiting.noted = e["elapsed_s"]
-            self.console.print(f"  [dim]· {waiting.describe(e['elapsed_s'])}[/]")
+            self.line(f"  [dim]· {waiting.describe(e['elapsed_s'])}[/]")
+
+    def _start_waiting(self, label: str) -> None:
+        self._stop_waiting()
+        self._waiting = Waiting(time.monotonic(), label, width=self._width)
+        if self.live:
+            self._status = self.console.status(self._waiting, refresh_per_second=4)
+            self._status.start()
 
     def _stop_waiting(self) -> None:
         status, self._status, self._waiting = self._status, None, None
         if status is not None:
             status.stop()
 
+    def _run_next(self) -> None:
+        """The running line for the next tool the reply called (a command: for how long);
+        for a call written as text, or the checks after an answer, just for how long."""
+        if self.live:
+            self._start_waiting(self._pending[0] if self._pending else "working")
+
     def on_model_reply(self, event: Event) -> None:
         e = event.to_dict()
-        text = " ".join(e["content"].split())
-        if text and not e["tool_calls"]:
-            return  # a final answer is printed at the end; a non-answer shows as a nudge
-        if text:
-            self.console.print(f"  [dim]{e['iteration']:>3} │ {escape(_clip(text, 160))}[/]")
+        if e.get("thinking") and self.show_thinking and not self._streamed:
+            self._print_thinking(e["thinking"])
+        self._pending = [running_label(call) for call in e["tool_calls"]]
+        text = one_line(e["content"])
+        if text and e["tool_calls"]:
+            self.line(f"  [dim]{e['iteration']:>3} │ {escape(text)}[/]")
+        # a final answer is printed at the end; a non-answer shows as a nudge
+        self._run_next()
 
     def on_tool_call(self, event: Event) -> None:
         e = event.to_dict()
         mark = "[green]✓[/]" if e["ok"] else "[red]✗[/]"
-        self.console.print(
+        head = Text.from_markup(
             f"  {e['iteration']:>3} │ {mark} [bold cyan]{escape(e['tool_name'])}[/] "
-            f"{escape(e['args_summary'])} [dim]→ {escape(e['result_summary'])} "
-            f"({e['duration_ms']} ms)[/]"
         )
+        took = e["duration_ms"]
+        tail = Text(f" ({took / 1000:.1f} s)" if took >= 1000 else f" ({took} ms)", style="dim")
+        args = Text(arguments_shown(e["args_summary"]))
+        result = Text(f" → {one_line(e['result_summary'])}", style="dim")
+        width = self._width()
+        if width is not None:  # the arguments and the result share what is left, both seen
+            room = max(width - head.cell_len - tail.cell_len, 8)
+            args = fit(args, max(room - result.cell_len, room // 2))
+            result = fit(result, room - args.cell_len)
+        line = Text.assemble(head, args, result, tail)
+        self.console.print(fit(line, width), soft_wrap=True)
+        if self._pending:
+            self._pending.pop(0)
+        self._run_next()
 
     def on_nudge(self, event: Event) -> None:
         e = event.to_dict()
-        self.console.print(f"  [yellow]↻ nudge {e['nudge_number']}: {escape(e['message'])}[/]")
+        self.line(f"  [yellow]↻ nudge {e['nudge_number']}: {escape(one_line(e['message']))}[/]")
 
     def on_guardrail(self, event: Event) -> None:
         e = event.to_dict()
-        self.console.print(f"  [bold red]■ stopped by {e['guardrail']}:[/] {escape(e['reason'])}")
+        self.message(f"  [bold red]■ stopped by {e['guardrail']}:[/] {escape(e['reason'])}")
 
     def on_warning(self, event: Event) -> None:
-        self.console.print(f"  [yellow]! {escape(event.to_dict()['message'])}[/]")
+        self.message(f"  [yellow]! {escape(event.to_dict()['message'])}[/]")
 
     def on_model_status(self, event: Event) -> None:
-        self.console.print(f"  [dim]· {escape(event.to_dict()['message'])}[/]")
+        message = event.to_dict()["message"]
+        if self.verbose:
+            self.line(f"  [dim]· {escape(one_line(message))}[/]")
+        elif self._waiting is not None:  # loading a model, say: the running line says so
+            self._waiting.label = f"waiting for the model's reply ({one_line(message)})"
 
     def on_approval_decided(self, event: Event) -> None:
         e = event.to_dict()
         mark = "[green]✓ approved[/]" if e["approved"] else "[red]✗ denied[/]"
-        command = escape(_clip(shown(" ".join(e["command"].split())), 120))
-        self.console.print(f"  {mark} [dim]({escape(e['by'])})[/] {command}")
+        command = escape(shown(one_line(e["command"])))
+        self.line(f"  {mark} [dim]({escape(e['by'])})[/] {command}")
+        if e["approved"] and self._pending:
+            self._run_next()  # it runs now; its tool_call moves on to the next
 
     def on_verification(self, event: Event) -> None:
         for check in event.to_dict()["checks"]:
             mark = "[green]✓ pass[/]" if check["passed"] else "[red]✗ fail[/]"
-            self.console.print(f"  {mark} [bold]verify[/] {escape(check['name'])}")
+            self.line(f"  {mark} [bold]verify[/] {escape(one_line(check['name']))}")
 
     def on_task_finished(self, event: Event) -> None:
         r = event.to_dict()["result"]
         colour = STATUS_COLOURS.get(r["status"], "red")
         files = ", ".join(r["files_modified"]) or "none"
-        self.console.print(
+        self.message(
             f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · "
             f"{r['iterations_used']} iterations · {r['tokens_in']}+{r['tokens_out']} tokens · "
             f"{r['duration_s']:.1f} s · files modified: {escape(files)}"
         )
-        if r["status"] == "unverified":
-            self.console.print(f"[cyan]? {escape(unverified_line(r.get('suggested_check')))}[/]")
         if r["error"]:
-            self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
+            self.message(f"[bold red]error:[/] {escape(r['error'])}")
+        if self.quiet:
+            return
+        if r["status"] == "unverified":
+            self.message(f"[cyan]? {escape(unverified_line(r.get('suggested_check')))}[/]")
         if changed := r.get("check_files_changed"):  # absent from older records
             listed = escape(shown(", ".join(changed)))
-            self.console.print(f"[bold yellow]! check files changed by the run:[/] {listed}")
+            self.message(f"[bold yellow]! check files changed by the run:[/] {listed}")
         if sensitive := r.get("sensitive_changes"):
             listed = escape(shown(", ".join(sensitive)))
-            self.console.print(f"[bold yellow]! sensitive changes:[/] {listed}")
+            self.message(f"[bold yellow]! sensitive changes:[/] {listed}")
         after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
 
 
@@ -212,7 +319,7 @@ class TimelineView(TerminalView):
     """``show`` prints the change itself, from its store (``diffview.after_run`` does not)."""
 
     def __init__(self, console: Console | None = None, answer: TextIO | None = None) -> None:
-        super().__init__(console, answer, live=False)
+        super().__init__(console, answer, live=False, verbose=True)  # a record: all of it
 
     def on_model_request(self, event: Any) -> None:
         """Nothing: a replay awaits no reply."""
@@ -264,29 +371,3 @@ class Printable:
 
     def to_dict(self) -> dict[str, Any]:
         return self._data
-
-
-class Waiting:
-    """The waiting line: rendered anew at each refresh, so its clock runs by itself."""
-
-    def __init__(self, started: float) -> None:
-        self.started = started
-        self.tokens: int | None = None
-        self.tokens_per_s: float | None = None
-        self.noted = 0.0
-        """The elapsed seconds at the last progress line (without a live terminal)."""
-
-    def describe(self, elapsed: float) -> str:
-        text = f"waiting for the model's reply: {elapsed:.0f} s"
-        if self.tokens is not None:
-            text += f", {self.tokens} tokens"
-            if self.tokens_per_s is not None:
-                text += f", {self.tokens_per_s:.1f} tokens/s"
-        return text
-
-    def __rich__(self) -> Text:
-        return Text(self.describe(time.monotonic() - self.started), style="dim")
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from localhand.errors import ConfigError
 from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, Warning
 from localhand.mcp.config import McpServer
+from localhand.mcp.labels import call_risk
 from localhand.mcp.naming import offered_names, shown
 from localhand.mcp.results import tool_result
 from localhand.mcp.schema import arguments_model, description, flat_schema
 from localhand.safety.approval import ApprovalPolicy, Approver
-from localhand.safety.risk import Risk
 from localhand.tools import Tool, ToolRegistry
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.types import ToolResult
@@ -83,20 +83,17 @@ class McpGate:
         self.bus = bus
         self.task_id = task_id
 
-    def refusal(self, server: McpServer, tool: str, arguments: dict[str, Any]) -> str | None:
-        """None when the call may go; otherwise the tool result that tells the model why not."""
+    def refusal(
+        self, server: McpServer, tool: str, arguments: dict[str, Any], annotations: Any = None
+    ) -> str | None:
+        """None when the call may go; otherwise the tool result that tells the model why not.
+        ``annotations``: the tool's, as the server listed it (what the question calls it)."""
         if self.policy == "never" or (self.policy == "dangerous" and server.trusted(tool)):
             return None
         args = json.dumps(arguments, ensure_ascii=False, indent=1, default=str)
         command = f"MCP server '{server.name}', tool '{tool}', arguments:\n{args}"
-        if self.policy == "always":
-            reason = f"calls a tool of the MCP server '{server.name}' (--approve always)"
-        else:
-            reason = (
-                f"calls a tool of the MCP server '{server.name}', a program outside the "
-                'sandbox (trust = "allow" in its entry skips this question)'
-            )
-        risk = Risk("dangerous", (reason,), action="call a tool of an MCP server")
+        risk = call_risk(server.name, tool, annotations, always=self.policy == "always")
+        reason = risk.reasons[0]
         step = f"mcp:{server.name}/{tool}"
         self.bus.emit(
             ApprovalNeeded(
@@ -183,7 +180,7 @@ def build_tools(
                 name=name,
                 description=description(listing.description) or f"{listing.name} ({server.name})",
                 parameters=parameters,
-                function=_caller(clients, server, listing.name, gate),
+                function=_caller(clients, server, listing, gate),
                 server=server.name,
                 mcp_name=listing.name,
                 model=model,
@@ -200,12 +197,15 @@ def build_tools(
 
 
 def _caller(
-    clients: McpClients, server: McpServer, tool: str, gate: McpGate
+    clients: McpClients, server: McpServer, listing: Any, gate: McpGate
 ) -> Callable[[dict[str, Any]], ToolResult]:
     from localhand.mcp.client import McpCallError
 
+    tool = listing.name
+    annotations = getattr(listing, "annotations", None)  # readOnlyHint: what the question says
+
     def call(arguments: dict[str, Any]) -> ToolResult:
-        refused = gate.refusal(server, tool, arguments)
+        refused = gate.refusal(server, tool, arguments, annotations)
         if refused is not None:
             return ToolResult(refused, ok=False)
         timeout = server.timeout_s

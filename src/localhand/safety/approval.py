@@ -12,9 +12,13 @@ model why and what to do instead, so a run without a person never hangs waiting 
 from __future__ import annotations
 
 import os
+import re
 import select
 import sys
+import textwrap
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from localhand.errors import ConfigError
@@ -107,6 +111,12 @@ class DenyAll(BaseApprover):
 class TerminalApprover(BaseApprover):
     """Asks on the terminal (``/dev/tty``) when standard input is one; refuses otherwise.
 
+    The answer is a line: ``y`` runs it this once; ``a`` runs it and, for the rest of this
+    run, every command with the same prefix (program and subcommand, ``git commit``: shown in
+    the question before it is chosen, see ``approval_scope``); ``n`` (or Enter, or anything
+    else) refuses, and words after it (``n use a temporary directory``) are a reason the model
+    reads in the tool result.
+
     The prompt goes to the terminal itself, not stdout, so ``--json`` output stays clean.
     Every text in it is shown inert (``prompt``): a model cannot hide part of a command from
     the person approving it, nor redraw the question, with terminal escape sequences.
@@ -115,6 +125,8 @@ class TerminalApprover(BaseApprover):
         tty: the terminal device to ask on.
         interactive: whether a person is there; default: ``sys.stdin.isatty()``.
         timeout_s: give up (refuse) after this long without an answer; None waits.
+        pause: what stops a live display (the elapsed-time line) while the question is
+            asked: a context manager factory, e.g. ``TerminalView.paused``.
     """
 
     def __init__(
@@ -123,34 +135,60 @@ class TerminalApprover(BaseApprover):
         *,
         interactive: bool | None = None,
         timeout_s: float | None = None,
+        pause: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> None:
         self.tty = tty
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.timeout_s = timeout_s
+        self.pause = pause
         self.refusal = "the user refused it"
         self.decided_by = "terminal" if self.interactive else "nobody"  # nobody asked without one
+        self.allowed: set[str] = set()
+        """The prefixes the person answered ``a`` to, in this run."""
         self._lock = threading.Lock()  # one question at a time
 
     def approve(self, command: str, risk: Risk) -> bool:
+        from localhand.safety.approval_scope import scope_of  # the shell parser: when asked
+
         if not self.interactive:
             self.refusal = "there is no terminal to ask the user on"
             return False
         with self._lock:
+            scope = scope_of(command, risk)
+            if scope is not None and self.allowed.issuperset(scope):
+                self.decided_by = f"terminal, 'a' to {', '.join(scope)}"  # no question
+                return True
+            self.decided_by = "terminal"
+            answer = self._ask(lambda width: prompt(command, risk, scope, width))
+        if answer is None:
+            return False
+        choice, reason = read_answer(answer)
+        if choice == "always" and scope is not None:
+            with self._lock:
+                self.allowed.update(scope)
+            self.decided_by = f"terminal, 'a' to {', '.join(scope)}"
+        self.refusal = "the user refused it"
+        if reason:
+            self.refusal += f' and said: "{reason}"'
+        return choice != "no"
+
+    def _ask(self, question: Callable[[int | None], str]) -> str | None:
+        """The line typed after ``question`` (made for the terminal's width); None
+        (``refusal`` says why) when none came."""
+        with self.pause() if self.pause is not None else nullcontext():
             try:
                 fd = os.open(self.tty, os.O_RDWR | os.O_NOCTTY)
             except OSError:
                 self.refusal = f"the terminal {self.tty} could not be opened to ask the user"
-                return False
+                return None
             try:
-                os.write(fd, prompt(command, risk).encode("utf-8", "replace"))
+                os.write(fd, question(_columns(fd)).encode("utf-8", "replace"))
                 answer = self._read_line(fd)
             finally:
                 os.close(fd)
         if answer is None:
             self.refusal = "the user did not answer in time"
-            return False
-        self.refusal = "the user refused it"
-        return answer.strip().lower() in ("y", "yes")
+        return answer
 
     def _read_line(self, fd: int) -> str | None:
         data = b""
@@ -166,19 +204,79 @@ class TerminalApprover(BaseApprover):
         return data.decode("utf-8", "replace")
 
 
-def prompt(command: str, risk: Risk) -> str:
+def _columns(fd: int) -> int | None:
+    """The terminal's width, or None when it has none (a pseudo-terminal never sized)."""
+    try:
+        columns = os.get_terminal_size(fd).columns
+    except OSError:
+        return None
+    return columns if columns >= 20 else None
+
+
+Choice = Literal["yes", "always", "no"]
+MAX_REASON = 500
+"""Characters of a refusal's reason passed on to the model."""
+
+
+def read_answer(line: str) -> tuple[Choice, str]:
+    """What a typed answer means: ``y``/``yes`` once, ``a``/``always`` for the rest of the
+    run, anything else no; the words after ``n``/``no`` (or an answer that is none of these)
+    are the reason, one line, inert, cut at ``MAX_REASON`` characters."""
+    text = " ".join(line.split())
+    head, _, rest = text.partition(" ")
+    word = head.lower().rstrip(",.:;!")
+    if not rest and word in ("y", "yes"):
+        return "yes", ""
+    if not rest and word in ("a", "always", "all"):
+        return "always", ""
+    if word in ("n", "no"):
+        text = rest.lstrip(",.:;-! ")
+    return "no", escape(text[:MAX_REASON])
+
+
+def prompt(
+    command: str, risk: Risk, scope: tuple[str, ...] | None = None, width: int | None = None
+) -> str:
     """The question a person sees: the command, its risk and the reasons, every part of them
-    inert. The reasons and the action quote the command (paths, MCP tool names and
-    arguments), so they are escaped as it is: an escape sequence in a reason could otherwise
-    redraw the screen to show another command than the one that runs. A reason is one line:
-    its newlines are shown as ``\x0a`` too."""
+    inert, then the answers (``a`` names the prefixes it would cover: ``scope``, None where
+    it is not offered). The reasons and the action quote the command (paths, MCP tool names
+    and arguments), so they are escaped as it is: an escape sequence in a reason could
+    otherwise redraw the screen to show another command than the one that runs. A reason is
+    one line: its newlines are shown as ``\x0a`` too. ``width``: the terminal's, which the
+    prose lines are wrapped to at words; the command's lines never are, nor cut: a wrap
+    there could not be told from a newline in it, and what is approved is what runs."""
     shown = "\n".join("    " + escape(line) for line in command.split("\n"))
-    reasons = "".join(f"\n  - it {escape(reason)}" for reason in risk.reasons)
+    reasons = "".join(_wrapped(f"  - it {escape(reason)}", width) for reason in risk.reasons)
+    keys = "y/a/N" if scope else "y/N"
+    what = "call" if risk.action else "command"
+    answers = "".join(_wrapped(line, width) for line in _answers(scope, what))
     if risk.action:
-        asked = f"\nlocalhand wants to {escape(risk.action)} ({escape(risk.level)}):"
-        return f"{asked}\n{shown}{reasons}\nAllow it? [y/N] "
-    level = escape(risk.level)
-    return f"\nlocalhand wants to run a {level} command:\n{shown}{reasons}\nRun it? [y/N] "
+        asked = _wrapped(f"localhand wants to {escape(risk.action)} ({escape(risk.level)}):", width)
+        return f"{asked}\n{shown}{reasons}{answers}\nAllow it? [{keys}] "
+    asked = _wrapped(f"localhand wants to run a {escape(risk.level)} command:", width)
+    return f"{asked}\n{shown}{reasons}{answers}\nRun it? [{keys}] "
+
+
+def _wrapped(line: str, width: int | None) -> str:
+    """``line``, after a newline, wrapped at words to ``width`` (continuation indented)."""
+    if not width or len(line) <= width:
+        return "\n" + line
+    head = re.match(r" *(?:- it |[yan]: )?", line)  # continued under its text, deeper than
+    indent = " " * max(len(head.group()) if head else 0, 5)  # a command line's 4 spaces
+    parts = textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+    return "".join("\n" + part for part in parts)
+
+
+def _answers(scope: tuple[str, ...] | None, what: str) -> list[str]:
+    lines = ["  y: yes, this once"]
+    if scope:
+        named = ", ".join(f"`{escape(prefix)}`" for prefix in scope)
+        if what == "call":
+            lines.append(f"  a: yes, and to every call for the rest of this run ({named})")
+        else:
+            lines.append(f"  a: yes, and to every {named} {what} for the rest of this run")
+    lines.append("  n: no; words after it go to the model as your reason (n use a temp dir)")
+    return lines
 
 
 def escape(text: str) -> str:
@@ -225,5 +323,6 @@ __all__ = [
     "check_policy",
     "needs_approval",
     "prompt",
+    "read_answer",
     "refusal",
 ]

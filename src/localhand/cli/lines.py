@@ -1,0 +1,142 @@
+"""Lines that fit the terminal: one line per step, cut with an ellipsis, never wrapped.
+
+A terminal wraps a line longer than its width wherever the width falls, mid-word, and a
+narrow pane turns a run into a wall of broken lines. So each step's line is cut to the width
+(``fit``), at a word boundary where one is near, and ends in ``…``; the model's thinking is
+folded to a few such lines (``fold``). In a pipe there is no width: lines stay whole, for
+logs and grep.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.text import Text
+
+ELLIPSIS = "…"
+WORD_SLACK = 0.25
+"""How far back (a share of the width) a cut may move to end at a space instead of mid-word."""
+FOLDED_LINES = 6
+"""Lines of the model's thinking shown with ``--show-thinking``; the rest is counted."""
+
+
+def terminal_width(console: Console, own: bool) -> int | None:
+    """The width a step's line must fit, or None (a pipe: lines stay whole). ``own``: the
+    console is the process's stderr, so the terminal is asked (``shutil.get_terminal_size``,
+    which reads ``COLUMNS`` first, then the terminal), as it may have been resized; else the
+    console's own width (a test's, say)."""
+    if not console.is_terminal:
+        return None
+    if own:
+        return max(shutil.get_terminal_size((console.width, 24)).columns, 20)
+    return max(console.width, 20)
+
+
+def answer_width(out: object) -> int | None:
+    """The width the answer (on ``out``, standard output) wraps at: the terminal's, or None
+    when ``out`` is not a terminal (a pipe or a file gets the model's lines as they are)."""
+    isatty = getattr(out, "isatty", None)
+    try:
+        if isatty is None or not isatty():
+            return None
+    except ValueError:  # closed
+        return None
+    return max(shutil.get_terminal_size().columns, 20)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines too) as one space."""
+    return " ".join(text.split())
+
+
+def fit(line: Text, width: int | None) -> Text:
+    """``line`` cut to ``width`` cells with an ellipsis, at a space when one is within
+    ``WORD_SLACK`` of the end; unchanged when it fits or ``width`` is None."""
+    if width is None or line.cell_len <= width:
+        return line
+    cut = line.copy()
+    cut.truncate(width - 1)  # in cells: wide characters count twice
+    space = cut.plain.rfind(" ")
+    if space >= width * (1 - WORD_SLACK):
+        cut = cut[:space]
+    cut.rstrip()
+    cut.append(ELLIPSIS, style="dim")
+    return cut
+
+
+def fold(text: str, width: int | None, indent: str = "    ┆ ") -> list[Text]:
+    """``text`` (the model's thinking) as at most ``FOLDED_LINES`` dimmed lines, each cut to
+    ``width``, and a last line saying how many more there were."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    shown = [fit(Text(indent + line, style="dim"), width) for line in lines[:FOLDED_LINES]]
+    if len(lines) > FOLDED_LINES:
+        more = len(lines) - FOLDED_LINES
+        shown.append(Text(f"{indent}… {more} more line{'s' if more > 1 else ''}", style="dim"))
+    return shown
+
+
+def wrap(text: str, width: int | None) -> str:
+    """``text`` (an answer, for a terminal) with each line longer than ``width`` wrapped at
+    spaces, never mid-word, keeping its indentation; a word longer than the width stays
+    whole. None: unchanged."""
+    if width is None:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out.extend(
+            textwrap.wrap(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [line]
+        )
+    return "\n".join(out)
+
+
+class StreamWrap:
+    """``wrap`` for text that comes in pieces (a streamed answer): ``feed`` returns what can
+    be written now, a word held back until its end shows whether it fits; ``flush`` the rest."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.column = 0
+        self.word = ""
+
+    def feed(self, text: str) -> str:
+        out: list[str] = []
+        for char in text:
+            if char == "\n":
+                out.append(self._word() + "\n")
+                self.column = 0
+            elif char == " ":
+                out.append(self._word())
+                if self.column < self.width:
+                    out.append(" ")
+                    self.column += 1
+            else:
+                self.word += char
+        return "".join(out)
+
+    def flush(self) -> str:
+        return self._word()
+
+    def _word(self) -> str:
+        word, self.word = self.word, ""
+        if not word:
+            return ""
+        size = cell_len(word)
+        if self.column > 0 and self.column + size > self.width:
+            self.column = size
+            return "\n" + word
+        self.column += size
+        return word
