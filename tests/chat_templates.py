@@ -1,6 +1,6 @@
 """Real chat templates, rendered as llama-server renders them, over localhand's real requests.
 
-Shared by ``tests/test_templates.py`` and ``benchmarks/prefill_bench.py``.
+Shared by ``tests/profiles/test_templates.py`` and ``benchmarks/prefill_bench.py``.
 
 **The templates** are llama.cpp's copies of each family's Jinja chat template
 (``models/templates/`` of ggml-org/llama.cpp; ``templates/SOURCES.json`` names the repository,

@@ -3,7 +3,7 @@
 The command line is the standard library's ``argparse``: it starts in about 12 ms, where typer
 (click and a pydantic adapter per parameter) took about 150 ms of ``localhand run``'s budget of
 0.3 s to its first request. The choices are spelled here, not imported, so that parsing loads
-nothing of localhand's; tests/test_cli_args.py keeps them equal to the modules that use them.
+nothing of localhand's; tests/cli/test_cli_args.py keeps them equal to the modules that use them.
 """
 
 from __future__ import annotations

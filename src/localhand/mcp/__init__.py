@@ -8,5 +8,5 @@
 - ``tools``: those servers' tools as localhand ``Tool``s, behind the approval policy.
 
 Nothing here is imported at start-up, and the ``mcp`` SDK only when a server is configured
-(``tests/test_mcp_config.py``): importing it costs about half a second.
+(``tests/mcp_client/test_mcp_config.py``): importing it costs about half a second.
 """

@@ -35,7 +35,8 @@ same for both network backends: see ``models.transport``):
   start-up); it fixes the timeout per client, not per request; and its stream hides what a safe
   stream needs. The wire is small and documented, so we speak it directly, with the client's
   conventions: ``OLLAMA_HOST`` parsed the same way, the same headers, ``OLLAMA_API_KEY`` as a
-  bearer token (unless ``api_key`` is given), redirects followed. ``tests/test_fake_ollama.py``
+  bearer token (unless ``api_key`` is given), redirects followed.
+  ``tests/testing/test_fake_ollama.py``
   keeps the fake server honest against the official client.
 - **Tool-call arguments** are kept as given when they are an object; a JSON string that parses
   to an object is parsed; anything else becomes ``{"__raw__": "<text>"}`` for the parser to

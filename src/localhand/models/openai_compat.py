@@ -34,7 +34,7 @@ transport's, the same for both network backends: see ``models.transport``):
   small and stable, so we speak them directly, as the SDK did on the wire: ``Authorization:
   Bearer`` with ``api_key``, ``OPENAI_API_KEY`` or a placeholder, JSON in and out,
   ``extra_body`` merged into the body, ``OPENAI_BASE_URL`` honoured, redirects followed.
-  ``tests/test_fake_ollama_v1.py`` keeps the fake server honest against the SDK.
+  ``tests/testing/test_fake_ollama_v1.py`` keeps the fake server honest against the SDK.
 
 The context window is the server's business here (``llama-server -c``, vLLM
 ``--max-model-len``; Ollama's ``/v1`` uses the model's default, so prefer ``--backend ollama``

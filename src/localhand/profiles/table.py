@@ -6,7 +6,7 @@ writes into the GGUF as ``general.sampling.*``); where neither recommends anythi
 is sent and the server's default applies. Template facts (switches, where reasoning is
 rendered, tool roles, id rules) are from the Jinja chat templates under ``tests/templates/``
 (llama.cpp's ``models/templates/`` at ggml-org/llama.cpp 0c1e57098bba; see its SOURCES.json),
-which ``tests/test_templates.py`` renders.
+which ``tests/profiles/test_templates.py`` renders.
 
 Think budgets: the reply ceiling (4096 tokens, thinking included) leaves a call no room when
 the model thinks past about half of it, so a family that thinks is cut at 2048 tokens of

@@ -9,7 +9,7 @@ come from flags, ``LOCALHAND_*`` variables, the user's own ``config.toml`` or a
 ``localhand.toml`` kept outside the project (``LOCALHAND_CONFIG``). A value that only
 tightens (``approve = "always"``) is kept.
 
-Every field of ``localhand.config.Settings`` is in ``KEYS`` (tests/test_trust.py fails when a
+Every field of ``localhand.config.Settings`` is in ``KEYS`` (tests/safety/test_trust.py fails when a
 new one is not), besides the tables that are not settings (``dashboard.workspaces``,
 ``pool.endpoints``).
 """

@@ -24,8 +24,8 @@ from localhand.testing import FakeOllama
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
 pytest_plugins = ("dashboard_helpers",)  # the browser and page fixtures
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "dashboard.png"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "dashboard.png"
 
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 

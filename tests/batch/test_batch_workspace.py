@@ -156,7 +156,7 @@ def test_fresh_forgets_what_was_done(tmp_path: Path, fresh: bool) -> None:
 def test_the_example_batch_file_is_valid() -> None:
     from localhand.batch import load_batch
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "batch" / "tasks.jsonl"
+    example = Path(__file__).resolve().parents[2] / "examples" / "batch" / "tasks.jsonl"
     tasks = load_batch(example)
     assert [t.id for t in tasks] == ["fix-add", "add-subtract", "summarise-notes"]
     assert all(t.task.workspace.is_dir() for t in tasks)

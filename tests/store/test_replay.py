@@ -114,7 +114,7 @@ def test_a_loop_that_asks_for_more_replies_ends_in_an_error_not_a_crash() -> Non
     with pytest.raises(StoreError, match=r"workspace .* is gone"):
         replay_run(store, run_id)
 
-    report = replay_run(store, run_id, workspace=Path(__file__).parent / "parser_corpus")
+    report = replay_run(store, run_id, workspace=Path(__file__).parents[1] / "parser_corpus")
 
     assert report.result.status == "error"
     assert "recorded only 1" in (report.result.error or "")

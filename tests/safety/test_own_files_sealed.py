@@ -19,7 +19,7 @@ from localhand.safety.sandbox import available
 from localhand.tools import FileTools, ShellTool, Workspace
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}")
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import pytest
 
 from localhand.parsing import parse_tool_calls
 
-CORPUS = Path(__file__).parent / "parser_corpus"
+CORPUS = Path(__file__).parents[1] / "parser_corpus"
 TOOLS = json.loads((CORPUS / "tools.json").read_text())
 
 

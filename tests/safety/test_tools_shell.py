@@ -2,7 +2,7 @@
 
 These run without the sandbox: they test the supervisor, which is all the containment there is
 where bubblewrap cannot run, and they follow processes by PID, which a sandbox's own PID
-namespace renumbers. tests/test_sandbox.py runs the same kinds of command inside it."""
+namespace renumbers. tests/safety/test_sandbox.py runs the same kinds of command inside it."""
 
 from __future__ import annotations
 

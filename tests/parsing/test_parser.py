@@ -12,7 +12,7 @@ from localhand.parsing import ParsedReply, call_schema, coerce_arguments, parse_
 from localhand.types import Reply, ToolCall
 
 TOOLS: list[dict[str, Any]] = json.loads(
-    (Path(__file__).parent / "parser_corpus" / "tools.json").read_text()
+    (Path(__file__).parents[1] / "parser_corpus" / "tools.json").read_text()
 )
 
 

@@ -105,7 +105,7 @@ def test_a_drafted_plan_shown_for_approval_is_inert() -> None:
 
 
 APP_JS = (
-    Path(__file__).resolve().parents[1] / "src" / "localhand" / "dashboard" / "static" / "app.js"
+    Path(__file__).resolve().parents[2] / "src" / "localhand" / "dashboard" / "static" / "app.js"
 )
 
 

@@ -24,7 +24,7 @@ from localhand.testing import FakeOllama
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
 pytest_plugins = ("dashboard_helpers",)  # the browser and page fixtures
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
 
 from playwright.sync_api import Page, expect  # noqa: E402
 

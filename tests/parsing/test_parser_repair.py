@@ -319,7 +319,7 @@ def test_a_call_cut_by_the_length_limit_never_runs(
 
 
 def test_corpus_has_repair_cases() -> None:
-    corpus = Path(__file__).parent / "parser_corpus" / "repairs.jsonl"
+    corpus = Path(__file__).parents[1] / "parser_corpus" / "repairs.jsonl"
     cases = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
     assert len(cases) >= 40
     assert sum(case["expect"].get("malformed", False) for case in cases) >= 25

@@ -10,7 +10,7 @@ import pytest
 from localhand.errors import ConfigError
 from localhand.plan import Plan, Step, load_plan, plan_from_data
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plan" / "plan.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plan" / "plan.yaml"
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -24,7 +24,7 @@ from localhand.types import Result
 
 pytestmark = pytest.mark.slow  # a real model: seconds, not milliseconds
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calc"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
 
 
 @pytest.fixture(scope="module")

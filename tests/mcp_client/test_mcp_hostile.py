@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+if __name__ == "__main__":  # run as the server: the shared helpers live one folder up
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import optional_deps
 
 # The server half: only the SDK, so it starts fast when this file runs as a script.
