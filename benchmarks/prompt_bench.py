@@ -115,7 +115,16 @@ def per_family(tok: Tokenizer) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for profile in (*PROFILES, GENERIC):
         name = profile.name
-        row: dict[str, Any] = {"text_format": profile.text_format, "before_tokens": before}
+        row: dict[str, Any] = {
+            "text_format": profile.text_format,
+            "before_tokens": before,
+            # what it gets wherever its calls travel as text (a server without tool support,
+            # or ``native_tools_* = false`` in its profile)
+            "as_text": {
+                "calls": profile.text_format,
+                "tokens": tok.count(system_prompt(profile.text_format)) + tools,
+            },
+        }
         for backend, build in backends.items():
             fmt = call_format(build(name), profile)
             row[backend] = {

@@ -74,10 +74,10 @@ def test_every_family_s_first_prompt_stays_within_the_budget_on_every_backend() 
     assert set(families) == {p.name for p in PROFILES} | {"generic"}
     seen = set()
     for name, row in families.items():
-        for backend in ("ollama", "llama_server", "schema_mode"):
+        for backend in ("ollama", "llama_server", "schema_mode", "as_text"):
             assert row[backend]["tokens"] <= TARGET_FIXED, (name, backend, row)
             seen.add(row[backend]["calls"])
-    assert {"native", SCHEMA_CALLS, "pythonic", "deepseek"} <= seen  # each kind is measured
+    assert {"native", SCHEMA_CALLS} | {p.text_format for p in PROFILES} <= seen  # all measured
 
 
 @pytest.mark.parametrize(
