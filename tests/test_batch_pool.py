@@ -92,8 +92,11 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
 
     body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "hi"}], "stream": False}
     answered: list[tuple[int, int]] = []  # (which request, its status), in the order answered
+    # Each request is sent once the one before it is inside the server (so the order of
+    # arrival is the order of sending, whatever the machine's load), and the latency is long
+    # enough for the next to arrive while the first still holds the slot.
     with FakeOllama(
-        ["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=0.3, max_queue=1
+        ["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=1.0, max_queue=1
     ) as server:
 
         def ask(number: int) -> None:
@@ -101,9 +104,12 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
             answered.append((number, code))
 
         threads = [threading.Thread(target=ask, args=(n,)) for n in range(3)]
-        for thread in threads:
+        for number, thread in enumerate(threads):
             thread.start()
-            time.sleep(0.05)
+            deadline = time.monotonic() + 10
+            while number < 2 and server.peak_requests <= number:
+                assert time.monotonic() < deadline, f"request {number} never reached the server"
+                time.sleep(0.005)
         for thread in threads:
             thread.join()
         # The third is turned away at once, the first is answered after its latency, and the
