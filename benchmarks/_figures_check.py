@@ -14,8 +14,8 @@ intervals) and not checked. A figure is accounted for when it is
 - inside a fenced transcript followed at once by a generated block of a ``recorded`` group
   (that block says where and when the transcript was made).
 
-In README.md only ``CHECKED_README_SECTIONS`` are held to this; the rest of README is listed by
-``python benchmarks/publish.py --check --unmarked`` until its figures are marked too.
+In README.md only ``CHECKED_README_SECTIONS`` are held to this; the figures of its other
+sections are listed by ``python benchmarks/publish.py --unmarked`` until they are marked too.
 """
 
 from __future__ import annotations

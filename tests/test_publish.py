@@ -21,6 +21,7 @@ sys.path.insert(0, str(BENCH))
 
 from _figures_check import problems  # noqa: E402
 from _figures_render import BLOCKS, MARKER, fill, provenance  # noqa: E402
+from publish import documents  # noqa: E402
 
 QUICK_GROUPS = {"sandbox", "overhead", "startup", "chat_format", "prompt"}
 
@@ -31,8 +32,7 @@ def committed() -> dict[str, Any]:
 
 def docs() -> list[str]:
     """The docs held to the rule: those with blocks, and every page under examples/."""
-    examples = [str(p.relative_to(REPO)) for p in (REPO / "examples").rglob("*.md")]
-    return sorted({*BLOCKS, *examples})
+    return documents(REPO)
 
 
 def copy_docs(root: Path) -> None:
