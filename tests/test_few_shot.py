@@ -15,7 +15,7 @@ from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.scripted import ScriptedModel
 from localhand.parsing import parse_tool_calls
-from localhand.profiles import GENERIC, PROFILES, profile_for
+from localhand.profiles import GENERIC, PROFILES, profile_for, read_profiles
 from localhand.profiles.formats import write_call
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
@@ -122,3 +122,14 @@ def test_a_prompt_given_by_the_user_is_kept_whatever_the_family(tmp_path: Path) 
     model = ScriptedModel(["Nothing to do."], name="gemma3:4b")
     Agent(model, tmp_path, system_prompt="Be brief.", require_action=False).run("hi")
     assert model.calls[0].messages[0]["content"] == "Be brief."
+
+
+def test_a_profile_that_says_its_server_carries_no_calls_gets_its_own_format() -> None:
+    # As a user writes it in localhand.toml for a llama-server started without --jinja.
+    settings = read_profiles({"profiles": {"qwen3": {"native_tools_llama_server": False}}})
+    profile = settings.resolve("qwen3-8b")
+    model = OpenAICompatModel("qwen3-8b", host="http://127.0.0.1:9", profile=profile)
+    assert call_format(model, profile) == "hermes"
+    assert call_format(OllamaModel("qwen3:8b"), profile) is None  # Ollama still carries them
+    prompt = system_prompt(call_format(model, profile))
+    assert '<tool_call>\n{"name": "read_file", "arguments": {"path": "mathlib.py"}}' in prompt
