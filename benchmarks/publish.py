@@ -3,7 +3,7 @@
 blocks of README.md, docs/benchmarks.md, docs/eval.md and examples/eval/README.md from it.
 
     python benchmarks/publish.py            # every measurement (~10 min on 2 shared cores)
-    python benchmarks/publish.py --quick    # few rounds, under a minute; the slow groups
+    python benchmarks/publish.py --quick    # few rounds, a minute or two; the slow groups
                                             # (robustness, the tiny-model quick start) are kept
                                             # from the figures file with their own date
     python benchmarks/publish.py --only sandbox --only startup   # measure these, keep the rest
