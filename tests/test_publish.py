@@ -166,13 +166,13 @@ def test_settings_and_a_transcript_followed_by_its_recorded_block_are_not_figure
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # about two minutes on 2 loaded cores; past 900 s it hung
 def test_quick_publish_measures_and_writes_every_block_from_its_output(tmp_path: Path) -> None:
     optional_deps.tiny_gguf()  # the chat-format check reads the tiny model's GGUF
     copy_docs(tmp_path)
     figures_file = tmp_path / "figures.json"
     shutil.copy(BENCH / "figures.json", figures_file)
     before = committed()
-    # About two minutes on 2 loaded cores; the timeout only guards against a hang.
     done = publish("--quick", "--figures", str(figures_file), "--root", str(tmp_path), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     after = json.loads(figures_file.read_text())
