@@ -24,8 +24,9 @@ BLOCKS: dict[str, tuple[str, ...]] = {
         "qwen3-transcript",
         "readme-benchmarks",
         "looping",
+        "prompt-differences",
     ),
-    "docs/benchmarks.md": ("machine", "headline"),
+    "docs/benchmarks.md": ("machine", "headline", "prompt-families", "what-is-left"),
     "docs/eval.md": ("eval-chat-format", "eval-tiny"),
     "examples/eval/README.md": ("eval-chat-format",),
 }
@@ -168,9 +169,12 @@ def _prompt_sentence(f: Figures) -> str:
     loads = p["model_loads"]
     names = ", ".join(name.split(" ")[0] for name in sorted(p["system_plus_tools_tokens"]))
     span = f"{sizes[0]:,}" if sizes[0] == sizes[-1] else f"{sizes[0]:,}–{sizes[-1]:,}"
+    _, _, low, high = _family_range(f)
     return (
         f"The system prompt and tool schemas are {span} tokens ({names}: the tokenizers present; "
-        f"`fetch_vocabs.py` adds Qwen, Llama 3 and Phi-3; target {p['target_tokens']:,}); "
+        f"`fetch_vocabs.py` adds Qwen, Llama 3 and Phi-3; target {p['target_tokens']:,}), "
+        f"{low:,}–{high:,} for a family whose calls travel as text (its worked examples "
+        "written in its own call format); "
         f"{p['cache_reuse_requests']} of {p['cache_comparable_requests']} requests of a 30-step "
         f"run reuse the server's prompt cache, with the model loaded {loads} time"
         + ("s" if loads != 1 else "")
@@ -276,7 +280,74 @@ def _eval_tiny(f: Figures) -> str:
     return f"the report's figures: {provenance(f, 'eval_tiny')}"
 
 
+def _family_range(f: Figures) -> tuple[int, int, int, int]:
+    """The native prompt's tokens, the before figure, and the smallest and largest first
+    prompt of a family whose calls travel as text on some backend."""
+    families = f["groups"]["prompt"]["figures"]["first_prompt_per_family"]
+    native = before = 0
+    text = []
+    for row in families.values():
+        before = row["before_tokens"]
+        for backend in ("ollama", "llama_server", "schema_mode", "as_text"):
+            cell = row[backend]
+            if cell["calls"] == "native":
+                native = cell["tokens"]
+            else:
+                text.append(cell["tokens"])
+    return native, before, min(text), max(text)
+
+
+def _prompt_differences(f: Figures) -> str:
+    native, _, low, high = _family_range(f)
+    target = f["groups"]["prompt"]["figures"]["target_tokens"]
+    return (
+        f"{native:,} tokens for a model that calls tools natively, {low:,}–{high:,} for one whose "
+        f"calls travel as text, against a {target:,}-token target ({provenance(f, 'prompt')})"
+    )
+
+
+def _prompt_families(f: Figures) -> str:
+    p = f["groups"]["prompt"]["figures"]
+    native, before, low, high = _family_range(f)
+
+    def cell(entry: dict[str, Any]) -> str:
+        calls = entry["calls"]
+        return f"{entry['tokens']:,} ({'native' if calls == 'native' else f'`{calls}`'})"
+
+    lines = [
+        "",
+        f"Before: {before:,} tokens for every family (one prompt, calls named as the native "
+        f"interface takes them). After: {native:,} with native calls, {low:,}–{high:,} with the "
+        f"calls written as text; target {p['target_tokens']:,} [{provenance(f, 'prompt')}].",
+        "",
+        "| Profile | Ollama | OpenAI-compatible server (llama-server) | reply constrained to JSON "
+        "(embedded, schema mode) | a server that carries no calls (its own format) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in p["first_prompt_per_family"].items():
+        lines.append(
+            f"| {name} | {cell(row['ollama'])} | {cell(row['llama_server'])} | "
+            f"{cell(row['schema_mode'])} | {cell(row['as_text'])} |"
+        )
+    return "\n".join([*lines, ""])
+
+
+def _what_is_left(f: Figures) -> str:
+    t = _timings(f)
+    return (
+        f"\n- **A command costs {t['run_command']} beyond itself** (the supervisor "
+        f"{t['supervisor']}, the sandbox with its network namespace and relay {t['sandbox']}), "
+        f"and an iteration that runs a command {t['command']} in the loop "
+        f"[{provenance(f, 'sandbox')}; {provenance(f, 'overhead')}]; the target is 10 ms. A "
+        "supervisor kept for the run, or one that is not a Python process, would take most of "
+        f"it. The end of a run costs {t['end']} (a second snapshot, the diff, the store).\n"
+    )
+
+
 RENDER: dict[str, Callable[[Figures], str]] = {
+    "prompt-differences": _prompt_differences,
+    "prompt-families": _prompt_families,
+    "what-is-left": _what_is_left,
     "eval-tiny": _eval_tiny,
     "looping": _looping,
     "quickstart-rate": _quickstart_rate,

@@ -64,10 +64,12 @@ from _tasks import thirty_step_task, write_workspace
 
 from localhand.events import EventLog, Warning
 from localhand.models.ollama import OllamaModel
+from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
+from localhand.profiles import GENERIC, PROFILES
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
-from localhand.run.prompt import SYSTEM_PROMPT
+from localhand.run.prompt import SCHEMA_CALLS, SYSTEM_PROMPT, call_format, system_prompt
 from localhand.tools import default_tools
 from localhand.types import ToolCall
 
@@ -94,6 +96,43 @@ def fixed_prompt(tok: Tokenizer) -> dict[str, Any]:
         "target_tokens": TARGET_FIXED,
         "meets_target": system + tools <= TARGET_FIXED,
     }
+
+
+def per_family(tok: Tokenizer) -> dict[str, Any]:
+    """The first prompt (system prompt + the default tools' schemas) each family gets on each
+    backend: before issue 33 every family got the native prompt; now one whose calls travel
+    as text sees its worked examples written in its own format (``run/prompt.py``)."""
+    definitions = default_tools(tempfile.gettempdir()).definitions()
+    tools = tok.count("\n".join(json.dumps(d, ensure_ascii=False) for d in definitions))
+    before = tok.count(SYSTEM_PROMPT) + tools
+    backends = {  # built, never connected: call_format reads the backend's kind and mode
+        "ollama": lambda name: OllamaModel(name, host="http://127.0.0.1:9"),
+        "llama_server": lambda name: OpenAICompatModel(name, host="http://127.0.0.1:9/v1"),
+        "schema_mode": lambda name: OpenAICompatModel(
+            name, host="http://127.0.0.1:9/v1", tool_mode="schema"
+        ),
+    }
+    out: dict[str, Any] = {}
+    for profile in (*PROFILES, GENERIC):
+        name = profile.name
+        row: dict[str, Any] = {
+            "text_format": profile.text_format,
+            "before_tokens": before,
+            # what it gets wherever its calls travel as text (a server without tool support,
+            # or ``native_tools_* = false`` in its profile)
+            "as_text": {
+                "calls": profile.text_format,
+                "tokens": tok.count(system_prompt(profile.text_format)) + tools,
+            },
+        }
+        for backend, build in backends.items():
+            fmt = call_format(build(name), profile)
+            row[backend] = {
+                "calls": "native" if fmt is None else fmt,
+                "tokens": tok.count(system_prompt(fmt)) + tools,
+            }
+        out[name] = row
+    return out
 
 
 def run_task(server: FakeServer, root: Path, num_ctx_max: int | None) -> dict[str, Any]:
@@ -273,6 +312,12 @@ def main(argv: list[str] | None = None) -> int:
                 "target": 1.0,
             },
             "fixed_prompt": fixed_prompt(tok),
+            "first_prompt_per_family": {
+                "tokenizer": tok.name,
+                "target_tokens": TARGET_FIXED,
+                "json_object_format": SCHEMA_CALLS,
+                "families": per_family(tok),
+            },
             "thirty_steps": {
                 "status": normal["result"].status,
                 "iterations": normal["result"].iterations_used,

@@ -3,12 +3,14 @@
 blocks of README.md, docs/benchmarks.md, docs/eval.md and examples/eval/README.md from it.
 
     python benchmarks/publish.py            # every measurement (~10 min on 2 shared cores)
-    python benchmarks/publish.py --quick    # few rounds, under a minute; the slow groups
+    python benchmarks/publish.py --quick    # few rounds, a minute or two; the slow groups
                                             # (robustness, the tiny-model quick start) are kept
                                             # from the figures file with their own date
     python benchmarks/publish.py --only sandbox --only startup   # measure these, keep the rest
     python benchmarks/publish.py --check    # measure nothing: exit 1 if a block differs from
-                                            # what the figures file renders
+                                            # what the figures file renders, or a figure in
+                                            # the docs is in no block and carries no marker
+    python benchmarks/publish.py --unmarked # list the figures of README's other sections
 
 Every group carries its provenance: the command, the machine, the load average at its start and
 end, the date, or, for what cannot come from a command here (compile time, a real qwen3:8b
@@ -32,6 +34,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from _common import machine  # noqa: E402
+from _figures_check import problems, readme_sections, unaccounted  # noqa: E402
 from _figures_render import BLOCKS, fill  # noqa: E402
 
 REPO = BENCH.parent
@@ -124,6 +127,7 @@ def extract(group: str, out: dict[str, Any]) -> dict[str, Any]:
             "cache_reuse_requests": out["cache"]["reuse_requests"],
             "cache_comparable_requests": out["cache"]["comparable_requests"],
             "model_loads": len(out["cache"]["model_loads_during_the_run"]),
+            "first_prompt_per_family": out["first_prompt_per_family"]["families"],
         }
     if group == "looping":
         return {"speed_tokens_per_s": out["speed_tokens_per_s"], **out["seconds_lost"]}
@@ -194,6 +198,28 @@ def with_recorded(figures: dict[str, Any]) -> dict[str, Any]:
     return figures
 
 
+def documents(root: Path) -> list[str]:
+    """The docs whose figures must come from here or carry a marker (``_figures_check``)."""
+    examples = sorted(str(p.relative_to(root)) for p in (root / "examples").rglob("*.md"))
+    return sorted({*BLOCKS, *examples})
+
+
+def unmarked(figures: dict[str, Any], root: Path) -> list[str]:
+    """Every figure in the docs that no block or marker accounts for, and markers that do not
+    say when; empty when all is well."""
+    return [
+        problem
+        for relative in documents(root)
+        for problem in problems(relative, (root / relative).read_text(), figures)
+    ]
+
+
+def readme_others(figures: dict[str, Any], root: Path) -> list[str]:
+    """The figures of README's sections that are not checked yet, for their owners to mark."""
+    text = readme_sections((root / "README.md").read_text(), checked=False)
+    return [f"README.md:{line}: {fig!r}" for line, fig in unaccounted(text, figures)]
+
+
 def render(figures: dict[str, Any], root: Path, write: bool) -> list[str]:
     """Re-render every block under ``root``; the files whose blocks differ (written if asked)."""
     stale = []
@@ -217,15 +243,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], choices=sorted(MEASURED))
     parser.add_argument("--check", action="store_true", help="measure nothing, compare the blocks")
     parser.add_argument("--render", action="store_true", help="measure nothing, rewrite the blocks")
+    parser.add_argument(
+        "--unmarked", action="store_true", help="list the figures of README's unchecked sections"
+    )
     parser.add_argument("--figures", type=Path, default=FIGURES, help="the figures file")
     parser.add_argument("--root", type=Path, default=REPO, help="where the docs are")
     args = parser.parse_args(argv)
     MACHINE_AT_START.update(machine_now())
     previous = json.loads(args.figures.read_text()) if args.figures.exists() else None
     try:
-        if args.check or args.render:
+        if args.check or args.render or args.unmarked:
             if previous is None:
                 raise SystemExit(f"publish: {args.figures} does not exist: run publish first")
+            if args.unmarked:
+                print("\n".join(readme_others(previous, args.root)))
+                return 0
             if args.render:  # a recorded note edited here reaches the figures file too
                 previous = with_recorded(previous)
                 args.figures.write_text(json.dumps(previous, indent=1, ensure_ascii=False) + "\n")
@@ -237,7 +269,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"publish: {relative}: a generated block differs from {args.figures.name}",
                     file=sys.stderr,
                 )
-            return 1 if stale else 0
+            loose = unmarked(previous, args.root)
+            for problem in loose:
+                print(f"publish: {problem}", file=sys.stderr)
+            return 1 if stale or loose else 0
         figures = publish(previous, args.quick, args.only)
         args.figures.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
         for relative in render(figures, args.root, write=True):

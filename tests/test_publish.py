@@ -19,7 +19,9 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
+from _figures_check import problems  # noqa: E402
 from _figures_render import BLOCKS, MARKER, fill, provenance  # noqa: E402
+from publish import documents  # noqa: E402
 
 QUICK_GROUPS = {"sandbox", "overhead", "startup", "chat_format", "prompt"}
 
@@ -28,8 +30,13 @@ def committed() -> dict[str, Any]:
     return json.loads((BENCH / "figures.json").read_text())
 
 
+def docs() -> list[str]:
+    """The docs held to the rule: those with blocks, and every page under examples/."""
+    return documents(REPO)
+
+
 def copy_docs(root: Path) -> None:
-    for relative in BLOCKS:
+    for relative in docs():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / relative, root / relative)
 
@@ -95,14 +102,78 @@ def test_a_doc_that_lost_its_block_gets_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_every_figure_in_the_docs_is_generated_or_says_where_and_when_it_was_measured() -> None:
+    figures = committed()
+    found = [problem for d in docs() for problem in problems(d, (REPO / d).read_text(), figures)]
+    assert found == []
+
+
+def add_line(path: Path, after: str, line: str) -> None:
+    text = path.read_text()
+    assert after in text
+    path.write_text(text.replace(after, after + "\n" + line + "\n", 1))
+
+
+@pytest.mark.parametrize(
+    ("relative", "after"),
+    [
+        ("docs/benchmarks.md", "## What is left\n"),
+        ("README.md", "## Benchmarks\n"),
+        ("README.md", "**Plan mode**"),  # the differences section
+        ("examples/eval/README.md", "# An eval report: the tiny model on tier 1\n"),
+    ],
+)
+def test_a_figure_typed_outside_the_blocks_without_a_marker_is_caught(
+    tmp_path: Path, relative: str, after: str
+) -> None:
+    copy_docs(tmp_path)
+    add_line(tmp_path / relative, after, "A command now costs about 4 ms and a run 1.5 s.")
+    done = publish("--check", "--root", str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert f"{relative}:" in done.stderr and "'about 4 ms'" in done.stderr, done.stderr
+    assert "'1.5 s'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_marker_saying_where_and_when_accounts_for_its_figures(tmp_path: Path) -> None:
+    copy_docs(tmp_path)
+    page = tmp_path / "docs" / "benchmarks.md"
+    dated = (
+        "<!-- measured: on a laptop with a GPU, 2026-11-20 -->\nA run took 1.5 s there."
+        "\n<!-- /measured -->"
+    )
+    add_line(page, "## What is left\n", dated)
+    assert publish("--check", "--root", str(tmp_path)).returncode == 0
+    undated = "<!-- measured: on a laptop -->\nA run took 2.5 s.\n<!-- /measured -->"
+    add_line(page, "## What is left\n", undated)
+    done = publish("--check", "--root", str(tmp_path))
+    assert done.returncode == 1
+    assert "a measured marker says no date or place: 'on a laptop'" in done.stderr
+
+
+def test_settings_and_a_transcript_followed_by_its_recorded_block_are_not_figures() -> None:
+    figures = committed()
+    settings = (
+        "## Benchmarks\nA request may take 300 s, the whole task 30 minutes; 95% intervals.\n"
+    )
+    assert problems("README.md", settings, figures) == []
+    transcript = "## Quick start\n```\n■ pass · 2.7 s\n```\n\n<!-- figures:tiny-transcript -->"
+    assert problems("README.md", transcript + "<!-- /figures:tiny-transcript -->", figures) == []
+    loose = transcript.replace("<!-- figures:tiny-transcript -->", "Then 3.5 s more.")
+    assert [p.split(": ", 1)[1] for p in problems("README.md", loose, figures)] == [
+        "'2.7 s' is not from publish.py and carries no marker",
+        "'3.5 s' is not from publish.py and carries no marker",
+    ]
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # about two minutes on 2 loaded cores; past 900 s it hung
 def test_quick_publish_measures_and_writes_every_block_from_its_output(tmp_path: Path) -> None:
     optional_deps.tiny_gguf()  # the chat-format check reads the tiny model's GGUF
     copy_docs(tmp_path)
     figures_file = tmp_path / "figures.json"
     shutil.copy(BENCH / "figures.json", figures_file)
     before = committed()
-    done = publish("--quick", "--figures", str(figures_file), "--root", str(tmp_path), timeout=240)
+    done = publish("--quick", "--figures", str(figures_file), "--root", str(tmp_path), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     after = json.loads(figures_file.read_text())
     assert after["quick"] is True
@@ -116,6 +187,9 @@ def test_quick_publish_measures_and_writes_every_block_from_its_output(tmp_path:
     for relative in BLOCKS:
         text = (tmp_path / relative).read_text()
         assert fill(text, after, relative) == text, relative
+    assert (
+        publish("--check", "--figures", str(figures_file), "--root", str(tmp_path)).returncode == 0
+    )
     headline = next(
         m["body"]
         for m in MARKER.finditer((tmp_path / "docs/benchmarks.md").read_text())

@@ -96,6 +96,9 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
 
     body = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "hi"}], "stream": False}
     answered: list[tuple[int, int]] = []  # (which request, its status), in the order answered
+    # Each request is sent once the one before it is inside the server (so the order of
+    # arrival is the order of sending, whatever the machine's load), and the latency is long
+    # enough for the next to arrive while the first still holds the slot.
     with FakeOllama(
         ["a", "b", "c"], models={"qwen3:8b": {}}, slots=1, latency=1.0, max_queue=1
     ) as server:
@@ -105,13 +108,12 @@ def test_the_fake_server_has_slots_a_queue_and_a_latency() -> None:
             answered.append((number, code))
 
         threads = [threading.Thread(target=ask, args=(n,)) for n in range(3)]
-        for held, thread in enumerate(threads, start=1):
+        for number, thread in enumerate(threads):
             thread.start()
-            # Each request is inside the server before the next leaves: the order is the
-            # server's doing, not the thread scheduler's (a loaded machine reorders starts).
             deadline = time.monotonic() + 10
-            while server.peak_requests < min(held, 2) and time.monotonic() < deadline:
-                time.sleep(0.01)
+            while number < 2 and server.peak_requests <= number:
+                assert time.monotonic() < deadline, f"request {number} never reached the server"
+                time.sleep(0.005)
         for thread in threads:
             thread.join()
         # The third is turned away at once, the first is answered after its latency, and the

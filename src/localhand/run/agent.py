@@ -40,7 +40,7 @@ from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import RunState
 from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
-from localhand.run.prompt import build_messages
+from localhand.run.prompt import build_messages, call_format, system_prompt
 from localhand.run.snapshot import ChangeTracker
 from localhand.run.verify import grade
 from localhand.tools import default_tools
@@ -115,9 +115,8 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
-            self.talk.messages = build_messages(
-                task, self.workspace, config.system_prompt, config.context_files
-            )
+            prompt = config.system_prompt or system_prompt(call_format(self.model, self.profile))
+            self.talk.messages = build_messages(task, self.workspace, prompt, config.context_files)
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None
             limit = self.limits.max_iterations or 0

@@ -2,21 +2,28 @@
 
 Small models follow a concrete pattern better than abstract rules (seed 000), so the system
 prompt shows two worked patterns: read → understand → modify → verify, and search first when
-the place is unknown. It is kept short: every token here is paid again on every request until
-the server caches it (``benchmarks/prompt_bench.py`` measures it against a 1,200-token target).
+the place is unknown. A model whose calls travel as text (its family's template or server
+carries no native calls, or the reply is constrained to JSON) sees the same patterns with each
+call written in the format it is to write (``call_format``, ``localhand.profiles.formats``);
+one with native tool calling sees them as named calls. It is kept short: every token here is
+paid again on every request until the server caches it (``benchmarks/prompt_bench.py``
+measures it per family against a 1,200-token target).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from localhand.errors import ToolError
+from localhand.profiles.formats import write_call
+from localhand.profiles.model import Profile
 from localhand.safety.git import git
 from localhand.tools.workspace import Workspace
 from localhand.types import Message
 
-SYSTEM_PROMPT = """\
+_HEAD = """\
 You are localhand, a careful coding agent working inside a workspace on the user's machine.
 You complete the task by calling tools, one step at a time, and you see each tool's result.
 
@@ -29,23 +36,113 @@ for new files or full rewrites.
 no tool call. That reply ends the task.
 
 Rules:
-- Call tools through the tool-calling interface. Paths are relative to the workspace root.
+- {how_to_call} Paths are relative to the workspace root.
 - Never invent file contents: read a file before editing it.
 - If a tool returns an error, read it and correct the call instead of repeating it.
-
-Example 1 (read, understand, modify, verify):
-Task: "Fix the failing test in test_math.py"
-→ run_command {"command": "python -m pytest -q test_math.py"}   (see which test fails and why)
-→ read_file {"path": "mathlib.py"}   (find the faulty function)
-→ edit_file {"path": "mathlib.py", "old_text": "return a - b", "new_text": "return a + b"}
-→ run_command {"command": "python -m pytest -q test_math.py"}   (all pass)
-→ final reply: "Fixed add() in mathlib.py: it subtracted instead of adding. Tests pass."
-
-Example 2 (search first when you do not know where):
-Task: "Rename max_retry to max_retries"
-→ search_files {"pattern": "max_retry"}   (every use)
-→ edit_file at each use, then run the tests
 """
+
+_HOW_NATIVE = "Call tools through the tool-calling interface."
+_HOW_TEXT = "Write tool calls as the examples do, then stop."
+
+# The worked patterns as data, so that every family sees the same steps in its own call format:
+# (tool, arguments, the note after a named call, the purpose before a call written as text).
+_Step = tuple[str, dict[str, str], str, str]
+_TEST = {"command": "python -m pytest -q test_math.py"}
+_EDIT = {"path": "mathlib.py", "old_text": "return a - b", "new_text": "return a + b"}
+_FIX_STEPS: tuple[_Step, ...] = (
+    ("run_command", _TEST, "see which test fails and why", "see what fails"),
+    ("read_file", {"path": "mathlib.py"}, "find the faulty function", "read the code"),
+    ("edit_file", _EDIT, "", "fix it"),
+    ("run_command", _TEST, "all pass", "all pass"),
+)
+_FIX_ANSWER = "Fixed add() in mathlib.py: it subtracted instead of adding. Tests pass."
+_SEARCH_STEP: _Step = ("search_files", {"pattern": "max_retry"}, "every use", "every use")
+_SEARCH_REST = "edit_file at each use, then run the tests"
+
+SCHEMA_CALLS = "json_object"
+"""The calls' format when the reply is constrained to one JSON object (the embedded backend,
+an OpenAI-compatible server in schema mode): ``{"name": ..., "arguments": ...}``, and
+``{"final_answer": ...}`` for the answer (``localhand.models._json_calls``)."""
+
+
+def _native_step(name: str, args: dict[str, str], why: str, _purpose: str, /) -> str:
+    note = f"   ({why})" if why else ""
+    return f"→ {name} {json.dumps(args)}{note}"
+
+
+class _TextSteps:
+    """Steps written as ``fmt`` text: each call alone on its lines, as the model's reply would
+    be, what it is for before it. A call already shown (the tests run again) is named, not
+    written twice: a family's markup costs several times the named call's tokens, and every
+    family's first prompt is held to the same budget (``benchmarks/prompt_bench.py``)."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt, self.shown = fmt, set[str]()
+
+    def __call__(self, name: str, args: dict[str, str], _why: str, purpose: str, /) -> str:
+        key = name + json.dumps(args)
+        if key in self.shown:
+            return f"→ the first call again ({purpose})"
+        self.shown.add(key)
+        return f"→ {purpose}:\n{write_call(self.fmt, name, args)}"
+
+
+def system_prompt(call_format: str | None = None) -> str:
+    """The system prompt with its two worked patterns; ``call_format`` (a
+    ``localhand.profiles.formats`` name, or ``SCHEMA_CALLS``) writes their calls as that text,
+    for a model whose calls travel as text; ``None``: as named calls, for native tool calling."""
+    if call_format is None:
+        step = _native_step
+        answer = f'→ final reply: "{_FIX_ANSWER}"'
+    else:
+        step = _TextSteps(call_format)
+        final = (
+            json.dumps({"final_answer": _FIX_ANSWER})
+            if call_format == SCHEMA_CALLS
+            else (f'"{_FIX_ANSWER}"')
+        )
+        answer = f"→ final reply: {final}"
+    how = _HOW_NATIVE if call_format is None else _HOW_TEXT
+    return "\n".join(
+        [
+            _HEAD.format(how_to_call=how),
+            "Example 1 (read, understand, modify, verify):",
+            'Task: "Fix the failing test in test_math.py"',
+            *(step(*s) for s in _FIX_STEPS),
+            answer,
+            "",
+            "Example 2 (search first when you do not know where):",
+            'Task: "Rename max_retry to max_retries"',
+            step(*_SEARCH_STEP),
+            f"→ {_SEARCH_REST}",
+            "",
+        ]
+    )
+
+
+SYSTEM_PROMPT = system_prompt()
+
+
+def call_format(model: object, profile: Profile) -> str | None:
+    """The text format ``model``'s calls travel in, or ``None`` when the server carries them
+    natively: so that the worked patterns show calls as this model is to write them.
+
+    Text when the reply is constrained to a JSON object (``SCHEMA_CALLS``); in the family's
+    format when its template renders no calls (``text_call_history = "as_text"``) or its
+    profile says the backend cannot carry them (``native_tools_ollama``,
+    ``native_tools_llama_server``). Decided by the backend's class name, so that no backend
+    module is imported for it."""
+    kind = type(model).__name__
+    if kind == "EmbeddedModel" or getattr(model, "tool_mode", None) == "schema":
+        return SCHEMA_CALLS
+    if profile.text_call_history == "as_text":
+        return profile.text_format
+    if kind == "OllamaModel":
+        native = profile.native_tools_ollama
+    else:
+        native = profile.native_tools_llama_server
+    return None if native else profile.text_format
+
 
 SIMPLE_SYSTEM_PROMPT = """\
 You are localhand, a helpful assistant for a developer. Answer the request directly and \
