@@ -22,6 +22,7 @@ from localhand.cli.args import (
     number,
     stderr,
 )
+from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -61,6 +62,9 @@ def run(
     mcp_config: list[Path] | None,
     serve: bool,
     json_output: bool,
+    jsonl: bool = False,
+    output_schema: Path | None = None,
+    continue_run: str | None = None,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     from localhand.config import load_settings, with_mcp_config
@@ -97,14 +101,22 @@ def run(
         settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
         forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
-        if not json_output:
+        stream = current_stream()
+        if stream is not None:
+            bus.subscribe(stream)
+        elif not json_output:
             bus.subscribe(_view_for(spec))
         session = Session(spec, settings, bus=bus, approver=TerminalApprover(), own_checks=typed)
         live = _live_view() if serve else None
-        with session.recording(serve=live), session.cancel_on_sigint():
+        with session.recording(serve=live) as recording, session.cancel_on_sigint():
+            if stream is not None:
+                stream.run_id_of = lambda task_id: recording.run_id
             result = session.run()
     except ConfigError as exc:
         fail(str(exc))
+    if stream is not None:
+        stream.result(result.to_dict())
+        return exit_code_of(result.status, result.termination_reason)
     if spec.is_plan:  # a task file that names a plan (or a mode): shown as localhand plan does
         sys.stdout.write((result.to_json() if json_output else result.output) + "\n")
         sys.stdout.flush()
@@ -188,9 +200,10 @@ def run_arguments(parser: ArgumentParser) -> None:
         "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
     )
     add_json_option(parser, "Print only the Result, as one JSON line.")
+    add_jsonl_option(parser)
 
 
-COMMANDS = {"run": Command(run, run_arguments)}
+COMMANDS = {"run": Command(with_jsonl(run), run_arguments)}
 
 
 def _task_from(description: str | None, task_file: Path | None) -> Task:
