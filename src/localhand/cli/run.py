@@ -22,6 +22,7 @@ from localhand.cli.args import (
     number,
     stderr,
 )
+from localhand.cli.continuing import add_continue_option, continued_task
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 
@@ -88,6 +89,9 @@ def run(
         typed = tuple(CommandCheck(v) for v in verify or ())  # the user's say: not gated
         if typed:
             spec = spec.with_changes(checks=(*spec.checks, *typed))
+        parent = None
+        if continue_run is not None:
+            spec, parent = continued_task(continue_run, spec, workspace, task_file)
         settings = load_settings().with_overrides(
             host=host,
             max_reply_tokens=max_reply_tokens,
@@ -106,7 +110,14 @@ def run(
             bus.subscribe(stream)
         elif not json_output:
             bus.subscribe(_view_for(spec))
-        session = Session(spec, settings, bus=bus, approver=TerminalApprover(), own_checks=typed)
+        session = Session(
+            spec,
+            settings,
+            bus=bus,
+            approver=TerminalApprover(),
+            own_checks=typed,
+            continuing=parent,
+        )
         live = _live_view() if serve else None
         with session.recording(serve=live) as recording, session.cancel_on_sigint():
             if stream is not None:
@@ -201,6 +212,7 @@ def run_arguments(parser: ArgumentParser) -> None:
     )
     add_json_option(parser, "Print only the Result, as one JSON line.")
     add_jsonl_option(parser)
+    add_continue_option(parser)
 
 
 COMMANDS = {"run": Command(with_jsonl(run), run_arguments)}

@@ -115,8 +115,12 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
-            self.talk.messages = build_messages(
-                task, self.workspace, config.system_prompt, config.context_files
+            self.talk.messages = (
+                [*config.history, {"role": "user", "content": task}]  # a continued run
+                if config.history
+                else build_messages(
+                    task, self.workspace, config.system_prompt, config.context_files
+                )
             )
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None

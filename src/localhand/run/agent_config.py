@@ -57,6 +57,9 @@ class AgentConfig:
     stream); 0: none."""
     cancellation: Cancellation | None = None
     """The run's cancel switch (``localhand.run.cancel``), when someone else holds it too."""
+    history: Sequence[Message] = ()
+    """An earlier run's conversation to carry on (``localhand.session.continuing``): sent
+    unchanged, the task after it as one more user message, instead of a new system prompt."""
 
 
 @dataclass(slots=True)

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel
     from localhand.plan.result import PlanResult
     from localhand.run.verify import Check
+    from localhand.session.continuing import Continuation
     from localhand.store import Store
 
 
@@ -72,6 +73,7 @@ class Session:
         follow_up_dir: Path | None = None,
         own_checks: tuple[Check, ...] = (),
         plan: PlanRequest | None = None,
+        continuing: Continuation | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -81,6 +83,8 @@ class Session:
         self._store = store
         self.follow_up_dir = follow_up_dir
         self.own_checks = own_checks
+        self.continuing = continuing
+        """The earlier run this one carries on (``localhand.session.continuing``)."""
         self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
         self.cancellation = Cancellation()
         """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
@@ -168,6 +172,7 @@ class Session:
             model=self.model,
             store=self.store,
             follow_up_dir=self.follow_up_dir,
+            continuing=self.continuing,
         )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:

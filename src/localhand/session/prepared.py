@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from localhand.run.task import Task
     from localhand.safety.approval import Approver
     from localhand.session.approvals import AnnouncedApprover
+    from localhand.session.continuing import Continuation
     from localhand.store import Store
 
 
@@ -35,6 +36,8 @@ class Prepared:
     """A model the caller gave; ``None``: the settings' backend is built."""
     store: Store | None = None
     follow_up_dir: Path | None = None
+    continuing: Continuation | None = None
+    """The earlier run this one carries on (``--continue``), with its conversation."""
 
     def warn(self, message: str) -> None:
         self.bus.emit(Warning(task_id=self.task.id, message=message))

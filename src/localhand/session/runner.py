@@ -60,7 +60,8 @@ def run_loop(ready: Prepared) -> Result:
     """The tool loop (or the simple path, one streamed answer) for the task the door
     prepared, with its model, approver, store and cancel switch."""
     task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
-    decision = route(task.description, task.agentic)
+    decision = route(task.description, True if ready.continuing else task.agentic)
+    run_id = _open_run(task, store, ready)
     model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
     ledger = _ledger(settings, store)
     follow_up = _follow_up(task, ready.follow_up_dir)
@@ -110,8 +111,26 @@ def run_loop(ready: Prepared) -> Result:
             ledger=ledger,
             context_files=task.context_files,
             cancellation=ready.cancellation,
+            history=ready.continuing.history if ready.continuing else (),
         )
-        return agent.run(task.description)
+        result = agent.run(task.description)
+        if store is not None and run_id is not None:  # so that it can be continued in turn
+            from localhand.store.lineage import save_conversation
+
+            save_conversation(store, run_id, agent.messages)
+        return result
+
+
+def _open_run(task: Task, store: Store | None, ready: Prepared) -> str | None:
+    """The store's id of this run, linked to the run it continues, if any."""
+    if store is None:
+        return None
+    run_id = store.open_run_for(task.id)
+    if run_id is not None and ready.continuing is not None:
+        from localhand.store.lineage import link_parent
+
+        link_parent(store, run_id, ready.continuing.parent)
+    return run_id
 
 
 def _follow_up(task: Task, folder: Path | None) -> Callable[[Result], str]:

@@ -1,0 +1,45 @@
+"""``localhand run --continue RUN "more instructions"``: the flag and its checks (the
+continuing itself is ``localhand.session.continuing``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from localhand.errors import ConfigError
+
+if TYPE_CHECKING:
+    from argparse import ArgumentParser
+    from pathlib import Path
+
+    from localhand.run.task import Task
+    from localhand.session.continuing import Continuation
+
+
+def add_continue_option(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--continue",
+        dest="continue_run",
+        metavar="RUN",
+        help="Carry on a recorded run ('last', a run id or its prefix) with TASK as the new "
+        "instructions: its conversation, workspace, model and settings, unless given.",
+    )
+
+
+def continued_task(
+    ref: str, given: Task, workspace: Path | None, task_file: Path | None
+) -> tuple[Task, Continuation]:
+    """The task of ``--continue REF``, given the other flags; a ``ConfigError`` says what to
+    do with those that cannot go with it."""
+    from localhand.session.continuing import continued_from_store
+
+    if workspace is not None:
+        raise ConfigError(
+            "--continue runs in the earlier run's workspace: drop --workspace "
+            "(or start a new run there without --continue)"
+        )
+    if task_file is not None:
+        raise ConfigError(
+            "--continue takes its task from the earlier run: drop --task-file and say what "
+            'to do next, localhand run --continue RUN "INSTRUCTIONS"'
+        )
+    return continued_from_store(ref, given)
