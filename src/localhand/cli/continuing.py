@@ -1,15 +1,16 @@
-"""``localhand run --continue RUN "more instructions"``: the flag and its checks (the
-continuing itself is ``localhand.session.continuing``)."""
+"""``localhand run``'s ``--continue RUN "more instructions"`` and ``--output-schema FILE``:
+the flags and their checks (the work is ``localhand.session.continuing`` and
+``localhand.session.structured``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
-    from pathlib import Path
 
     from localhand.run.task import Task
     from localhand.session.continuing import Continuation
@@ -43,3 +44,23 @@ def continued_task(
             'to do next, localhand run --continue RUN "INSTRUCTIONS"'
         )
     return continued_from_store(ref, given)
+
+
+def add_output_schema_option(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--output-schema",
+        type=Path,
+        metavar="FILE",
+        help="A JSON schema the final answer must follow: once the run has an answer, it is "
+        "asked for as JSON (constrained where the backend can) and validated, into the "
+        "Result's answer_json.",
+    )
+
+
+def schema_in(path: Path | None) -> dict[str, Any] | None:
+    """The JSON schema of ``--output-schema FILE``, checked before the run starts."""
+    if path is None:
+        return None
+    from localhand.session.structured import load_schema
+
+    return load_schema(path)

@@ -22,7 +22,12 @@ from localhand.cli.args import (
     number,
     stderr,
 )
-from localhand.cli.continuing import add_continue_option, continued_task
+from localhand.cli.continuing import (
+    add_continue_option,
+    add_output_schema_option,
+    continued_task,
+    schema_in,
+)
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 
@@ -117,6 +122,7 @@ def run(
             approver=TerminalApprover(),
             own_checks=typed,
             continuing=parent,
+            output_schema=schema_in(output_schema),
         )
         live = _live_view() if serve else None
         with session.recording(serve=live) as recording, session.cancel_on_sigint():
@@ -213,6 +219,7 @@ def run_arguments(parser: ArgumentParser) -> None:
     add_json_option(parser, "Print only the Result, as one JSON line.")
     add_jsonl_option(parser)
     add_continue_option(parser)
+    add_output_schema_option(parser)
 
 
 COMMANDS = {"run": Command(with_jsonl(run), run_arguments)}

@@ -386,6 +386,8 @@ class Agent:
             profile=self.profile.summary(),
             cost=round(self.talk.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
+        if self.config.final_answer is not None:  # --output-schema: the answer as JSON
+            result = self.config.final_answer(result, self.messages)
         if (before := self.baseline.git) is not None:
             result.git = gitstate.with_diff(before, self.workspace).to_dict()
         return self.life.finish(self.baseline.guard.noted(result))  # + what changed unseen

@@ -74,6 +74,7 @@ class Session:
         own_checks: tuple[Check, ...] = (),
         plan: PlanRequest | None = None,
         continuing: Continuation | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -84,6 +85,8 @@ class Session:
         self.follow_up_dir = follow_up_dir
         self.own_checks = own_checks
         self.continuing = continuing
+        self.output_schema = output_schema
+        """``--output-schema``: the final answer as JSON (``localhand.session.structured``)."""
         """The earlier run this one carries on (``localhand.session.continuing``)."""
         self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
         self.cancellation = Cancellation()
@@ -173,6 +176,7 @@ class Session:
             store=self.store,
             follow_up_dir=self.follow_up_dir,
             continuing=self.continuing,
+            output_schema=self.output_schema,
         )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from localhand.events import EventBus, ModelStatus, Warning
 
@@ -36,6 +36,8 @@ class Prepared:
     """A model the caller gave; ``None``: the settings' backend is built."""
     store: Store | None = None
     follow_up_dir: Path | None = None
+    output_schema: dict[str, Any] | None = None
+    """``--output-schema``: the JSON schema the final answer must follow."""
     continuing: Continuation | None = None
     """The earlier run this one carries on (``--continue``), with its conversation."""
 

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +26,7 @@ from localhand.types import Result
 if TYPE_CHECKING:
     from localhand.session.prepared import Prepared
     from localhand.store import Store
+    from localhand.types import Message
 
 
 def build_model(
@@ -68,7 +69,7 @@ def run_loop(ready: Prepared) -> Result:
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
         from localhand.run.simple import run_simple
 
-        return run_simple(
+        simple = run_simple(
             model,
             task,
             bus=bus,
@@ -77,6 +78,12 @@ def run_loop(ready: Prepared) -> Result:
             follow_up=follow_up,
             cancellation=ready.cancellation,
         )
+        shape = _final_answer(ready, model)
+        if shape is None:
+            return simple
+        # the simple path has announced its Result: only the caller's copy has answer_json
+        asked = [{"role": "user", "content": task.description}]
+        return shape(simple, [*asked, {"role": "assistant", "content": simple.output}])
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
@@ -112,6 +119,7 @@ def run_loop(ready: Prepared) -> Result:
             context_files=task.context_files,
             cancellation=ready.cancellation,
             history=ready.continuing.history if ready.continuing else (),
+            final_answer=_final_answer(ready, model),
         )
         result = agent.run(task.description)
         if store is not None and run_id is not None:  # so that it can be continued in turn
@@ -119,6 +127,17 @@ def run_loop(ready: Prepared) -> Result:
 
             save_conversation(store, run_id, agent.messages)
         return result
+
+
+def _final_answer(
+    ready: Prepared, model: ChatModel
+) -> Callable[[Result, Sequence[Message]], Result] | None:
+    """With ``--output-schema``: what asks for the answer as JSON (``session.structured``)."""
+    if ready.output_schema is None:
+        return None
+    from localhand.session.structured import structured_answer
+
+    return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
 
 
 def _open_run(task: Task, store: Store | None, ready: Prepared) -> str | None:
