@@ -62,7 +62,7 @@ def run_loop(ready: Prepared) -> Result:
     prepared, with its model, approver, store and cancel switch."""
     task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
     decision = route(task.description, True if ready.continuing else task.agentic)
-    run_id = _open_run(task, store, ready)
+    _link_parent(task, store, ready)
     model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
     ledger = _ledger(settings, store)
     follow_up = _follow_up(task, ready.follow_up_dir)
@@ -119,14 +119,9 @@ def run_loop(ready: Prepared) -> Result:
             context_files=task.context_files,
             cancellation=ready.cancellation,
             history=ready.continuing.history if ready.continuing else (),
-            final_answer=_final_answer(ready, model),
+            final_answer=_kept(ready, _final_answer(ready, model)),
         )
-        result = agent.run(task.description)
-        if store is not None and run_id is not None:  # so that it can be continued in turn
-            from localhand.store.lineage import save_conversation
-
-            save_conversation(store, run_id, agent.messages)
-        return result
+        return agent.run(task.description)
 
 
 def _final_answer(
@@ -140,16 +135,37 @@ def _final_answer(
     return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
 
 
-def _open_run(task: Task, store: Store | None, ready: Prepared) -> str | None:
-    """The store's id of this run, linked to the run it continues, if any."""
-    if store is None:
-        return None
+def _kept(
+    ready: Prepared, then: Callable[[Result, Sequence[Message]], Result] | None
+) -> Callable[[Result, Sequence[Message]], Result]:
+    """What keeps the run's conversation in the store before its Result is announced (while
+    the run is still open there, whichever door opened it), so that it can be continued;
+    then ``then`` (``--output-schema``)."""
+
+    def keep(result: Result, messages: Sequence[Message]) -> Result:
+        store = ready.store
+        try:
+            run_id = store.open_run_for(ready.task.id) if store is not None else None
+            if store is not None and run_id is not None:
+                from localhand.store.lineage import save_conversation
+
+                save_conversation(store, run_id, messages)
+        except Exception as exc:  # a store that fails here must not cost the run its Result
+            ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
+        return then(result, messages) if then is not None else result
+
+    return keep
+
+
+def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
+    """Name the run this one continues, in the store the run is open in."""
+    if store is None or ready.continuing is None:
+        return
     run_id = store.open_run_for(task.id)
-    if run_id is not None and ready.continuing is not None:
+    if run_id is not None:
         from localhand.store.lineage import link_parent
 
         link_parent(store, run_id, ready.continuing.parent)
-    return run_id
 
 
 def _follow_up(task: Task, folder: Path | None) -> Callable[[Result], str]:
