@@ -185,3 +185,29 @@ def test_batch_prints_each_task_s_events_and_results(tmp_path: Path) -> None:
         run_ids = {run.id for run in store.runs()}
     started = [r for r in records if r["type"] == "task_started"]
     assert len(started) == 2 and {r["run_id"] for r in started} <= run_ids
+
+
+def test_plan_drafted_by_the_model_streams_its_draft_request(tmp_path: Path) -> None:
+    demo = example_copy("plan", tmp_path / "demo")
+    draft = {"goal": "List the notes", "steps": [{"description": "List", "command": "ls notes"}]}
+    with FakeOllama([{"content": json.dumps(draft)}], models={"qwen3:8b": {}}) as server:
+        done = localhand(
+            "plan",
+            "--goal",
+            "List the notes",
+            "--yes",
+            "--workspace",
+            str(demo),
+            "--model",
+            "qwen3:8b",
+            "--jsonl",
+            host=server.url,
+            cwd=demo,
+        )
+    assert done.returncode == 0, done.stderr
+    records = parse_stream(done.stdout)
+    types = [r["type"] for r in records]
+    assert types[-1] == "result" and records[-1]["payload"]["status"] == "pass"
+    assert records[-1]["payload"]["steps"][0]["command"] == "ls notes"
+    assert "plan_started" in types and "step_finished" in types
+    assert len({r["run_id"] for r in records}) == 1
