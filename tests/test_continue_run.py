@@ -130,3 +130,38 @@ def test_a_plan_run_cannot_be_continued(tmp_path: Path) -> None:
     done = localhand("run", "--continue", "last", "more", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "ran a plan" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_simple_answer_is_continued_with_the_tools(demo: Path, tmp_path: Path) -> None:
+    script = [
+        "calc.py has add(), which subtracts.",
+        tool_call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
+        "Fixed.",
+    ]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        asked = localhand(
+            "run",
+            "What does calc.py do?",
+            "-w",
+            str(demo),
+            "--model",
+            "qwen3:8b",
+            "--simple",
+            "--json",
+            host=server.url,
+            cwd=tmp_path,
+        )
+        assert asked.returncode == 0, asked.stderr
+        done = localhand(
+            "run", "--continue", "last", "Fix it", "--json", host=server.url, cwd=tmp_path
+        )
+        first, continued = server.chat_requests[0], server.chat_requests[1]
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout)["files_modified"] == ["calc.py"]
+    earlier = first.body["messages"]
+    sent = continued.body["messages"]
+    assert sent[: len(earlier)] == earlier and continued.body["tools"]
+    assert sent[len(earlier) :] == [
+        {"role": "assistant", "content": "calc.py has add(), which subtracts."},
+        {"role": "user", "content": "Fix it"},
+    ]

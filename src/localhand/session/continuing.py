@@ -62,7 +62,7 @@ def continuation(store: Store, ref: str, instructions: str) -> Continuation:
     if not history:
         raise ConfigError(
             f"run {info.id} left no conversation to continue (it ended before the model "
-            "answered, took the simple path, or was recorded by an older localhand); start a "
+            "answered, or was recorded by an older localhand); start a "
             "new run with localhand run"
         )
     task = _task_of(spec, workspace, info.model).with_changes(

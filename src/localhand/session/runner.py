@@ -78,12 +78,7 @@ def run_loop(ready: Prepared) -> Result:
             follow_up=follow_up,
             cancellation=ready.cancellation,
         )
-        shape = _final_answer(ready, model)
-        if shape is None:
-            return simple
-        # the simple path has announced its Result: only the caller's copy has answer_json
-        asked = [{"role": "user", "content": task.description}]
-        return shape(simple, [*asked, {"role": "assistant", "content": simple.output}])
+        return _after_simple(ready, model, simple)
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
@@ -133,6 +128,35 @@ def _final_answer(
     from localhand.session.structured import structured_answer
 
     return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
+
+
+def _after_simple(ready: Prepared, model: ChatModel, simple: Result) -> Result:
+    """A simple-path run's conversation kept (its one request, rebuilt as ``run_simple``
+    built it, and the answer), so that it can be continued; then ``--output-schema``. The
+    run has announced its Result already: only the caller's copy has ``answer_json``."""
+    from localhand.run.prompt import SIMPLE_SYSTEM_PROMPT, build_messages
+    from localhand.run.simple import context_chars
+
+    task = ready.task
+    asked = build_messages(
+        task.description,
+        task.workspace,
+        SIMPLE_SYSTEM_PROMPT,
+        task.context_files,
+        context_chars=context_chars(model),
+    )
+    messages = [*asked, {"role": "assistant", "content": simple.output}]
+    if ready.store is not None and simple.output:
+        try:
+            from localhand.store.lineage import save_conversation
+
+            found = ready.store.runs(limit=1, task_id=task.id)  # closed by now: the newest
+            if found:
+                save_conversation(ready.store, found[0].id, messages)
+        except Exception as exc:  # a store that fails here must not cost the run its Result
+            ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
+    shape = _final_answer(ready, model)
+    return simple if shape is None else shape(simple, messages)
 
 
 def _kept(
