@@ -126,3 +126,24 @@ def test_the_fake_refuses_a_format_ollama_refuses() -> None:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 400
         assert server.remaining == 1, "a refusal consumes nothing of the script"
+
+
+def test_an_openai_compatible_server_gets_the_schema_as_response_format(
+    demo: Path, tmp_path: Path
+) -> None:
+    script = [
+        tool_call("read_file", path="calc.py"),
+        "add() subtracts.",
+        json.dumps({"bug": "add() subtracts", "line": 2}),
+    ]
+    with FakeOllama(script, models={"qwen3:8b": {}}, strict_format=True) as server:
+        done = run_with_schema(
+            server, demo, tmp_path, "--backend", "openai", "--host", server.url, "--json"
+        )
+        requests = server.openai_requests
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout)["answer_json"] == {"bug": "add() subtracts", "line": 2}
+    last = requests[-1].body
+    assert last["response_format"]["json_schema"]["schema"] == SCHEMA
+    assert not last.get("tools")
+    assert all(r.body.get("tools") for r in requests[:-1])
