@@ -46,11 +46,3 @@ def parent_of(store: Store, run_id: str) -> str | None:
     """The run ``run_id`` continues, if it continues one."""
     rows = store._query("SELECT continues FROM runs WHERE id = ?", (run_id,))
     return rows[0][0] if rows and rows[0][0] else None
-
-
-def children_of(store: Store, run_id: str) -> list[str]:
-    """The runs that continue ``run_id``, oldest first."""
-    rows = store._query(
-        "SELECT id FROM runs WHERE continues = ? ORDER BY started_at, rowid", (run_id,)
-    )
-    return [row[0] for row in rows]
