@@ -154,6 +154,9 @@ class Result:
     """How the run's commands were boxed (``Sandbox.report``): ``mode``, ``enforced`` (false:
     they ran unsandboxed), ``why`` not, and the ``limits`` in force. None where no sandbox
     was set up (a run that ended before)."""
+    answer_json: Any = None
+    """With ``--output-schema``: the final answer as JSON, validated against the schema
+    (``localhand.session.structured``); None without one, or when the run gave no answer."""
 
     @classmethod
     def failed(
@@ -180,6 +183,8 @@ class Result:
             del data["profile"]
         if data["sandbox"] is None:  # added key: only runs that set up a sandbox have one
             del data["sandbox"]
+        if data["answer_json"] is None:  # added key: only runs with --output-schema have one
+            del data["answer_json"]
         return data
 
     def to_json(self) -> str:

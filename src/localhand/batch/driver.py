@@ -30,7 +30,7 @@ from localhand.batch.tasks import BatchTask, load_batch
 from localhand.batch.workspace import default_root
 from localhand.config import Settings
 from localhand.errors import ConfigError
-from localhand.events import EventBus
+from localhand.events import Event, EventBus
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -63,6 +63,8 @@ class BatchOptions:
     """Ray cluster to join (default: ``RAY_ADDRESS``, else the one started on this machine)."""
     ray_max_retries: int = 2
     """Times Ray reruns a task whose worker or node died."""
+    watch: Callable[[Store | None], Callable[[Event], None]] | None = None
+    """What else sees every event, given the batch's store (``--jsonl``'s stream)."""
 
 
 @dataclass
@@ -149,6 +151,8 @@ def _execute(
         bus.subscribe(store.recorder(ledger=pool is None))
     progress = BatchProgress(len(todo), console, live=live)
     bus.subscribe(progress)
+    if options.watch is not None:
+        bus.subscribe(options.watch(store))
     if pool is None:
         from localhand.batch.ray_executor import run_on_ray
 

@@ -25,6 +25,7 @@ from localhand.cli.args import (
     number,
     stderr,
 )
+from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 
 EXECUTORS = ("local", "ray")
@@ -53,6 +54,7 @@ def batch(
     ray_address: str | None,
     ray_max_retries: int,
     json_output: bool,
+    jsonl: bool = False,
 ) -> int:
     """Run every task of TASKS.jsonl, several at once, on a pool of model servers or on Ray.
 
@@ -67,7 +69,8 @@ def batch(
     from localhand.safety.own_env import forget_secrets
 
     err = stderr()
-    out = err if json_output else Console(highlight=False, soft_wrap=True)
+    stream = current_stream()
+    out = err if json_output or stream else Console(highlight=False, soft_wrap=True)
     options = BatchOptions(
         concurrency=concurrency,
         executor=executor,
@@ -80,6 +83,7 @@ def batch(
         db=db,
         ray_address=ray_address,
         ray_max_retries=ray_max_retries,
+        watch=stream.watching if stream else None,
     )
     from localhand.safety.trust import never_ask
 
@@ -95,7 +99,13 @@ def batch(
             sandbox=sandbox,
         )
         forget_secrets()  # settings read: no secret stays where a command could read it
-        report = run_batch(tasks, settings, options, console=err, on_result=_printer(json_output))
+        report = run_batch(
+            tasks,
+            settings,
+            options,
+            console=err,
+            on_result=stream.result if stream else _printer(json_output),
+        )
     except ConfigError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
@@ -184,9 +194,10 @@ def batch_arguments(parser: ArgumentParser) -> None:
         help="Reruns of a task whose Ray worker or node died (default: %(default)s).",
     )
     add_json_option(parser, "Print each Result as one JSON line on stdout.")
+    add_jsonl_option(parser)
 
 
-COMMANDS = {"batch": Command(batch, batch_arguments)}
+COMMANDS = {"batch": Command(with_jsonl(batch), batch_arguments)}
 
 
 def _printer(enabled: bool) -> Any:

@@ -26,6 +26,7 @@ from localhand.cli.args import (
     print_error,
     stderr,
 )
+from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 
@@ -61,6 +62,7 @@ def plan(
     json_output: bool,
     verbose: bool = False,
     quiet: bool = False,
+    jsonl: bool = False,
 ) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
     # The docstring is the command's help. Without --mode (``mode`` None), the plan file's
@@ -78,7 +80,10 @@ def plan(
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
     view = PlanView(stderr())
-    if not json_output:
+    stream = current_stream()
+    if stream is not None:
+        bus.subscribe(stream)
+    elif not json_output:
         bus.subscribe(plan_view(verbose=verbose, quiet=quiet, view=view))
     try:
         if (file is None) == (goal is None):
@@ -113,10 +118,15 @@ def plan(
             step_timeout_s=step_timeout,
         )
         session = Session(recorded, settings, bus=bus, approver=TerminalApprover(), plan=request)
-        with session.recording(), session.cancel_on_sigint():
+        with session.recording() as recording, session.cancel_on_sigint():
+            if stream is not None:
+                stream.run_id_of = lambda task_id: recording.run_id
             result = cast("PlanResult", session.run())
     except ConfigError as exc:
         fail(str(exc))
+    if stream is not None:
+        stream.result(result.to_dict())
+        return exit_code_of(result.status, result.termination_reason)
     if result.status == "error" and not json_output and result.error:
         print_error(result.error)
     return _finish(result, json_output)
@@ -225,9 +235,10 @@ def plan_arguments(parser: ArgumentParser) -> None:
     )
     add_json_option(parser, "Print only the Plan Result, as one JSON line.")
     add_view_options(parser, thinking=False)
+    add_jsonl_option(parser)
 
 
-COMMANDS = {"plan": Command(plan, plan_arguments)}
+COMMANDS = {"plan": Command(with_jsonl(plan), plan_arguments)}
 
 if __name__ == "__main__":
     from localhand.cli import main

@@ -24,6 +24,13 @@ from localhand.cli.args import (
     number,
     stderr,
 )
+from localhand.cli.continuing import (
+    add_continue_option,
+    add_output_schema_option,
+    continued_task,
+    schema_in,
+)
+from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -67,6 +74,9 @@ def run(
     verbose: bool = False,
     quiet: bool = False,
     show_thinking: bool = False,
+    jsonl: bool = False,
+    output_schema: Path | None = None,
+    continue_run: str | None = None,
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     if sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
@@ -94,6 +104,9 @@ def run(
         typed = tuple(CommandCheck(v) for v in verify or ())  # the user's say: not gated
         if typed:
             spec = spec.with_changes(checks=(*spec.checks, *typed))
+        parent = None
+        if continue_run is not None:
+            spec, parent = continued_task(continue_run, spec, workspace, task_file)
         if files:  # --file: checked now, read into the first prompt (run/attached_files.py)
             spec = _with_files(spec, files)
         settings = load_settings().with_overrides(
@@ -109,17 +122,33 @@ def run(
         settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
         forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
-        view = None if json_output else _view_for(spec, verbose, quiet, show_thinking)
-        if view is not None:
+        stream = current_stream()
+        view = None
+        if stream is not None:
+            bus.subscribe(stream)
+        elif not json_output:
+            view = _view_for(spec, verbose, quiet, show_thinking)
             bus.subscribe(view)
         pause = getattr(view, "paused", None)  # the running line stops while a question is asked
-        approver = TerminalApprover(pause=pause)
-        session = Session(spec, settings, bus=bus, approver=approver, own_checks=typed)
+        session = Session(
+            spec,
+            settings,
+            bus=bus,
+            approver=TerminalApprover(pause=pause),
+            own_checks=typed,
+            continuing=parent,
+            output_schema=schema_in(output_schema),
+        )
         live = _live_view() if serve else None
-        with session.recording(serve=live), session.cancel_on_sigint():
+        with session.recording(serve=live) as recording, session.cancel_on_sigint():
+            if stream is not None:
+                stream.run_id_of = lambda task_id: recording.run_id
             result = session.run()
     except ConfigError as exc:
         fail(str(exc))
+    if stream is not None:
+        stream.result(result.to_dict())
+        return exit_code_of(result.status, result.termination_reason)
     if spec.is_plan:  # a task file that names a plan (or a mode): shown as localhand plan does
         sys.stdout.write((result.to_json() if json_output else result.output) + "\n")
         sys.stdout.flush()
@@ -205,9 +234,12 @@ def run_arguments(parser: ArgumentParser) -> None:
     )
     add_json_option(parser, "Print only the Result, as one JSON line.")
     add_view_options(parser)
+    add_jsonl_option(parser)
+    add_continue_option(parser)
+    add_output_schema_option(parser)
 
 
-COMMANDS = {"run": Command(run, run_arguments)}
+COMMANDS = {"run": Command(with_jsonl(run), run_arguments)}
 
 
 def _task_from(description: str | None, task_file: Path | None) -> Task:

@@ -127,6 +127,7 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
     replay = f" · replay of {info.replay_of}" if info.replay_of else ""
+    replay += f" · continues {info.continues}" if info.continues else ""
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
     view = TimelineView(out)
     for event in events:

@@ -94,6 +94,14 @@ def build_server(
                 "the project's own test command. Without any, a finished run is 'unverified'."
             ),
         ] = None,
+        continue_from: Annotated[
+            str | None,
+            Field(
+                description="A recorded run's id (or 'last') to carry on with `task` as the new "
+                "instructions: its conversation, model and settings unless given. The run "
+                "must have worked in `workspace`."
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Run a coding task with a local model in a workspace; returns localhand's Result."""
         from localhand.run.task import Task
@@ -109,7 +117,12 @@ def build_server(
         )
         # Nobody is at a terminal here: what needs a person's yes (a dangerous verify command
         # included) is refused, with a reason.
-        session = Session(spec, settings.with_overrides(host=host), approver=DenyAll())
+        parent = None
+        if continue_from is not None:
+            spec, parent = _continued(continue_from, spec, db)
+        session = Session(
+            spec, settings.with_overrides(host=host), approver=DenyAll(), continuing=parent
+        )
         return answer(await _run(RunJob(session, db=db), ctx))
 
     @app.tool()
@@ -191,6 +204,23 @@ def build_server(
         )
 
     return app
+
+
+def _continued(ref: str, given: Any, db: Path | None) -> tuple[Any, Any]:
+    """``continue_from``: the earlier run, which must have worked in the workspace the call
+    names (the roots were checked against that one), and the task that carries it on."""
+    from localhand.session.continuing import continued_from_store
+
+    try:
+        spec, parent = continued_from_store(ref, given, db)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
+    if spec.workspace != given.workspace:
+        raise ToolError(
+            f"run {parent.parent} worked in {spec.workspace}, not in {given.workspace}: "
+            "pass its workspace to continue it"
+        )
+    return spec, parent
 
 
 async def _run(job: RunJob, ctx: Context) -> Any:

@@ -115,8 +115,15 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
-            prompt = config.system_prompt or system_prompt(call_format(self.model, self.profile))
-            self.talk.messages = build_messages(task, self.workspace, prompt, config.context_files)
+            if config.history:  # a continued run: the earlier conversation, then the new ask
+                self.talk.messages = [*config.history, {"role": "user", "content": task}]
+            else:
+                prompt = config.system_prompt or system_prompt(
+                    call_format(self.model, self.profile)
+                )
+                self.talk.messages = build_messages(
+                    task, self.workspace, prompt, config.context_files
+                )
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None
             limit = self.limits.max_iterations or 0
@@ -381,6 +388,8 @@ class Agent:
             profile=self.profile.summary(),
             cost=round(self.talk.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
+        if self.config.final_answer is not None:  # --output-schema: the answer as JSON
+            result = self.config.final_answer(result, self.messages)
         if (before := self.baseline.git) is not None:
             result.git = gitstate.with_diff(before, self.workspace).to_dict()
         return self.life.finish(self.baseline.guard.noted(result))  # + what changed unseen

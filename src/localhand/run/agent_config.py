@@ -57,6 +57,12 @@ class AgentConfig:
     stream); 0: none."""
     cancellation: Cancellation | None = None
     """The run's cancel switch (``localhand.run.cancel``), when someone else holds it too."""
+    final_answer: Callable[[Result, Sequence[Message]], Result] | None = None
+    """Called with the Result of a run and its conversation before the Result is announced:
+    ``--output-schema`` asks for the answer as JSON here (``localhand.session.structured``)."""
+    history: Sequence[Message] = ()
+    """An earlier run's conversation to carry on (``localhand.session.continuing``): sent
+    unchanged, the task after it as one more user message, instead of a new system prompt."""
 
 
 @dataclass(slots=True)

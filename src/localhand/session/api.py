@@ -37,8 +37,16 @@ def run_task(
     follow_up_dir: Path | None = None,
     store: Store | None = None,
     approver: Approver | PlainApprover | None = None,
+    continue_from: str | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> Result:
     """Run one task to its Result (see ``localhand.session.door.Session``).
+
+    ``continue_from``: a recorded run's id (or ``last``) to carry on, in its workspace and with
+    its conversation, ``task.description`` as the new instructions; the model, limits and
+    checks are the earlier run's unless ``task`` sets them (``localhand.session.continuing``).
+    ``output_schema``: a JSON schema the final answer must follow, in the Result's
+    ``answer_json`` (``localhand.session.structured``).
 
     When the task does not pass, a follow-up task file for what remains is written to
     ``follow_up_dir`` (default: ``tasks/`` in localhand's data directory). With a ``store``,
@@ -51,6 +59,10 @@ def run_task(
             f"task {task.id} names a plan: run it with run_plan or run_any "
             "(localhand.session.api), as localhand plan and localhand batch do"
         )
+    if continue_from is not None:
+        return _continued(
+            task, settings, continue_from, bus, model, follow_up_dir, store, approver, output_schema
+        )
     session = Session(
         task,
         settings,
@@ -59,8 +71,57 @@ def run_task(
         follow_up_dir=follow_up_dir,
         store=store,
         approver=approver,
+        output_schema=output_schema,
     )
     return cast("Result", session.run())
+
+
+def _continued(
+    task: Task,
+    settings: Settings,
+    ref: str,
+    bus: EventBus | None,
+    model: ChatModel | None,
+    follow_up_dir: Path | None,
+    store: Store | None,
+    approver: Approver | PlainApprover | None,
+    output_schema: dict[str, Any] | None,
+) -> Result:
+    """``run_task(..., continue_from=ref)``: recorded in ``store``, else in the default one
+    (the earlier run is looked up there, and the new one must be to link to it)."""
+    from localhand.session.continuing import carried_on, continuation
+
+    if store is not None:
+        parent = continuation(store, ref, task.description)
+        session = Session(
+            carried_on(parent, task),
+            settings,
+            bus=bus,
+            model=model,
+            follow_up_dir=follow_up_dir,
+            store=store,
+            approver=approver,
+            continuing=parent,
+            output_schema=output_schema,
+        )
+        return cast("Result", session.run())
+    from localhand.store import open_store
+
+    with open_store() as found:
+        parent = continuation(found, ref, task.description)
+    spec = carried_on(parent, task)
+    session = Session(
+        spec,
+        settings,
+        bus=bus,
+        model=model,
+        follow_up_dir=follow_up_dir,
+        approver=approver,
+        continuing=parent,
+        output_schema=output_schema,
+    )
+    with session.recording():
+        return cast("Result", session.run())
 
 
 def run_plan(

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel
     from localhand.plan.result import PlanResult
     from localhand.run.verify import Check
+    from localhand.session.continuing import Continuation
     from localhand.store import Store
 
 
@@ -75,6 +76,8 @@ class Session:
         follow_up_dir: Path | None = None,
         own_checks: tuple[Check, ...] = (),
         plan: PlanRequest | None = None,
+        continuing: Continuation | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -84,6 +87,10 @@ class Session:
         self._store = store
         self.follow_up_dir = follow_up_dir
         self.own_checks = own_checks
+        self.continuing = continuing
+        self.output_schema = output_schema
+        """``--output-schema``: the final answer as JSON (``localhand.session.structured``)."""
+        """The earlier run this one carries on (``localhand.session.continuing``)."""
         self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
         self.cancellation = Cancellation()
         """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
@@ -202,6 +209,8 @@ class Session:
             model=self.model,
             store=self.store,
             follow_up_dir=self.follow_up_dir,
+            continuing=self.continuing,
+            output_schema=self.output_schema,
         )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:

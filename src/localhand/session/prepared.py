@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from localhand.events import EventBus, ModelStatus, Warning
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from localhand.run.task import Task
     from localhand.safety.approval import Approver
     from localhand.session.approvals import AnnouncedApprover
+    from localhand.session.continuing import Continuation
     from localhand.store import Store
 
 
@@ -35,6 +36,10 @@ class Prepared:
     """A model the caller gave; ``None``: the settings' backend is built."""
     store: Store | None = None
     follow_up_dir: Path | None = None
+    output_schema: dict[str, Any] | None = None
+    """``--output-schema``: the JSON schema the final answer must follow."""
+    continuing: Continuation | None = None
+    """The earlier run this one carries on (``--continue``), with its conversation."""
 
     def warn(self, message: str) -> None:
         self.bus.emit(Warning(task_id=self.task.id, message=message))

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +26,7 @@ from localhand.types import Result
 if TYPE_CHECKING:
     from localhand.session.prepared import Prepared
     from localhand.store import Store
+    from localhand.types import Message
 
 
 def build_model(
@@ -60,14 +61,15 @@ def run_loop(ready: Prepared) -> Result:
     """The tool loop (or the simple path, one streamed answer) for the task the door
     prepared, with its model, approver, store and cancel switch."""
     task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
-    decision = route(task.description, task.agentic)
+    decision = route(task.description, True if ready.continuing else task.agentic)
+    _link_parent(task, store, ready)
     model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
     ledger = _ledger(settings, store)
     follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
         from localhand.run.simple import run_simple
 
-        return run_simple(
+        simple = run_simple(
             model,
             task,
             bus=bus,
@@ -76,6 +78,7 @@ def run_loop(ready: Prepared) -> Result:
             follow_up=follow_up,
             cancellation=ready.cancellation,
         )
+        return _after_simple(ready, model, simple)
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
@@ -110,8 +113,83 @@ def run_loop(ready: Prepared) -> Result:
             ledger=ledger,
             context_files=task.context_files,
             cancellation=ready.cancellation,
+            history=ready.continuing.history if ready.continuing else (),
+            final_answer=_kept(ready, _final_answer(ready, model)),
         )
         return agent.run(task.description)
+
+
+def _final_answer(
+    ready: Prepared, model: ChatModel
+) -> Callable[[Result, Sequence[Message]], Result] | None:
+    """With ``--output-schema``: what asks for the answer as JSON (``session.structured``)."""
+    if ready.output_schema is None:
+        return None
+    from localhand.session.structured import structured_answer
+
+    return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
+
+
+def _after_simple(ready: Prepared, model: ChatModel, simple: Result) -> Result:
+    """A simple-path run's conversation kept (its one request, rebuilt as ``run_simple``
+    built it, and the answer), so that it can be continued; then ``--output-schema``. The
+    run has announced its Result already: only the caller's copy has ``answer_json``."""
+    from localhand.run.prompt import SIMPLE_SYSTEM_PROMPT, build_messages
+    from localhand.run.simple import context_chars
+
+    task = ready.task
+    asked = build_messages(
+        task.description,
+        task.workspace,
+        SIMPLE_SYSTEM_PROMPT,
+        task.context_files,
+        context_chars=context_chars(model),
+    )
+    messages = [*asked, {"role": "assistant", "content": simple.output}]
+    if ready.store is not None and simple.output:
+        try:
+            from localhand.store.lineage import save_conversation
+
+            found = ready.store.runs(limit=1, task_id=task.id)  # closed by now: the newest
+            if found:
+                save_conversation(ready.store, found[0].id, messages)
+        except Exception as exc:  # a store that fails here must not cost the run its Result
+            ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
+    shape = _final_answer(ready, model)
+    return simple if shape is None else shape(simple, messages)
+
+
+def _kept(
+    ready: Prepared, then: Callable[[Result, Sequence[Message]], Result] | None
+) -> Callable[[Result, Sequence[Message]], Result]:
+    """What keeps the run's conversation in the store before its Result is announced (while
+    the run is still open there, whichever door opened it), so that it can be continued;
+    then ``then`` (``--output-schema``)."""
+
+    def keep(result: Result, messages: Sequence[Message]) -> Result:
+        store = ready.store
+        try:
+            run_id = store.open_run_for(ready.task.id) if store is not None else None
+            if store is not None and run_id is not None:
+                from localhand.store.lineage import save_conversation
+
+                save_conversation(store, run_id, messages)
+        except Exception as exc:  # a store that fails here must not cost the run its Result
+            ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
+        return then(result, messages) if then is not None else result
+
+    return keep
+
+
+def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
+    """Name the run this one continues, in the store the run is open in."""
+    if store is None or ready.continuing is None:
+        return
+    run_id = store.open_run_for(task.id)
+    if run_id is not None:
+        from localhand.store.lineage import link_parent
+
+        link_parent(store, run_id, ready.continuing.parent)
 
 
 def _follow_up(task: Task, folder: Path | None) -> Callable[[Result], str]:

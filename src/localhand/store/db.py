@@ -49,7 +49,7 @@ _RUN_COLUMNS = (
     "r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
     "COALESCE(t.workspace, ''), r.model, r.status, "
     "r.termination_reason, r.iterations, r.tokens_in, r.tokens_out, r.error, r.started_at, "
-    "r.finished_at, r.heartbeat_at, r.result, r.pid, r.pid_token, r.hostname"
+    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname"
 )
 
 
@@ -259,9 +259,9 @@ class Store:
         )
 
     def _run_info(self, row: tuple[Any, ...]) -> RunInfo:
-        *fields, pid, token, hostname = row
+        *fields, continues, pid, token, hostname = row
         result = json.loads(fields[16]) if fields[16] else None
-        info = RunInfo(*fields[:16], result)  # type: ignore[call-arg]  # the 16 columns before it
+        info = RunInfo(*fields[:16], result, continues)  # type: ignore[call-arg]  # 16 before it
         if info.status == "running" and not is_alive(pid, token, hostname, info.heartbeat_at):
             with self._write() as db:
                 db.execute(

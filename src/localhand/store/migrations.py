@@ -125,3 +125,17 @@ def m003_workspace_snapshots(db: sqlite3.Connection) -> None:
             note TEXT NOT NULL DEFAULT ''
         )"""
     )
+
+
+@migration
+def m004_continued_runs(db: sqlite3.Connection) -> None:
+    # `localhand run --continue RUN`: the run a run carries on (its parent), and each tool-loop
+    # run's conversation as its last request sent it plus the final reply, which the
+    # continuing run sends again unchanged so that the server's cached prefix is reused.
+    db.execute("ALTER TABLE runs ADD COLUMN continues TEXT")
+    db.execute(
+        """CREATE TABLE conversations (
+            run_id TEXT PRIMARY KEY REFERENCES runs(id),
+            messages TEXT NOT NULL
+        )"""
+    )

@@ -29,6 +29,8 @@ class RunInfo:
     finished_at: float | None
     heartbeat_at: float
     result: dict[str, Any] | None
+    continues: str | None = None
+    """The run this one carries on (``localhand run --continue``), if any."""
 
     @property
     def duration_s(self) -> float:

@@ -228,6 +228,9 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             return Refusal(400, f'"{name}" does not support thinking')
         if body.get("tools") and not model.tools:
             return Refusal(400, f"{model.registry_name} does not support tools")
+        fmt = body.get("format")
+        if fmt not in (None, "", "json") and not isinstance(fmt, dict):  # as Ollama's handler
+            return Refusal(400, 'invalid format: expected "json" or a valid JSON schema')
         turn = fake._take_turn()  # waits for a slot and "generates" for the latency
         if turn != "ok":  # a full queue answers 503; a server closed mid-reply says nothing
             busy = "server busy, please try again.  maximum pending requests exceeded"
@@ -255,6 +258,11 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             why = f"FakeOllama: a script item must be a dict, str, Fault or callable, not {item!r}"
             return Refusal(500, why)
         reply = fake._reply_message(item, think)
+        scripted_wrong = not reply["message"].get("tool_calls") and not _is_json(reply)
+        if fmt and fake.strict_format and scripted_wrong:
+            # Ollama constrains the reply to the format: a script cannot have it say otherwise
+            why = "FakeOllama: the request has a format, so its scripted reply must be JSON"
+            return Refusal(500, f"{why}, not {reply['message']['content'][:80]!r}")
         generate(reply, body, model, fake)  # the request's ceiling, the item's loop
         metrics = fake._account(model, body, reply)
         if body.get("stream") is False and not wait_unstreamed(reply, fake):
@@ -363,3 +371,11 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def _is_json(reply: dict[str, Any]) -> bool:
+    try:
+        json.loads(reply["message"]["content"])
+    except ValueError:
+        return False
+    return True

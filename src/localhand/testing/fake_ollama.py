@@ -104,6 +104,11 @@ class FakeOllama:
         props: also answer llama-server's ``GET /props``, whose ``total_slots`` publishes
             ``slots`` (1 when None) as llama-server publishes its ``--parallel``. Ollama has
             no such endpoint (404), hence off by default.
+        strict_format: hold a scripted reply to a request with a ``format`` to it, as
+            Ollama's constrained decoding would: a reply that is not JSON is answered 500
+            (the script is wrong). Off by default: some tests script a model that ignores
+            the format. A ``format`` that is neither ``"json"`` nor a schema object is
+            refused 400 either way, as Ollama refuses it.
     """
 
     def __init__(
@@ -121,6 +126,7 @@ class FakeOllama:
         latency: float = 0.0,
         max_queue: int | None = None,
         props: bool = False,
+        strict_format: bool = False,
     ) -> None:
         self._script: list[Item] = list(script)
         self._models = {
@@ -143,6 +149,7 @@ class FakeOllama:
         self._random = random.Random(0)
         self.slots, self.latency, self.max_queue = slots, latency, max_queue
         self.props = props
+        self.strict_format = strict_format
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._inside = self._peak = 0
         self._httpd = _Server(("127.0.0.1", port), _Handler)

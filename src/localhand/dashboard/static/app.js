@@ -201,7 +201,8 @@ class RunView {
     if (!this.start) this.start = run.started_at;
     $("run-title").textContent = run.description || "(no description)";
     $("run-meta").textContent = [
-      `run ${run.id}`, run.kind === "replay" ? `replay of ${run.replay_of}` : null, run.model,
+      `run ${run.id}`, run.kind === "replay" ? `replay of ${run.replay_of}` : null,
+      run.continues ? `continues ${run.continues}` : null, run.model,
       run.workspace, new Date(run.started_at * 1000).toLocaleString(),
     ].filter(Boolean).join(" · ");
     this.setStatus(run.status);

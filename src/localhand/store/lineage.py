@@ -1,0 +1,48 @@
+"""Continued runs in the store: the conversation a run leaves, and the run a run carries on.
+
+``localhand run --continue RUN`` (``localhand.session.continuing``) reads a run's conversation
+back and sends it again, unchanged, with the new instructions after it; the new run names its
+parent here, and ``show`` and the dashboard say so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from localhand.store.db import Store
+    from localhand.types import Message
+
+
+def save_conversation(store: Store, run_id: str, messages: Sequence[Message]) -> None:
+    """Keep ``messages`` (the whole conversation, final reply included) for ``run_id``."""
+    text = json.dumps(list(messages), ensure_ascii=False, default=str)
+    with store._write() as db:
+        db.execute(
+            "INSERT OR REPLACE INTO conversations (run_id, messages) VALUES (?, ?)",
+            (run_id, text),
+        )
+
+
+def conversation(store: Store, run_id: str) -> list[Message] | None:
+    """The conversation ``run_id`` left, or None when none was kept (a plan, the simple path,
+    a run from before localhand kept them, one that ended before its loop)."""
+    rows = store._query("SELECT messages FROM conversations WHERE run_id = ?", (run_id,))
+    if not rows:
+        return None
+    messages: list[Any] = json.loads(rows[0][0])
+    return messages
+
+
+def link_parent(store: Store, run_id: str, parent: str) -> None:
+    """Record that ``run_id`` continues ``parent``."""
+    with store._write() as db:
+        db.execute("UPDATE runs SET continues = ? WHERE id = ?", (parent, run_id))
+
+
+def parent_of(store: Store, run_id: str) -> str | None:
+    """The run ``run_id`` continues, if it continues one."""
+    rows = store._query("SELECT continues FROM runs WHERE id = ?", (run_id,))
+    return rows[0][0] if rows and rows[0][0] else None
