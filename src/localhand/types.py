@@ -154,6 +154,9 @@ class Result:
     """How the run's commands were boxed (``Sandbox.report``): ``mode``, ``enforced`` (false:
     they ran unsandboxed), ``why`` not, and the ``limits`` in force. None where no sandbox
     was set up (a run that ended before)."""
+    first_prompt_tokens: int | None = None
+    """The first request's prompt tokens as the server counted them: the fixed cost of every
+    request (system prompt, tools, task). None when no server said (added key, left out)."""
 
     @classmethod
     def failed(
@@ -180,6 +183,8 @@ class Result:
             del data["profile"]
         if data["sandbox"] is None:  # added key: only runs that set up a sandbox have one
             del data["sandbox"]
+        if data["first_prompt_tokens"] is None:  # added key: only when a server counted it
+            del data["first_prompt_tokens"]
         return data
 
     def to_json(self) -> str:

@@ -42,6 +42,7 @@ from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
 from localhand.run.prompt import build_messages
 from localhand.run.snapshot import ChangeTracker
+from localhand.run.tool_text import with_tool_text
 from localhand.run.verify import grade
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
@@ -115,8 +116,11 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
-            self.talk.messages = build_messages(
+            opening = build_messages(
                 task, self.workspace, config.system_prompt, config.context_files
+            )
+            self.talk.messages = with_tool_text(
+                opening, self.profile, self._definitions, self.model
             )
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None
@@ -258,8 +262,7 @@ class Agent:
         self.talk.cut_off = CutOff(self.model, reply.usage.completion_tokens, asked.loop)
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
-        self.talk.state.tokens_in += reply.usage.prompt_tokens
-        self.talk.state.tokens_out += reply.usage.completion_tokens
+        self.talk.count(reply.usage)
         if self.ledger is not None:
             self.ledger.book(self.task_id, reply.usage, self.model.name)
             self.talk.state.cost += self.ledger.cost(reply.usage)
@@ -380,6 +383,7 @@ class Agent:
             remaining=[check.name for check in results if not check.passed],
             routing=self.routing.to_dict() if self.routing else None,
             profile=self.profile.summary(),
+            first_prompt_tokens=self.talk.first_prompt_tokens or None,
             cost=round(self.talk.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
         if (before := self.baseline.git) is not None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from localhand.run.routing import Route
     from localhand.run.verify import Check
     from localhand.tools import ToolRegistry
-    from localhand.types import Message, Result
+    from localhand.types import Message, Result, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +76,15 @@ class Conversation:
     """The last thing the model said, for the output of a run something else stopped."""
     thought: int | None = None
     """Thinking tokens of the last reply, when it was stopped at the think budget."""
+    first_prompt_tokens: int | None = None
+    """The first request's prompt tokens as the server counted them (0: it did not say)."""
+
+    def count(self, usage: Usage) -> None:
+        """Add one reply's tokens to the run's; the first request's prompt is kept apart."""
+        self.state.tokens_in += usage.prompt_tokens
+        self.state.tokens_out += usage.completion_tokens
+        if self.first_prompt_tokens is None:  # 0: the server did not say
+            self.first_prompt_tokens = usage.prompt_tokens
 
     def output(self, ending: Ending) -> str:
         """The Result's output: the final answer, or the last thing the model said before

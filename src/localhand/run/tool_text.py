@@ -1,0 +1,79 @@
+"""The tools described in localhand's own system prompt, for a template that drops them.
+
+Gemma 3's chat template renders no tool schema: a server sent ``tools`` with it (llama-server
+``--jinja``) shows the model nothing, so the model is never told which tools exist (measured
+here: 441 prompt tokens under Gemma 3's template against 1,199 under Qwen3's for the same
+request). A family profile says so (``native_tools_llama_server=False``); then the tools are
+written into the system prompt once, in the family's own text-call format
+(``Profile.call_example``), before the first request. The system turn never changes after
+that, so the text sits in the cached prefix of every later request.
+
+Backends that already describe the tools themselves (the embedded model and ``schema`` mode,
+through ``models._json_calls.plain_messages``) are left alone: the tools are said once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from localhand.models._json_calls import TOOL_TEXT_MARK
+from localhand.profiles import Profile
+from localhand.types import Message
+
+SHORT_WINDOW = 8192
+"""At or below this many tokens of context, each tool gets its first sentence only."""
+
+
+def template_hides_tools(profile: Profile, model: object) -> bool:
+    """Whether ``model`` sends tools natively to a server whose template will not show them.
+
+    Only the OpenAI-compatible backend (llama-server, vLLM...) sends tools that way with a
+    ``tool_mode``; ``schema`` mode describes them itself.
+    """
+    return not profile.native_tools_llama_server and getattr(model, "tool_mode", None) in (
+        "auto",
+        "native",
+    )
+
+
+def describe_tools(
+    definitions: Sequence[Mapping[str, Any]], profile: Profile, *, short: bool = False
+) -> str:
+    """The tools in a few lines, with one call written as the family writes it."""
+    lines = [
+        f"{TOOL_TEXT_MARK} To call one, write the call as in this example, and nothing "
+        f"after it:\n{profile.call_example}"
+    ]
+    for tool in definitions:
+        function = tool.get("function", tool)
+        params = function.get("parameters") or {}
+        required = set(params.get("required") or [])
+        args = ", ".join(
+            f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
+            for name, spec in (params.get("properties") or {}).items()
+        )
+        about = " ".join(str(function.get("description") or "").split())
+        if short:
+            about = about.split(". ")[0].rstrip(".")
+        lines.append(f"- {function.get('name')}({args}): {about}".rstrip(": "))
+    return "\n".join(lines)
+
+
+def with_tool_text(
+    messages: list[Message],
+    profile: Profile,
+    definitions: Sequence[Mapping[str, Any]],
+    model: object,
+) -> list[Message]:
+    """``messages`` with the tools described at the end of the system turn, when the server's
+    template would hide them; ``messages`` unchanged otherwise."""
+    if not definitions or not template_hides_tools(profile, model):
+        return messages
+    if not messages or messages[0].get("role") != "system":
+        return messages
+    window = getattr(model, "context_limit", None)
+    short = isinstance(window, int) and window <= SHORT_WINDOW
+    text = describe_tools(definitions, profile, short=short)
+    system = {**messages[0], "content": f"{messages[0].get('content') or ''}\n\n{text}"}
+    return [system, *messages[1:]]
