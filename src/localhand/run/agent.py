@@ -40,9 +40,8 @@ from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import RunState
 from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
-from localhand.run.prompt import build_messages
+from localhand.run.opening import opening_messages
 from localhand.run.snapshot import ChangeTracker
-from localhand.run.tool_text import with_tool_text
 from localhand.run.verify import grade
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
@@ -116,11 +115,8 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
-            opening = build_messages(
-                task, self.workspace, config.system_prompt, config.context_files
-            )
-            self.talk.messages = with_tool_text(
-                opening, self.profile, self._definitions, self.model
+            self.talk.messages = opening_messages(
+                task, self.workspace, config, self.profile, self._definitions, self.model, self.warn
             )
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None

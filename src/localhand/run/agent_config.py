@@ -47,6 +47,8 @@ class AgentConfig:
     ledger: Ledger | None = None
     """Books each call in the token ledger and checks the daily budget."""
     context_files: Sequence[str] = ()
+    instruction_files: Sequence[str] = ("AGENTS.md",)
+    """Files that instruct agents, read when trusted (``run.instructions``); () reads none."""
     watch_replies: bool | None = None
     """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
     ``None``: as the backend was set up (``--watch-replies``)."""
