@@ -5,13 +5,20 @@ Result."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from localhand.models._json_calls import TOOL_TEXT_MARK, plain_messages
 from localhand.models.scripted import ScriptedModel, call
 from localhand.profiles import profile_for
 from localhand.run.agent import Agent
-from localhand.run.tool_text import describe_tools, template_hides_tools, with_tool_text
+from localhand.run.tool_text import (
+    describe_tools,
+    known_window,
+    sized_definitions,
+    template_hides_tools,
+    with_tool_text,
+)
 from localhand.tools import default_tools
 from localhand.types import Reply, Usage
 
@@ -88,3 +95,32 @@ def test_result_carries_the_first_prompt_tokens(tmp_path: Path) -> None:
     assert result.first_prompt_tokens == 812  # type: ignore[attr-defined]
     assert result.tokens_in == 812 + 900  # type: ignore[attr-defined]
     assert result.to_dict()["first_prompt_tokens"] == 812  # type: ignore[attr-defined]
+
+
+def test_a_small_window_gets_short_schemas_sent(tmp_path: Path) -> None:
+    definitions = default_tools(tmp_path).definitions()
+    assert sized_definitions(definitions, None) is definitions
+    assert sized_definitions(definitions, 32768) is definitions
+    short = sized_definitions(definitions, 4096)
+    assert [d["function"]["name"] for d in short] == [d["function"]["name"] for d in definitions]
+    assert len(json.dumps(short)) < len(json.dumps(definitions)) * 0.9
+    edit = next(d for d in short if d["function"]["name"] == "edit_file")["function"]
+    assert edit["parameters"]["required"] == ["path", "old_text", "new_text"]
+    assert "description" not in edit["parameters"]["properties"]["old_text"]
+    model = ServerModel([call("read_file", path="a.txt"), "It says hello."], name="qwen3-8b")
+    model.context_limit = 4096
+    _run(tmp_path, model)
+    assert model.calls[0].tools == short
+
+
+class Unreachable(ServerModel):
+    @property
+    def context_limit(self) -> int:  # type: ignore[override]
+        raise ConnectionError("no server")
+
+
+def test_a_window_that_cannot_be_told_yet_is_unknown() -> None:
+    assert known_window(Unreachable([], name="x")) is None
+    sized = ServerModel([], name="x")
+    sized.context_limit = 2048
+    assert known_window(sized) == 2048

@@ -42,6 +42,7 @@ from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
 from localhand.run.opening import opening_messages
 from localhand.run.snapshot import ChangeTracker
+from localhand.run.tool_text import known_window, sized_definitions
 from localhand.run.verify import grade
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
@@ -115,6 +116,8 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
+            window = known_window(self.model)  # a small one gets short tool descriptions
+            self._definitions = sized_definitions(self.tools.definitions(), window)
             self.talk.messages = opening_messages(
                 task, self.workspace, config, self.profile, self._definitions, self.model, self.warn
             )

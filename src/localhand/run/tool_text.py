@@ -72,8 +72,45 @@ def with_tool_text(
         return messages
     if not messages or messages[0].get("role") != "system":
         return messages
-    window = getattr(model, "context_limit", None)
-    short = isinstance(window, int) and window <= SHORT_WINDOW
+    window = known_window(model)
+    short = window is not None and window <= SHORT_WINDOW
     text = describe_tools(definitions, profile, short=short)
     system = {**messages[0], "content": f"{messages[0].get('content') or ''}\n\n{text}"}
     return [system, *messages[1:]]
+
+
+def sized_definitions(
+    definitions: list[dict[str, Any]], window: int | None
+) -> list[dict[str, Any]]:
+    """``definitions`` as sent: whole, or for a window of ``SHORT_WINDOW`` tokens or less (a
+    small model's), each tool's first sentence and no argument descriptions."""
+    if window is None or window > SHORT_WINDOW:
+        return definitions
+    return [_short(definition) for definition in definitions]
+
+
+def _short(definition: dict[str, Any]) -> dict[str, Any]:
+    function = dict(definition.get("function", definition))
+    about = " ".join(str(function.get("description") or "").split())
+    function["description"] = about.split(". ")[0]
+    params = dict(function.get("parameters") or {})
+    properties = params.get("properties")
+    if isinstance(properties, dict):
+        params["properties"] = {
+            name: {k: v for k, v in spec.items() if k != "description"}
+            if isinstance(spec, dict)
+            else spec
+            for name, spec in properties.items()
+        }
+        function["parameters"] = params
+    return {**definition, "function": function} if "function" in definition else function
+
+
+def known_window(model: object) -> int | None:
+    """The model's context window if it can be told now; None when not (a server that is not
+    up yet answers the first request with the error that says so, not this)."""
+    try:
+        window = getattr(model, "context_limit", None)
+    except Exception:  # only a sizing hint: never fail the run for it
+        return None
+    return window if isinstance(window, int) and window > 0 else None
