@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localhand.models.base import ChatModel
 from localhand.profiles import Profile
 from localhand.run.instructions import project_instructions
 from localhand.run.prompt import build_messages
@@ -24,7 +25,7 @@ def opening_messages(
     config: AgentConfig,
     profile: Profile,
     definitions: Sequence[Mapping[str, Any]],
-    model: object,
+    model: ChatModel,
     warn: Callable[[str], None],
 ) -> list[Message]:
     """System prompt and first user message (task, workspace, context files, then the

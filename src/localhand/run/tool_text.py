@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from localhand.models._json_calls import TOOL_TEXT_MARK
+from localhand.models.base import ChatModel
 from localhand.profiles import Profile
 from localhand.types import Message
 
@@ -25,16 +26,17 @@ SHORT_WINDOW = 8192
 """At or below this many tokens of context, each tool gets its first sentence only."""
 
 
-def template_hides_tools(profile: Profile, model: object) -> bool:
+def template_hides_tools(profile: Profile, model: ChatModel) -> bool:
     """Whether ``model`` sends tools natively to a server whose template will not show them.
 
-    Only the OpenAI-compatible backend (llama-server, vLLM...) sends tools that way with a
-    ``tool_mode``; ``schema`` mode describes them itself.
+    Only the OpenAI-compatible backend (llama-server, vLLM...) sends tools that way; in its
+    ``schema`` mode it describes them itself.
     """
-    return not profile.native_tools_llama_server and getattr(model, "tool_mode", None) in (
-        "auto",
-        "native",
-    )
+    if profile.native_tools_llama_server:
+        return False
+    from localhand.models.openai_compat import OpenAICompatModel  # only for such a family
+
+    return isinstance(model, OpenAICompatModel) and model.tool_mode in ("auto", "native")
 
 
 def describe_tools(
@@ -64,7 +66,7 @@ def with_tool_text(
     messages: list[Message],
     profile: Profile,
     definitions: Sequence[Mapping[str, Any]],
-    model: object,
+    model: ChatModel,
 ) -> list[Message]:
     """``messages`` with the tools described at the end of the system turn, when the server's
     template would hide them; ``messages`` unchanged otherwise."""
@@ -106,11 +108,11 @@ def _short(definition: dict[str, Any]) -> dict[str, Any]:
     return {**definition, "function": function} if "function" in definition else function
 
 
-def known_window(model: object) -> int | None:
+def known_window(model: ChatModel) -> int | None:
     """The model's context window if it can be told now; None when not (a server that is not
     up yet answers the first request with the error that says so, not this)."""
     try:
-        window = getattr(model, "context_limit", None)
+        window = model.context_limit
     except Exception:  # only a sizing hint: never fail the run for it
         return None
     return window if isinstance(window, int) and window > 0 else None
