@@ -157,6 +157,9 @@ class Result:
     answer_json: Any = None
     """With ``--output-schema``: the final answer as JSON, validated against the schema
     (``localhand.session.structured``); None without one, or when the run gave no answer."""
+    first_prompt_tokens: int | None = None
+    """The first request's prompt tokens as the server counted them: the fixed cost of every
+    request (system prompt, tools, task). None when no server said (added key, left out)."""
 
     @classmethod
     def failed(
@@ -185,6 +188,8 @@ class Result:
             del data["sandbox"]
         if data["answer_json"] is None:  # added key: only runs with --output-schema have one
             del data["answer_json"]
+        if data["first_prompt_tokens"] is None:  # added key: only when a server counted it
+            del data["first_prompt_tokens"]
         return data
 
     def to_json(self) -> str:

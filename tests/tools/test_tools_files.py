@@ -279,25 +279,27 @@ def test_edit_replaces_the_single_match(root: Path, tools: FileTools) -> None:
 def test_edit_zero_matches_says_so(root: Path, tools: FileTools) -> None:
     (root / "m.py").write_text("x = 1\n")
     with pytest.raises(ToolError) as caught:
-        tools.edit_file("m.py", "y = 2", "y = 3")
+        tools.edit_file("m.py", "unrelated words", "y = 3")
     assert str(caught.value) == (
-        "old_text was not found in 'm.py'; read the file again and copy the exact text to replace"
+        "old_text was not found in 'm.py'; nothing in it is close. Read the file again and copy "
+        "the exact text"
     )
 
 
-def test_edit_zero_matches_hints_a_whitespace_insensitive_match(
+def test_edit_applies_a_unique_whitespace_insensitive_match_as_loose(
     root: Path, tools: FileTools
 ) -> None:
     (root / "m.py").write_text("a = 0\n\ndef f():\n    if x:\n        return 1\n")
-    with pytest.raises(ToolError) as caught:
-        tools.edit_file("m.py", "if x:\n  return 1", "if x:\n  return 2")
-    assert "matches at line 4 if whitespace is ignored" in str(caught.value)
+    message = tools.edit_file("m.py", "if x:\n  return 1", "if x:\n  return 2")
+    assert message.startswith("Edited 'm.py' at line 4") and "loosely" in message
+    assert (root / "m.py").read_text() == "a = 0\n\ndef f():\n    if x:\n        return 2\n"
 
 
-def test_edit_zero_matches_hints_where_the_first_line_is(root: Path, tools: FileTools) -> None:
+def test_edit_zero_matches_quotes_the_closest_lines(root: Path, tools: FileTools) -> None:
     (root / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
-    with pytest.raises(ToolError, match="its first line appears at line 2"):
+    with pytest.raises(ToolError, match="closest text is at lines 2-3") as caught:
         tools.edit_file("m.py", "b = 2\nc = 4", "b = 2\nc = 5")
+    assert "     2| b = 2\n     3| c = 3\n" in str(caught.value)
 
 
 def test_edit_hints_when_line_number_prefixes_were_copied(root: Path, tools: FileTools) -> None:

@@ -27,6 +27,7 @@ from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, Warning
 from localhand.mcp.config import McpServer
 from localhand.mcp.labels import call_risk
 from localhand.mcp.naming import offered_names, shown
+from localhand.mcp.offering import offer_within
 from localhand.mcp.results import tool_result
 from localhand.mcp.schema import arguments_model, description, flat_schema
 from localhand.safety.approval import ApprovalPolicy, Approver
@@ -137,8 +138,10 @@ def mcp_registry(
     approver: Approver,
     bus: EventBus,
     task_id: str,
+    window: int | None = None,
 ) -> Iterator[ToolRegistry]:
     """``registry`` plus the tools of ``servers``, which run for the block and stop after it.
+    Those past a tenth of the context ``window`` wait behind ``find_tools`` (``offering``).
 
     A server that cannot start raises ``ConfigError`` (with its stderr's tail)."""
 
@@ -156,7 +159,7 @@ def mcp_registry(
     with McpClients(servers, warn=warn) as clients:
         gate = McpGate(policy, approver, bus, task_id)
         tools = build_tools(clients, registry.names, gate, warn)
-        yield ToolRegistry([*registry, *tools])
+        yield offer_within(registry, tools, window)
 
 
 def build_tools(

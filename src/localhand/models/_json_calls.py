@@ -20,6 +20,8 @@ from localhand.parsing import call_schema
 from localhand.types import Message, ToolCall
 
 FINAL_ANSWER = "final_answer"
+TOOL_TEXT_MARK = "The tools you can call (the server does not show them to you otherwise):"
+"""Opens ``run.tool_text``'s description; ``plain_messages`` cuts it and writes its own."""
 
 
 def reply_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -61,6 +63,9 @@ def plain_messages(
     for message in messages:
         role = str(message.get("role") or "user")
         content = str(message.get("content") or "")
+        if role == "system" and tools and TOOL_TEXT_MARK in content:
+            # The prompt describes the tools for native calls; here they are JSON, said below.
+            content = content.split(TOOL_TEXT_MARK)[0].rstrip()
         if role == "tool":
             name = message.get("tool_name") or "the tool"
             role, content = "user", f"Result of {name}:\n{content}"

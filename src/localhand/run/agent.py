@@ -40,8 +40,9 @@ from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import RunState
 from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
-from localhand.run.prompt import build_messages, call_format, system_prompt
+from localhand.run.opening import opening_messages
 from localhand.run.snapshot import ChangeTracker
+from localhand.run.tool_text import known_window, sized_definitions
 from localhand.run.verify import grade
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
@@ -115,15 +116,11 @@ class Agent:
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config
-            if config.history:  # a continued run: the earlier conversation, then the new ask
-                self.talk.messages = [*config.history, {"role": "user", "content": task}]
-            else:
-                prompt = config.system_prompt or system_prompt(
-                    call_format(self.model, self.profile)
-                )
-                self.talk.messages = build_messages(
-                    task, self.workspace, prompt, config.context_files
-                )
+            window = known_window(self.model)  # a small one gets short tool descriptions
+            self._definitions = sized_definitions(self.tools.definitions(), window)
+            self.talk.messages = opening_messages(
+                task, self.workspace, config, self.profile, self._definitions, self.model, self.warn
+            )
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None
             limit = self.limits.max_iterations or 0
@@ -264,8 +261,7 @@ class Agent:
         self.talk.cut_off = CutOff(self.model, reply.usage.completion_tokens, asked.loop)
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
-        self.talk.state.tokens_in += reply.usage.prompt_tokens
-        self.talk.state.tokens_out += reply.usage.completion_tokens
+        self.talk.count(reply.usage)
         if self.ledger is not None:
             self.ledger.book(self.task_id, reply.usage, self.model.name)
             self.talk.state.cost += self.ledger.cost(reply.usage)
@@ -386,6 +382,7 @@ class Agent:
             remaining=[check.name for check in results if not check.passed],
             routing=self.routing.to_dict() if self.routing else None,
             profile=self.profile.summary(),
+            first_prompt_tokens=self.talk.first_prompt_tokens or None,
             cost=round(self.talk.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
         if self.config.final_answer is not None:  # --output-schema: the answer as JSON

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from localhand.run.routing import Route
     from localhand.run.verify import Check
     from localhand.tools import ToolRegistry
-    from localhand.types import Message, Result
+    from localhand.types import Message, Result, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,8 @@ class AgentConfig:
     ledger: Ledger | None = None
     """Books each call in the token ledger and checks the daily budget."""
     context_files: Sequence[str] = ()
+    instruction_files: Sequence[str] = ("AGENTS.md",)
+    """Files that instruct agents, read when trusted (``run.instructions``); () reads none."""
     watch_replies: bool | None = None
     """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
     ``None``: as the backend was set up (``--watch-replies``)."""
@@ -82,6 +84,15 @@ class Conversation:
     """The last thing the model said, for the output of a run something else stopped."""
     thought: int | None = None
     """Thinking tokens of the last reply, when it was stopped at the think budget."""
+    first_prompt_tokens: int | None = None
+    """The first request's prompt tokens as the server counted them (0: it did not say)."""
+
+    def count(self, usage: Usage) -> None:
+        """Add one reply's tokens to the run's; the first request's prompt is kept apart."""
+        self.state.tokens_in += usage.prompt_tokens
+        self.state.tokens_out += usage.completion_tokens
+        if self.first_prompt_tokens is None:  # 0: the server did not say
+            self.first_prompt_tokens = usage.prompt_tokens
 
     def output(self, ending: Ending) -> str:
         """The Result's output: the final answer, or the last thing the model said before

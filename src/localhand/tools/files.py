@@ -169,15 +169,23 @@ class FileTools:
                 "not UTF-8; those bytes cannot be matched. Choose old_text from lines without "
                 "\ufffd"
             )
-        edited, line = replace_once(text, old_text, new_text, where=rel)
+        edit = replace_once(text, old_text, new_text, where=rel)
         try:
-            new_data = edited.encode("utf-8", "surrogateescape")
+            new_data = edit.text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
-            new_data = edited.encode("utf-8", "replace")
+            new_data = edit.text.encode("utf-8", "replace")
         self._check_size(len(new_data), rel)
         self._write(target, rel, new_data)
         removed, added = old_text.count("\n") + 1, new_text.count("\n") + 1 if new_text else 0
-        return f"Edited '{rel}' at line {line}: replaced {removed} line(s) with {added}."
+        done = f"Edited '{rel}' at line {edit.line}: replaced {removed} line(s) with {added}."
+        if edit.loose:
+            # Never reported as exact: the model should look before building on this edit.
+            done += (
+                f" old_text did not match exactly ({edit.loose} differ); it matched one place "
+                "loosely and the edit was applied there, re-indented to the file. Read those "
+                "lines to check them."
+            )
+        return done
 
     def _check_size(self, size: int, rel: str, *, reading: bool = False) -> None:
         cap = self.limits.write_max_bytes
