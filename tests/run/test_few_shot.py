@@ -66,7 +66,7 @@ def test_every_family_s_first_prompt_stays_within_the_budget_on_every_backend() 
     # figure is (benchmarks/prompt_bench.py); localhand's own estimate over-counts JSON.
     optional_deps.llama_cpp()
     optional_deps.tiny_gguf()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from _common import Tokenizer
     from prompt_bench import TARGET_FIXED, per_family
 

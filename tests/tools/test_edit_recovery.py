@@ -17,7 +17,7 @@ from localhand.tools import FileTools, Workspace
 from localhand.tools.edits import replace_once
 from localhand.tools.edits_hint import closest_region
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 from edit_recovery_corpus import CASES  # noqa: E402
