@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel
     from localhand.plan.result import PlanResult
     from localhand.run.verify import Check
+    from localhand.session.prepared import ToolWrapper
     from localhand.store import Store
 
 
@@ -72,6 +73,7 @@ class Session:
         follow_up_dir: Path | None = None,
         own_checks: tuple[Check, ...] = (),
         plan: PlanRequest | None = None,
+        wrap_tools: ToolWrapper | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -85,6 +87,9 @@ class Session:
         self.cancellation = Cancellation()
         """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
         self._recording: RunRecording | None = None
+        self.wrap_tools = wrap_tools
+        """What a door puts around the run's tools (the editor's: each call shown, reads
+        through its buffers); ``None``: the tools as they are."""
 
     # -- the door's parts -------------------------------------------------------------------
 
@@ -168,6 +173,7 @@ class Session:
             model=self.model,
             store=self.store,
             follow_up_dir=self.follow_up_dir,
+            wrap_tools=self.wrap_tools,
         )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +17,10 @@ if TYPE_CHECKING:
     from localhand.safety.approval import Approver
     from localhand.session.approvals import AnnouncedApprover
     from localhand.store import Store
+    from localhand.tools.registry import ToolRegistry
+
+    ToolWrapper = Callable[[ToolRegistry], ToolRegistry]
+    """What a door may put around the run's tools (``Session(wrap_tools=...)``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,8 @@ class Prepared:
     """A model the caller gave; ``None``: the settings' backend is built."""
     store: Store | None = None
     follow_up_dir: Path | None = None
+    wrap_tools: Callable[[ToolRegistry], ToolRegistry] | None = None
+    """The door's wrapper around the run's tools, applied last (see ``Session``)."""
 
     def warn(self, message: str) -> None:
         self.bus.emit(Warning(task_id=self.task.id, message=message))
