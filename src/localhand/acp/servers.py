@@ -25,7 +25,9 @@ def editor_servers(given: Iterable[Any] | None) -> tuple[tuple[McpServer, ...], 
         if command:
             env = tuple((v.name, v.value) for v in getattr(server, "env", None) or ())
             servers.append(
-                McpServer(name, command=command, args=tuple(server.args or ()), env=env, source=SOURCE)
+                McpServer(
+                    name, command=command, args=tuple(server.args or ()), env=env, source=SOURCE
+                )
             )
         elif url and kind == "http":
             headers = tuple((h.name, h.value) for h in getattr(server, "headers", None) or ())

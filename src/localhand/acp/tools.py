@@ -38,14 +38,17 @@ class BufferFiles(FileTools):
     when the editor gives one (same checks on the path, same line numbers and limits)."""
 
     def __init__(self, files: FileTools, editor: Editor) -> None:
-        super().__init__(files.workspace, files.limits, policy=files.policy, approver=files.approver)
+        super().__init__(
+            files.workspace, files.limits, policy=files.policy, approver=files.approver
+        )
         self.editor = editor
 
     def _open(self, target: Path, rel: str) -> Any:
         text = self.editor.read_text(target)
         if text is None:
             return super()._open(target, rel)
-        buffer = cast("IO[bytes]", tempfile.TemporaryFile())  # a real file: read_file fstat()s it
+        # a real file, as read_file fstat()s it; returned open: read_file's `with` closes it
+        buffer = cast("IO[bytes]", tempfile.TemporaryFile())  # noqa: SIM115
         buffer.write(text.encode("utf-8", "surrogateescape"))
         buffer.seek(0)
         return buffer

@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 from argparse import ArgumentParser
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,9 @@ def acp(
             sandbox=sandbox,
         )
         settings = with_mcp_config(settings, mcp_config or [])
+        # Replies read as streams: the editor's Stop then stops a reply as it comes, instead
+        # of waiting for the whole of it (and a reply that loops is cut short, as it is then).
+        settings = replace(settings, watch_replies=True)
         forget_secrets()
     except ConfigError as exc:
         fail(str(exc))
