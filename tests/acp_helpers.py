@@ -77,6 +77,7 @@ def talk(
     host: str | None = None,
     model: str | None = "qwen3:8b",
     reads: bool = True,
+    mcp_servers: list[Any] | None = None,
     timeout: float = 90,
 ) -> tuple[Any, Any]:
     """Start ``localhand acp ARGS``, initialize, open a session in ``workspace``, then run
@@ -95,7 +96,7 @@ def talk(
             hello = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
             )
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=mcp_servers or [])
             return hello, await conversation(conn, session.session_id)
 
     return asyncio.run(asyncio.wait_for(run(), timeout))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import optional_deps
 optional_deps.module("acp", "the ACP SDK", "pip install -e '.[acp]' (or '.[dev]')")
 
 from acp import RequestError  # noqa: E402
-from acp.schema import DeniedOutcome, RequestPermissionResponse  # noqa: E402
+from acp.schema import DeniedOutcome, McpServerStdio, RequestPermissionResponse  # noqa: E402
 
 from acp_helpers import Editor, call, prompt, talk  # noqa: E402
 from cli_helpers import localhand  # noqa: E402
@@ -173,6 +174,34 @@ def test_cancel_while_a_permission_is_asked_refuses_the_command(tmp_path: Path) 
     assert not (tmp_path / "hi.txt").exists()
     [run] = _store_runs()
     assert run.termination_reason == "cancelled"
+
+
+def test_the_editors_mcp_servers_are_the_runs_tools_and_their_calls_asked(
+    tmp_path: Path,
+) -> None:
+    optional_deps.module("mcp_server_time", "a real MCP server", "pip install -e '.[dev]'")
+    time_server = McpServerStdio(
+        name="time", command=sys.executable, args=["-m", "mcp_server_time"], env=[]
+    )
+    editor = Editor(answer="allow")
+    script = [call("get_current_time", timezone="Europe/Paris"), "It is that time in Paris."]
+    with FakeOllama(script) as server:
+        _, answer = talk(
+            editor,
+            tmp_path,
+            prompt("Run the time tool for Europe/Paris."),
+            host=server.url,
+            mcp_servers=[time_server],
+        )
+    assert answer.stop_reason == "end_turn"
+    offered = {t["function"]["name"] for t in server.chat_requests[0].body["tools"]}
+    assert {"read_file", "get_current_time"} <= offered
+    # a server the editor added is asked about, as any server without trust is
+    [asked] = editor.asked
+    assert "get_current_time" in asked.title
+    [finished] = editor.of("tool_call_update")
+    assert finished.status == "completed"
+    assert "Europe/Paris" in _tool_messages(server)[0]
 
 
 def test_a_session_in_a_directory_that_does_not_exist_is_refused(tmp_path: Path) -> None:
