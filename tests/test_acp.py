@@ -204,6 +204,32 @@ def test_the_editors_mcp_servers_are_the_runs_tools_and_their_calls_asked(
     assert "Europe/Paris" in _tool_messages(server)[0]
 
 
+def test_plan_mode_shows_the_drafted_plans_steps_as_they_run(tmp_path: Path) -> None:
+    steps = [
+        {"description": "Make the file", "command": "touch made.txt"},
+        {"description": "List the files", "command": "ls"},
+    ]
+    draft = {"content": json.dumps({"goal": "make made.txt", "steps": steps})}
+
+    async def conversation(conn: Any, session_id: str) -> Any:
+        await conn.set_session_mode(session_id=session_id, mode_id="plan")
+        return await prompt("make made.txt")(conn, session_id)
+
+    editor = Editor()
+    with FakeOllama([draft]) as server:
+        _, answer = talk(editor, tmp_path, conversation, host=server.url)
+    editor_plans = editor.of("plan")
+    assert answer.stop_reason == "end_turn"
+    assert (tmp_path / "made.txt").exists()
+    first, last = editor_plans[0], editor_plans[-1]
+    assert [e.content for e in first.entries] == ["Make the file", "List the files"]
+    assert [e.status for e in first.entries] == ["pending", "pending"]
+    assert [e.status for e in last.entries] == ["completed", "completed"]
+    assert any(e.status == "in_progress" for u in editor_plans for e in u.entries)
+    [run] = _store_runs()
+    assert run.result is not None and len(run.result["steps"]) == 2  # a plan's Result
+
+
 def test_a_session_in_a_directory_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     async def conversation(conn: Any, session_id: str) -> Any:
         with pytest.raises(RequestError) as refused:
