@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import sys
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from acp import Client
+from acp import Client, start_tool_call, update_tool_call
 from acp.schema import (
     AllowedOutcome,
     PermissionOption,
@@ -48,6 +49,7 @@ class Editor:
         """The tool call running now, which a permission request belongs to."""
         self._pending: set[concurrent.futures.Future[Any]] = set()
         self._lock = threading.Lock()
+        self._approvals = itertools.count(1)
 
     def _call(self, coroutine: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
@@ -83,12 +85,18 @@ class Editor:
 
     def permit(self, title: str, raw: dict[str, Any]) -> bool:
         """Ask the editor's user; anything but "Allow" (reject, cancel, an error) is a no."""
+        if self.current_call is not None:
+            return self._ask(self.current_call, title, raw)
+        # asked outside a tool call (a verify command before the run): shown as a call of its own
+        call_id = f"approval_{next(self._approvals)}"
+        self.update(start_tool_call(call_id, title, kind="execute", status="pending"))
+        allowed = self._ask(call_id, title, raw)
+        self.update(update_tool_call(call_id, status="completed" if allowed else "failed"))
+        return allowed
+
+    def _ask(self, call_id: str, title: str, raw: dict[str, Any]) -> bool:
         call = ToolCallUpdate(
-            tool_call_id=self.current_call or "approval",
-            title=title,
-            kind="execute",
-            status="pending",
-            raw_input=raw,
+            tool_call_id=call_id, title=title, kind="execute", status="pending", raw_input=raw
         )
         try:
             reply = self._call(
