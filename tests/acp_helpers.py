@@ -89,8 +89,9 @@ def talk(
         env["LOCALHAND_MODEL"] = model
 
     async def run() -> tuple[Any, Any]:
+        client: Any = editor  # a Client by its methods, not by the SDK Protocol's types
         async with spawn_agent_process(
-            editor, sys.executable, "-m", "localhand", "acp", *args, env=env
+            client, sys.executable, "-m", "localhand", "acp", *args, env=env
         ) as (conn, _process):
             capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=reads))
             hello = await conn.initialize(
