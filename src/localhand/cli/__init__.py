@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "batch": "localhand.cli.batch",
     "eval": "localhand.cli.eval",
     "mcp": "localhand.cli.mcp",
+    "acp": "localhand.cli.acp",
     "trust": "localhand.cli.trust",
     "models": "localhand.cli.models",
     "config": "localhand.cli.config",

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from localhand.plan.result import PlanResult
     from localhand.run.verify import Check
     from localhand.session.continuing import Continuation
+    from localhand.session.prepared import ToolWrapper
     from localhand.store import Store
 
 
@@ -78,6 +79,7 @@ class Session:
         plan: PlanRequest | None = None,
         continuing: Continuation | None = None,
         output_schema: dict[str, Any] | None = None,
+        wrap_tools: ToolWrapper | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -95,6 +97,9 @@ class Session:
         self.cancellation = Cancellation()
         """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
         self._recording: RunRecording | None = None
+        self.wrap_tools = wrap_tools
+        """What a door puts around the run's tools (the editor's: each call shown, reads
+        through its buffers); ``None``: the tools as they are."""
 
     # -- the door's parts -------------------------------------------------------------------
 
@@ -211,6 +216,7 @@ class Session:
             follow_up_dir=self.follow_up_dir,
             continuing=self.continuing,
             output_schema=self.output_schema,
+            wrap_tools=self.wrap_tools,
         )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:

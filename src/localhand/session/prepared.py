@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
     from localhand.session.approvals import AnnouncedApprover
     from localhand.session.continuing import Continuation
     from localhand.store import Store
+    from localhand.tools.registry import ToolRegistry
+
+    ToolWrapper = Callable[[ToolRegistry], ToolRegistry]
+    """What a door may put around the run's tools (``Session(wrap_tools=...)``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,8 @@ class Prepared:
     """``--output-schema``: the JSON schema the final answer must follow."""
     continuing: Continuation | None = None
     """The earlier run this one carries on (``--continue``), with its conversation."""
+    wrap_tools: Callable[[ToolRegistry], ToolRegistry] | None = None
+    """The door's wrapper around the run's tools, applied last (see ``Session``)."""
 
     def warn(self, message: str) -> None:
         self.bus.emit(Warning(task_id=self.task.id, message=message))

@@ -100,6 +100,8 @@ def run_loop(ready: Prepared) -> Result:
                     task_id=task.id,
                 )
             )
+        if ready.wrap_tools is not None:
+            tools = ready.wrap_tools(tools)
         agent = Agent(
             model,
             task.workspace,

@@ -1,0 +1,111 @@
+"""``localhand acp``: localhand as an editor's agent over the Agent Client Protocol. Wiring only
+(the agent is ``localhand.acp``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from argparse import ArgumentParser
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from localhand.cli.args import (
+    APPROVE_POLICIES,
+    Command,
+    add_db_option,
+    add_mcp_option,
+    add_model_options,
+    add_sandbox_option,
+    fail,
+)
+from localhand.errors import ConfigError
+
+
+def acp(
+    *,
+    model: str | None,
+    backend: str | None,
+    host: str | None,
+    max_reply_tokens: int | None,
+    request_timeout: float | None,
+    approve: str | None,
+    sandbox: str | None,
+    mcp_config: list[Path] | None,
+    db: Path | None,
+) -> int:
+    """Be an editor's agent over the Agent Client Protocol (stdio), for Zed, JetBrains and others.
+
+    Each prompt is a localhand run in the session's directory, recorded like any other (see
+    `localhand runs`); what needs approval is asked in the editor. stdout carries only the
+    protocol; messages go to stderr."""
+    try:
+        import acp as _sdk  # noqa: F401  (the extra: say how to get it before anything else)
+    except ImportError:
+        fail("localhand acp needs the ACP SDK: pip install 'localhand[acp]'")
+    from localhand.acp.agent import LocalhandAgent
+    from localhand.config import load_settings, with_mcp_config
+    from localhand.safety.own_env import forget_secrets
+    from localhand.safety.trust import never_ask
+
+    never_ask()  # stdin is the protocol: a question about a changed file is refused, not asked
+    try:
+        settings = load_settings().with_overrides(
+            model=model,
+            backend=backend,
+            host=host,
+            max_reply_tokens=max_reply_tokens,
+            request_timeout=request_timeout,
+            approve=approve,
+            sandbox=sandbox,
+        )
+        settings = with_mcp_config(settings, mcp_config or [])
+        # Replies read as streams: the editor's Stop then stops a reply as it comes, instead
+        # of waiting for the whole of it (and a reply that loops is cut short, as it is then).
+        settings = replace(settings, watch_replies=True)
+        forget_secrets()
+    except ConfigError as exc:
+        fail(str(exc))
+    protocol = _protocol_stdout()
+    try:
+        asyncio.run(_serve(LocalhandAgent(settings, db=db), protocol))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _protocol_stdout() -> Any:
+    """The real stdout, for the protocol alone; file descriptor 1 and ``sys.stdout`` become
+    stderr, so nothing else printed (a library, a native backend) can corrupt the stream."""
+    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol
+
+
+async def _serve(agent: Any, protocol: Any) -> None:
+    from acp import run_agent, stdio_streams
+
+    real, sys.stdout = sys.stdout, protocol  # stdio_streams writes to sys.stdout's pipe
+    try:
+        reader, writer = await stdio_streams(limit=50 * 1024 * 1024)
+    finally:
+        sys.stdout = real
+    await run_agent(agent, writer, reader)
+
+
+def acp_arguments(parser: ArgumentParser) -> None:
+    add_model_options(parser)
+    parser.add_argument(
+        "--approve",
+        choices=APPROVE_POLICIES,
+        help="Which commands need approval, asked in the editor (default: dangerous).",
+    )
+    add_sandbox_option(parser)
+    add_mcp_option(parser)
+    add_db_option(parser)
+
+
+COMMANDS = {"acp": Command(acp, acp_arguments)}
