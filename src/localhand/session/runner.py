@@ -89,6 +89,7 @@ def run_loop(ready: Prepared) -> Result:
     with ExitStack() as lifetime:
         if settings.mcp_servers:  # only then: the SDK takes half a second to import
             from localhand.mcp.tools import mcp_registry
+            from localhand.run.tool_text import known_window
 
             tools = lifetime.enter_context(  # the servers stop when the run ends
                 mcp_registry(
@@ -98,6 +99,7 @@ def run_loop(ready: Prepared) -> Result:
                     approver=ready.approver,
                     bus=bus,
                     task_id=task.id,
+                    window=known_window(model),  # tools past a tenth wait behind find_tools
                 )
             )
         if ready.wrap_tools is not None:
