@@ -101,6 +101,11 @@ class Settings:
     nudge_limit_per: str = "streak"
     """``[run] nudge_limit_per``: the 2 nudges for unusable replies are per ``streak`` (in a
     row; a round of tool calls starts again) or per ``run`` (seed 001's count)."""
+    instruction_files: tuple[str, ...] = ("AGENTS.md",)
+    """``[run] instruction_files``: the project files read as the model's instructions, the
+    one nearest to the work winning (``localhand.run.instructions``); each is used only once
+    the user trusts its content (``localhand trust``). Add ``CLAUDE.md`` or ``GEMINI.md`` here;
+    ``[]`` reads none."""
     plan_mode: str = "planner"
     """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
     ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""
@@ -213,6 +218,7 @@ ENV = {
     "price_out": "LOCALHAND_PRICE_OUT",
     "plan_mode": "LOCALHAND_PLAN_MODE",
     "nudge_limit_per": "LOCALHAND_NUDGE_LIMIT_PER",
+    "instruction_files": "LOCALHAND_INSTRUCTION_FILES",
     "think_budget": "LOCALHAND_THINK_BUDGET",
 }
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, call
 from localhand.models.tokens import estimate_text_tokens
@@ -86,3 +88,33 @@ def test_a_run_with_an_untrusted_file_warns(tmp_path: Path) -> None:
     Agent(model, root, bus=bus).run("List the files")
     assert "Project instructions" not in model.calls[0].messages[1]["content"]
     assert any("localhand trust" in str(getattr(e, "message", "")) for e in log.events)
+
+
+def test_the_setting_names_the_files_through_the_one_door(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LOCALHAND_INSTRUCTION_FILES (or [run] instruction_files) reaches the run the door builds.
+    from localhand import run_task
+    from localhand.config import load_settings
+    from localhand.run.task import Task
+
+    root = _tree(tmp_path / "ws")
+    (root / "AGENTS.md").unlink()
+    TrustStore().pin(root / "CLAUDE.md")
+    monkeypatch.setenv("LOCALHAND_INSTRUCTION_FILES", "CLAUDE.md, GEMINI.md")
+    assert load_settings().instruction_files == ("CLAUDE.md", "GEMINI.md")
+    model = ScriptedModel([call("list_directory", path="."), "Listed it."])
+    task = Task(description="List the files", workspace=root, agentic=True)
+    run_task(task, load_settings(), model=model)
+    assert (
+        "Project instructions (CLAUDE.md):\nClaude rules" in model.calls[0].messages[1]["content"]
+    )
+
+
+def test_an_instruction_file_is_a_name_not_a_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from localhand.config import load_settings
+    from localhand.errors import ConfigError
+
+    monkeypatch.setenv("LOCALHAND_INSTRUCTION_FILES", "../../etc/passwd")
+    with pytest.raises(ConfigError, match="not a plain file name"):
+        load_settings()

@@ -52,14 +52,44 @@ def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
     return {"mcp_servers": servers_from_toml(table, path)}
 
 
+_RUN_KEYS = {"nudge_limit_per", "instruction_files"}
+
+
 def _run_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``)."""
+    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``) and ``instruction_files``
+    (a list of file names)."""
     if table is None:
         return {}
-    per = table.get("nudge_limit_per") if isinstance(table, dict) else None
-    if not isinstance(table, dict) or set(table) - {"nudge_limit_per"} or per not in NUDGE_COUNTS:
-        raise ConfigError(f'[run] in {path} takes only nudge_limit_per = "streak" or "run"')
-    return {"nudge_limit_per": per}
+    usage = (
+        f'[run] in {path} takes only nudge_limit_per = "streak" or "run" and '
+        'instruction_files = ["AGENTS.md", ...]'
+    )
+    if not isinstance(table, dict) or set(table) - _RUN_KEYS:
+        raise ConfigError(usage)
+    found: dict[str, Any] = {}
+    if "nudge_limit_per" in table:
+        if table["nudge_limit_per"] not in NUDGE_COUNTS:
+            raise ConfigError(usage)
+        found["nudge_limit_per"] = table["nudge_limit_per"]
+    if "instruction_files" in table:
+        try:
+            found["instruction_files"] = instruction_names(table["instruction_files"])
+        except ValueError as exc:
+            raise ConfigError(f"[run] instruction_files in {path}: {exc}") from None
+    return found
+
+
+def instruction_names(value: Any) -> tuple[str, ...]:
+    """File names (never paths: the nearest one to the work is looked up in the workspace) from
+    a list, or from a comma-separated string (``LOCALHAND_INSTRUCTION_FILES``)."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise ValueError('give a list of file names, e.g. ["AGENTS.md", "CLAUDE.md"]')
+    names = [name.strip() for name in names if name.strip()]
+    for name in names:
+        if "/" in name or "\\" in name or name in (".", ".."):
+            raise ValueError(f"{name!r} is not a plain file name (e.g. AGENTS.md)")
+    return tuple(names)
 
 
 def _plan_table(table: Any, path: Path) -> dict[str, Any]:
@@ -127,6 +157,8 @@ def convert(name: str, value: Any, source: str) -> Any:
             if not isinstance(value, tuple):
                 raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
             return value
+        if name == "instruction_files":
+            return instruction_names(value)
         if name == "nudge_limit_per" and value not in NUDGE_COUNTS:
             raise ValueError(f"must be one of {', '.join(NUDGE_COUNTS)}")
         if name == "plan_mode" and value not in PLAN_MODES:

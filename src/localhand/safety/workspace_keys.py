@@ -85,6 +85,9 @@ KEYS: dict[str, Key] = {
     "price_in": _allowed("shown money only"),
     "price_out": _allowed("shown money only"),
     "nudge_limit_per": _allowed("how many unusable replies the run allows before it stops"),
+    "instruction_files": _allowed(
+        "which project files are read as instructions; each still needs the user's trust"
+    ),
     "plan_mode": _allowed(
         "how a plan repairs a failed step; every step passes the same approval and sandbox"
     ),

@@ -116,6 +116,7 @@ def run_loop(ready: Prepared) -> Result:
             routing=decision,
             ledger=ledger,
             context_files=task.context_files,
+            instruction_files=settings.instruction_files,
             cancellation=ready.cancellation,
             history=ready.continuing.history if ready.continuing else (),
             final_answer=_kept(ready, _final_answer(ready, model)),
