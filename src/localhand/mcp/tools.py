@@ -138,10 +138,11 @@ def mcp_registry(
     approver: Approver,
     bus: EventBus,
     task_id: str,
-    window: int | None = None,
+    window: Callable[[], int | None] | None = None,
 ) -> Iterator[ToolRegistry]:
     """``registry`` plus the tools of ``servers``, which run for the block and stop after it.
-    Those past a tenth of the context ``window`` wait behind ``find_tools`` (``offering``).
+    Those past a tenth of the context ``window`` (asked once the servers listed their tools:
+    it may cost the server a request) wait behind ``find_tools`` (``offering``).
 
     A server that cannot start raises ``ConfigError`` (with its stderr's tail)."""
 
@@ -159,7 +160,7 @@ def mcp_registry(
     with McpClients(servers, warn=warn) as clients:
         gate = McpGate(policy, approver, bus, task_id)
         tools = build_tools(clients, registry.names, gate, warn)
-        yield offer_within(registry, tools, window)
+        yield offer_within(registry, tools, window() if window else None)
 
 
 def build_tools(

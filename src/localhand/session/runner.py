@@ -99,7 +99,7 @@ def run_loop(ready: Prepared) -> Result:
                     approver=ready.approver,
                     bus=bus,
                     task_id=task.id,
-                    window=known_window(model),  # tools past a tenth wait behind find_tools
+                    window=lambda: known_window(model),  # past a tenth: behind find_tools
                 )
             )
         if ready.wrap_tools is not None:
