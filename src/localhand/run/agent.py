@@ -42,6 +42,7 @@ from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
 from localhand.run.prompt import build_messages
 from localhand.run.snapshot import ChangeTracker
+from localhand.run.tiny import tiny_policy
 from localhand.run.verify import grade
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
@@ -118,6 +119,9 @@ class Agent:
             self.talk.messages = build_messages(
                 task, self.workspace, config.system_prompt, config.context_files
             )
+            definitions = self.tools.definitions()  # a tiny model's policy narrows them:
+            policy = tiny_policy(self.model.tiny, self.workspace, task, definitions, self.checks)
+            self._definitions = self.talk.hold(policy, definitions, self.emit, self.task_id)
             self.plan_context()
             routing = self.routing.to_dict() if self.routing else None
             limit = self.limits.max_iterations or 0
@@ -238,7 +242,8 @@ class Agent:
                 constrained=constrained,
             )
         )
-        options = ChatOptions(format=fmt, timeout=self.limits.remaining_s(talk.state), think=think)
+        remaining, schema = self.limits.remaining_s(talk.state), talk.reply_schema(fmt)
+        options = ChatOptions(format=fmt, timeout=remaining, think=think, reply_schema=schema)
         started = time.perf_counter()
         with self.life.deadline_stops():
             asked = ask_model(
@@ -321,6 +326,7 @@ class Agent:
         self.append_result(call, result)
 
     def append_result(self, call: ToolCall, result: ToolResult) -> None:
+        self.talk.observe(call, result)
         message: Message = {"role": "tool", "content": result.content, "tool_name": call.name}
         if call.id:
             message["tool_call_id"] = call.id

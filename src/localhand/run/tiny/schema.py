@@ -1,0 +1,139 @@
+"""The tiny policy's tools, their description, and each turn's reply schema: the calls that can
+work now, from ``Knowledge``, or a final answer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from localhand.models._grammar_json import PATH_PATTERN
+from localhand.run.tiny.knowledge import Knowledge
+
+TINY_TOOLS = ("read_file", "edit_file", "write_file", "run_command", "list_directory")
+"""In the order the prompt lists them; the rest (search_files, MCP tools) are not offered:
+a tiny model searches for patterns it made up."""
+
+_USES = {
+    "read_file": ('"path"', "shows a file, with line numbers"),
+    "edit_file": (
+        '"path", "old_text", "new_text"',
+        "replaces old_text, one line of the file, with new_text",
+    ),
+    "write_file": ('"path", "content"', "creates a file with that content"),
+    "run_command": ('"command"', "runs a shell command, such as a check, and shows its output"),
+    "list_directory": ('"path"', "lists a directory"),
+}
+"""What each tool takes and does, in a few words: the tools' own descriptions are written
+for larger models, and list arguments the tiny view leaves out."""
+
+FINAL = {
+    "type": "object",
+    "properties": {"final_answer": {"type": "string"}},
+    "required": ["final_answer"],
+    "additionalProperties": False,
+}
+
+
+def tiny_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The offered tools a tiny model gets, in ``TINY_TOOLS`` order, with only their required
+    arguments (an optional one is one more thing for it to get wrong)."""
+    by_name = {str(t.get("function", t).get("name")): t for t in tools}
+    out = []
+    for name in TINY_TOOLS:
+        if name not in by_name:
+            continue
+        function = dict(by_name[name].get("function", by_name[name]))
+        params = dict(function.get("parameters") or {})
+        required = list(params.get("required") or [])
+        props = params.get("properties") or {}
+        if name == "list_directory":  # its one argument is optional; the tiny view names it
+            required = ["path"]
+        params["properties"] = {k: v for k, v in props.items() if k in required}
+        params["required"] = required
+        function["parameters"] = params
+        out.append({"type": "function", "function": function})
+    return out
+
+
+def tiny_doc(names: Sequence[str]) -> str:
+    """The tools, and the two shapes of a reply, for the end of the system turn."""
+    lines = ["Reply with one JSON object: one tool call, or your final answer. The tools:"]
+    lines += [f"- {name} ({_USES[name][0]}): {_USES[name][1]}." for name in names]
+    lines.append('A tool call: {"name": "read_file", "arguments": {"path": "main.py"}}')
+    lines.append('When the task is done: {"final_answer": "..."}, saying what you did.')
+    return "\n".join(lines)
+
+
+def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "enum": [name]},
+            "arguments": {
+                "type": "object",
+                "properties": args,
+                "required": list(args),
+                "additionalProperties": False,
+            },
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+def _edit_call(editable: dict[str, list[str]]) -> dict[str, Any]:
+    """edit_file of a line of a file read, into anything but that line: an edit that changes
+    nothing is refused by the tool, and a tiny model would make it again and again."""
+    call = _call("edit_file", {})
+    call["properties"]["arguments"] = {
+        "anyOf": [
+            _call(
+                "edit_file",
+                {
+                    "path": {"type": "string", "enum": [path]},
+                    "old_text": {"type": "string", "enum": [line]},
+                    "new_text": {"type": "string", "not": {"enum": [line]}},
+                },
+            )["properties"]["arguments"]
+            for path, lines in editable.items()
+            for line in lines
+        ]
+    }
+    return call
+
+
+def _write_path(known: Knowledge) -> dict[str, Any] | None:
+    """Where write_file may write: a new file (the one the task names, if it names one), or
+    once a check fails one the model created. Never over a file it did not create: that is
+    how a tiny model loses one."""
+    new = known.new_files()
+    if new is not None:
+        return {"type": "string", "enum": new} if new else None
+    fresh = {"type": "string", "pattern": PATH_PATTERN, "not": {"enum": sorted(known.texts)}}
+    mine = sorted(known.mine) if known.failing() else []
+    return {"anyOf": [fresh, {"type": "string", "enum": mine}]} if mine else fresh
+
+
+def reply_schema(known: Knowledge, offered: Sequence[str]) -> dict[str, Any]:
+    """The schema of this turn's reply: the calls that can work now, or a final answer."""
+    if known.checked():
+        return FINAL
+    if known.unchecked and known.checks and "run_command" in offered:
+        # After a change, a check: a tiny model otherwise goes on changing what it has just
+        # written, and would not know whether it is done.
+        return _call("run_command", {"command": {"type": "string", "enum": known.checks}})
+    branches: list[dict[str, Any]] = []
+    for name in offered:
+        if name == "read_file" and (unread := known.unread()):
+            branches.append(_call(name, {"path": {"type": "string", "enum": unread}}))
+        elif name == "list_directory" and (dirs := known.unlisted()):
+            branches.append(_call(name, {"path": {"type": "string", "enum": dirs}}))
+        elif name == "edit_file" and (editable := known.editable()):
+            branches.append(_edit_call(editable))
+        elif name == "write_file" and (path := _write_path(known)) is not None:
+            branches.append(_call(name, {"path": path, "content": {"type": "string"}}))
+        elif name == "run_command" and (commands := known.commands()):
+            branches.append(_call(name, {"command": {"type": "string", "enum": commands}}))
+    if known.acted or not branches:
+        branches.append(FINAL)
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
