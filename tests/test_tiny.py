@@ -140,6 +140,12 @@ def test_file_names_with_several_dots_are_files_the_task_names(name: str) -> Non
 
 def test_versions_and_abbreviations_are_not_file_names() -> None:
     assert task_words("Pin requests>=2.31 (e.g. in a file), python 3.11.")[1] == []
+    assert task_words("Assert calc.double(2) == 4 in test_my.module.py")[1] == ["test_my.module.py"]
+
+
+def test_code_in_the_task_is_not_a_file_to_create(workspace: Path) -> None:
+    held = policy(workspace, "Use os.path in lib.helpers.py, not self.items")
+    assert held.known.targets == ["lib.helpers.py"]
 
 
 def test_a_multi_dot_target_is_the_only_new_file(workspace: Path) -> None:

@@ -21,11 +21,18 @@ from localhand.types import ToolCall, ToolResult
 
 _QUOTED = re.compile(r"`([^`\n]+)`")
 _NAMED = re.compile(
-    r"(?<![\w./>=<-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])"
+    r"(?<![\w./>=<-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/(-])"
 )
 """A file name in the task's words: ``hello.txt``, ``src/app.py``, and names with several
 dots (``config.prod.json``, ``test_my.module.py``, ``v1.2.notes.md``); not a version
-(``>=2.31``)."""
+(``>=2.31``), nor a call (``calc.double(2)``)."""
+_SUFFIXES = frozenset(
+    "py txt md rst json yaml yml toml cfg ini conf env csv tsv xml html htm css js mjs cjs ts "
+    "tsx jsx sh bash zsh rs go c h cc cpp hpp java kt rb php pl lua sql lock log gitignore "
+    "dockerfile mk cmake proto graphql svg tex".split()
+)
+"""The suffixes of a file a task names that does not exist yet: ``os.path`` and
+``self.items`` in a task's words are code, not files."""
 _ABBREV = re.compile(r"^[A-Za-z]\.[A-Za-z]$")  # "e.g", "i.e": words, not files
 _RUNNERS = {".py": "python3", ".sh": "bash"}
 """How a script of the workspace is run: the commands a tiny model may choose besides the
@@ -77,7 +84,10 @@ class Knowledge:
 
     @classmethod
     def start(cls, root: Path, task: str, checks: Sequence[str]) -> Knowledge:
-        quoted, targets = task_words(task.split("\nWorkspace: ")[0])
+        quoted, named = task_words(task.split("\nWorkspace: ")[0])
+        targets = [
+            p for p in named if p.rsplit(".", 1)[-1].lower() in _SUFFIXES or (root / p).exists()
+        ]
         known = cls(root, list(dict.fromkeys([*quoted, *checks])), targets)
         known._list(".")
         known.listed.discard(".")  # the model has not listed it: the task shows the top only
