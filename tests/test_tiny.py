@@ -68,7 +68,8 @@ def edits(schema: dict[str, Any]) -> list[tuple[str, str]]:
     found = []
     for args in branches(schema).get("edit_file", []):
         (path,), (old,) = args["path"]["enum"], args["old_text"]["enum"]
-        assert args["new_text"] == {"type": "string", "not": {"enum": [old]}}  # a real change
+        not_these = args["new_text"]["not"]["enum"]  # a real change
+        assert old in not_these and f"{old}\n" in not_these and "" in not_these
         found.append((path, old))
     return found
 
@@ -165,7 +166,10 @@ def test_once_its_check_fails_it_may_repair_what_it_wrote(workspace: Path) -> No
     assert not result.ok
     allowed = branches(held.schema())
     assert ("total.txt", "the total is 41") in edits(held.schema())
-    assert {"type": "string", "enum": ["total.txt"]} in [b["path"] for b in allowed["write_file"]]
+    (rewrite,) = allowed["write_file"]  # its own file, with other content than it failed with
+    assert rewrite["path"] == {"type": "string", "enum": ["total.txt"]}
+    assert "the total is 41" in rewrite["content"]["not"]["enum"]
+    assert "the total is 41\n" in rewrite["content"]["not"]["enum"]
     run(held, workspace, "write_file", path="total.txt", content="42")
     run(held, workspace, "run_command", command="python3 check_total.py")
     assert branches(held.schema()) == {"final_answer": [{}]}
@@ -291,10 +295,10 @@ def test_the_grammar_holds_edits_to_real_changes(vocabulary: Any, workspace: Pat
     same = 'print("ok")'
     good = dumps("edit_file", path="calc.py", old_text=same, new_text='print("fine")')
     assert accepts(vocabulary, schema, good)  # quotes in a line: escaped right
-    assert not accepts(
-        vocabulary, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=same)
-    )
-    for new in ('print("ok")  # done', 'print("o', "", 'print("ok"'):
+    for no_change in (same, f"{same}\n", f" {same}", ""):  # no change but white space
+        edit = dumps("edit_file", path="calc.py", old_text=same, new_text=no_change)
+        assert not accepts(vocabulary, schema, edit), no_change
+    for new in ('print("ok")  # done', 'print("o', 'print("ok"', 'print("ok")\nprint(1)'):
         assert accepts(
             vocabulary, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=new)
         ), new

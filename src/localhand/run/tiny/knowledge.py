@@ -173,9 +173,9 @@ class Knowledge:
         return [c for c in dict.fromkeys([*self.checks, *scripts]) if c not in self.ran]
 
     def new_files(self) -> list[str] | None:
-        """The files the task names that do not exist (and, once a check fails, the ones the
-        model created), or ``None`` when it names none (any new file then). A file in a
-        directory not listed yet may exist: it is not offered until it is."""
+        """The files the task names that do not exist, or ``None`` when it names none (any new
+        file then). A file in a directory not listed yet may exist: it is not offered until
+        it is."""
         if not self.targets:
             return None
         unknown = self.dirs - self.listed
@@ -184,7 +184,7 @@ class Knowledge:
             for p in self.targets
             if p not in self.texts and (posixpath.dirname(p) or ".") not in unknown
         ]
-        return new + sorted(self.mine - set(new)) if self.failing() else new
+        return new
 
     def editable(self) -> dict[str, list[str]]:
         """Each file whose text the model has seen, with the lines that can be ``old_text``:

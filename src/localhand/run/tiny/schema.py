@@ -64,6 +64,21 @@ def tiny_doc(names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def same_text(text: str) -> list[str]:
+    """``text`` and its spellings that differ only by white space at an end: a tiny model
+    "changes" a line or a file into one of those and the check fails again, turn after turn
+    (``def greet():`` into ``def greet():`` and a new line)."""
+    core = text.strip()
+    variants = [text, core, f"{core}\n", f"{core} ", f" {core}", f"\n{core}", f"{core}\n\n"]
+    return list(dict.fromkeys(variants))
+
+
+def _other_than(*texts: str) -> dict[str, Any]:
+    """A string that is none of ``texts`` (nor an empty one), as ``same_text`` spells them."""
+    taken = ["", *(variant for text in texts for variant in same_text(text))]
+    return {"type": "string", "not": {"enum": list(dict.fromkeys(taken))}}
+
+
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",
@@ -92,7 +107,7 @@ def _edit_call(editable: dict[str, list[str]]) -> dict[str, Any]:
                 {
                     "path": {"type": "string", "enum": [path]},
                     "old_text": {"type": "string", "enum": [line]},
-                    "new_text": {"type": "string", "not": {"enum": [line]}},
+                    "new_text": _other_than(line),
                 },
             )["properties"]["arguments"]
             for path, lines in editable.items()
@@ -102,16 +117,25 @@ def _edit_call(editable: dict[str, list[str]]) -> dict[str, Any]:
     return call
 
 
-def _write_path(known: Knowledge) -> dict[str, Any] | None:
-    """Where write_file may write: a new file (the one the task names, if it names one), or
-    once a check fails one the model created. Never over a file it did not create: that is
-    how a tiny model loses one."""
+def _writes(known: Knowledge) -> list[dict[str, Any]]:
+    """The write_file calls that can help: a new file (the one the task names, if it names
+    one), and once a check fails, a file the model created, with other content than it has
+    now (written again as it was, it fails the check again). Never over a file it did not
+    create: that is how a tiny model loses one."""
     new = known.new_files()
-    if new is not None:
-        return {"type": "string", "enum": new} if new else None
-    fresh = {"type": "string", "pattern": PATH_PATTERN, "not": {"enum": sorted(known.texts)}}
-    mine = sorted(known.mine) if known.failing() else []
-    return {"anyOf": [fresh, {"type": "string", "enum": mine}]} if mine else fresh
+    calls = []
+    if new is None:
+        fresh = {"type": "string", "pattern": PATH_PATTERN, "not": {"enum": sorted(known.texts)}}
+        calls.append(_call("write_file", {"path": fresh, "content": _other_than()}))
+    elif new := [p for p in new if p not in known.mine]:
+        # Not the file's own name for its content: a tiny model copies the last words it saw.
+        path = {"type": "string", "enum": new}
+        calls.append(_call("write_file", {"path": path, "content": _other_than(*new)}))
+    for mine in sorted(known.mine) if known.failing() else []:
+        content = _other_than(mine, known.texts.get(mine) or "")
+        path = {"type": "string", "enum": [mine]}
+        calls.append(_call("write_file", {"path": path, "content": content}))
+    return calls
 
 
 def reply_schema(known: Knowledge, offered: Sequence[str]) -> dict[str, Any]:
@@ -130,8 +154,8 @@ def reply_schema(known: Knowledge, offered: Sequence[str]) -> dict[str, Any]:
             branches.append(_call(name, {"path": {"type": "string", "enum": dirs}}))
         elif name == "edit_file" and (editable := known.editable()):
             branches.append(_edit_call(editable))
-        elif name == "write_file" and (path := _write_path(known)) is not None:
-            branches.append(_call(name, {"path": path, "content": {"type": "string"}}))
+        elif name == "write_file":
+            branches += _writes(known)
         elif name == "run_command" and (commands := known.commands()):
             branches.append(_call(name, {"command": {"type": "string", "enum": commands}}))
     if known.acted or not branches:
