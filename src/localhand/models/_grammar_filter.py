@@ -85,12 +85,26 @@ def schema_grammar(
             cache[key] = (
                 llguidance.LLMatcher.grammar_from_lark(lark)
                 if lark is not None
-                else llguidance.LLMatcher.grammar_from_json_schema(schema, _JSON_OPTIONS)
+                else llguidance.LLMatcher.grammar_from_json_schema(_closed(schema), _JSON_OPTIONS)
             )
         except ValueError as exc:
             warn(f"Could not turn the reply schema into a grammar ({exc}); plain JSON instead.")
             cache[key] = llguidance.LLMatcher.grammar_from_json_schema(_ANY_OBJECT, _JSON_OPTIONS)
     return cache[key]
+
+
+def _closed(schema: Any) -> Any:
+    """``schema`` with every object that lists its properties closed to others, unless it
+    says otherwise: JSON Schema allows other keys by default, and llguidance keeps to that,
+    where a reply must not invent arguments (llama.cpp's converter closed them too)."""
+    if isinstance(schema, list):
+        return [_closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _closed(value) for key, value in schema.items()}
+    if "properties" in schema and "additionalProperties" not in schema:
+        out["additionalProperties"] = False
+    return out
 
 
 class GrammarFilter:

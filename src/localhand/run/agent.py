@@ -119,13 +119,13 @@ class Agent:
             self.talk.messages = build_messages(
                 task, self.workspace, config.system_prompt, config.context_files
             )
+            routing = self.routing.to_dict() if self.routing else None
+            limit = self.limits.max_iterations or 0
+            life.start(task, self.model.name, max_iterations=limit, routing=routing)
             definitions = self.tools.definitions()  # a tiny model's policy narrows them:
             policy = tiny_policy(self.model.tiny, self.workspace, task, definitions, self.checks)
             self._definitions = self.talk.hold(policy, definitions, self.emit, self.task_id)
             self.plan_context()
-            routing = self.routing.to_dict() if self.routing else None
-            limit = self.limits.max_iterations or 0
-            life.start(task, self.model.name, max_iterations=limit, routing=routing)
             if self.profile.patterns:  # a family's profile applies: say which, what it does
                 status = self.profile.describe(self.think_budget)
                 self.emit(ModelStatus(task_id=self.task_id, message=status))
