@@ -126,7 +126,7 @@ class EmbeddedModel(base.BaseChatModel):
         temperature: sampling temperature (the grammar keeps any choice valid).
         repeat_penalty: discourages repeating recent tokens; small models otherwise fill
             a number with zeros or a string with one word. ``None``: 1.1, and 1.0 for a tiny
-            model, whose replies are mostly copies (a path, a line of a file just read).
+            model given a reply schema (its replies are then mostly copies: a path, a line).
         seed: the sampling seed, for repeatable runs.
         tiny: whether the loop should run the tiny policy (``localhand.run.tiny``) with it;
             ``None``: when it has under a billion parameters (read when first asked: loads it).
@@ -224,7 +224,10 @@ class EmbeddedModel(base.BaseChatModel):
         given = options.reply_schema if options is not None else None
         schema = fmt if fmt is not None else (given or reply_schema(tools) if tools else None)
         ceiling, penalty = self.max_tokens, self.repeat_penalty
-        if self.tiny:  # a free string it cannot end (it happens) costs seconds, not minutes
+        if given is not None and fmt is None and self.tiny:
+            # A caller's narrow schema: a tiny model's choices are then mostly copies (a path,
+            # a line just read), which the repeat penalty steers away from; and a free string
+            # it cannot end (it happens) costs seconds, not minutes.
             ceiling, penalty = min(ceiling, TINY_MAX_TOKENS), 1.0 if penalty is None else penalty
         shown = tools if fmt is None else None  # a format of the caller's: no tools described
         # A caller's reply schema comes with a system turn that says how to reply (the policy
