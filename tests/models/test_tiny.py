@@ -1,11 +1,13 @@
-"""The tiny view of the embedded backend (``localhand.models._tiny``): what a model under a
-billion parameters may call, decided from the conversation, and the grammar that holds it to
-that. No model runs here; the grammar tests use llama.cpp's grammar engine with only the tiny
-model's vocabulary loaded (a fraction of a second), so they need the embedded extra."""
+"""The tiny policy the agent holds for a model that declares itself ``tiny``
+(``localhand.run.tiny``): what such a model may call, learnt from tool calls and their results
+(never their output text), and the llguidance grammar that holds a reply to it. The policy
+tests run the real file tools on a real workspace and need no model; the grammar tests load
+only the tiny model's vocabulary, so they need the embedded extra."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +15,16 @@ import numpy as np
 import pytest
 
 import optional_deps
-from localhand.models._grammar_json import json_gbnf, literal
-from localhand.models._json_calls import plain_messages
-from localhand.models._tiny import (
-    TINY_PROMPT,
-    Knowledge,
-    is_tiny,
-    tiny_schema,
-    tiny_tools,
-    tiny_turn,
-)
-from localhand.run.prompt import build_messages
+from localhand.events import EventBus, EventLog
+from localhand.models._grammar_json import json_lark
+from localhand.models.base import BaseChatModel, ChatOptions
+from localhand.run.agent import Agent
+from localhand.run.guardrails import Limits
+from localhand.run.tiny import TINY_PROMPT, TinyPolicy, tiny_policy
+from localhand.run.tiny.knowledge import task_words
+from localhand.run.verify import CommandCheck
 from localhand.tools import default_tools
-from localhand.types import Message
+from localhand.types import Message, Reply, ToolCall, ToolResult
 
 CALC = 'def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n\nprint("ok")\n'
 
@@ -40,31 +39,16 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def opening(workspace: Path, task: str) -> list[Message]:
-    return build_messages(task, workspace)
+def policy(workspace: Path, task: str, checks: Sequence[str] = ()) -> TinyPolicy:
+    return TinyPolicy(workspace, task, default_tools(workspace).definitions(), checks)
 
 
-def call(name: str, **args: Any) -> list[Message]:
-    """An assistant turn with one call, as the loop stores it."""
-    return [
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [{"function": {"name": name, "arguments": args}}],
-        }
-    ]
-
-
-def result(name: str, content: str) -> list[Message]:
-    return [{"role": "tool", "content": content, "tool_name": name}]
-
-
-def ran(workspace: Path, name: str, **args: Any) -> list[Message]:
-    """A call and the result the real tool gives."""
-    from localhand.types import ToolCall
-
-    done = default_tools(workspace).execute(ToolCall(name, args))
-    return call(name, **args) + result(name, done.content)
+def run(held: TinyPolicy, workspace: Path, name: str, **args: Any) -> ToolResult:
+    """A call through the real tools, observed by the policy as the agent observes it."""
+    call = ToolCall(name, args)
+    result = default_tools(workspace).execute(call)
+    held.observe(call, result)
+    return result
 
 
 def branches(schema: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -81,225 +65,260 @@ def branches(schema: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def edits(schema: dict[str, Any]) -> list[tuple[str, str]]:
-    """The (path, old_text) pairs an edit may name."""
     found = []
     for args in branches(schema).get("edit_file", []):
         (path,), (old,) = args["path"]["enum"], args["old_text"]["enum"]
-        assert args["new_text"] == {"type": "string", "not": {"enum": [old]}}  # a real change
+        not_these = args["new_text"]["not"]["enum"]  # a real change
+        assert old in not_these and f"{old}\n" in not_these and "" in not_these
         found.append((path, old))
     return found
 
 
-NAMES = ["read_file", "edit_file", "write_file", "run_command", "list_directory"]
-
-
 # -- what may be called --------------------------------------------------------------------------
 def test_only_files_known_to_exist_may_be_read(workspace: Path) -> None:
-    known = Knowledge.of(opening(workspace, "Fix the bug in calc.py"))
-    assert set(known.texts) == {"calc.py", "check.py"}  # from the task's "Top-level files"
-    allowed = branches(tiny_schema(known, NAMES))
+    held = policy(workspace, "Fix the bug in calc.py")
+    allowed = branches(held.schema())
     assert allowed["read_file"] == [{"path": {"type": "string", "enum": ["calc.py", "check.py"]}}]
-    assert allowed["list_directory"][0]["path"]["enum"] == ["lib"]
-    assert "final_answer" not in allowed  # nothing looked at yet: no answer
-    assert "edit_file" not in allowed  # nothing read: nothing to edit
+    assert allowed["list_directory"] == [{"path": {"type": "string", "enum": ["lib"]}}]
+    assert "final_answer" not in allowed  # nothing done yet
+    run(held, workspace, "list_directory", path="lib")
+    (read,) = branches(held.schema())["read_file"]
+    assert read["path"]["enum"] == ["calc.py", "check.py", "lib/util.py"]
 
 
-def test_a_file_read_is_not_read_again_and_its_unique_lines_may_be_edited(
-    workspace: Path,
-) -> None:
-    messages = opening(workspace, "Fix the bug in calc.py") + ran(
-        workspace, "read_file", path="calc.py"
+def test_knowledge_comes_from_calls_and_ok_not_from_output_text(workspace: Path) -> None:
+    held = policy(workspace, "Fix calc.py")
+    # A result whose text says nothing the old string matching knew: the file's lines come
+    # from the workspace, because the call succeeded.
+    held.observe(ToolCall("read_file", {"path": "calc.py"}), ToolResult("(shown)", ok=True))
+    assert ("calc.py", 'print("ok")') in edits(held.schema())
+    # A failed read teaches nothing, whatever its text looks like.
+    held.observe(ToolCall("read_file", {"path": "check.py"}), ToolResult("1| x", ok=False))
+    assert all(path == "calc.py" for path, _ in edits(held.schema()))
+
+
+def test_edits_hold_to_lines_of_the_file_it_has_read(workspace: Path) -> None:
+    held = policy(workspace, "Fix calc.py")
+    run(held, workspace, "read_file", path="calc.py")
+    found = edits(held.schema())
+    assert ("calc.py", "def add(a, b):") in found
+    assert ("calc.py", "return a - b") not in found  # twice in the file: the edit would fail
+    assert "read_file" not in branches(held.schema()) or all(
+        "calc.py" not in b["path"]["enum"] for b in branches(held.schema())["read_file"]
     )
-    allowed = branches(tiny_schema(Knowledge.of(messages), NAMES))
-    assert allowed["read_file"][0]["path"]["enum"] == ["check.py"]
-    # "return a - b" occurs twice: an edit of it could not apply, so it is no choice.
-    assert edits(tiny_schema(Knowledge.of(messages), NAMES)) == [
-        ("calc.py", "def add(a, b):"),
-        ("calc.py", "def sub(a, b):"),
-        ("calc.py", 'print("ok")'),
-    ]
-    assert "final_answer" in allowed
 
 
-def test_listing_a_directory_makes_its_files_readable(workspace: Path) -> None:
-    messages = opening(workspace, "Tidy up") + ran(workspace, "list_directory", path="lib")
-    allowed = branches(tiny_schema(Knowledge.of(messages), NAMES))
-    assert "lib/util.py" in allowed["read_file"][0]["path"]["enum"]
-    assert "list_directory" not in allowed  # every known directory is listed
-
-
-def test_an_edit_updates_the_lines_and_its_own_lines_are_not_edited_again(
-    workspace: Path,
-) -> None:
-    messages = opening(workspace, "Fix calc.py") + ran(workspace, "read_file", path="calc.py")
-    messages += ran(
-        workspace,
-        "edit_file",
-        path="calc.py",
-        old_text="def sub(a, b):",
-        new_text="def minus(a, b):\n    return a - b  # minus",
-    )
-    lines = [old for _, old in edits(tiny_schema(Knowledge.of(messages), NAMES))]
-    assert "def sub(a, b):" not in lines  # gone from the file
-    assert "def minus(a, b):" not in lines  # the model's own: no edit of an edit
-    assert "def add(a, b):" in lines  # the lines it has not touched still may be
-
-
-def test_new_files_are_those_the_task_names(workspace: Path) -> None:
-    task = "Create notes.md listing the functions, then run `python3 check.py`"
-    known = Knowledge.of(opening(workspace, task))
-    assert known.quoted == ["python3 check.py"]
-    (write,) = branches(tiny_schema(known, NAMES))["write_file"]
-    assert write["path"] == {"type": "string", "enum": ["notes.md"]}
-    done = opening(workspace, task) + ran(
-        workspace, "write_file", path="notes.md", content="add, sub"
-    )
-    assert "write_file" not in branches(tiny_schema(Knowledge.of(done), NAMES))
-
-
-def test_a_task_naming_no_new_file_may_create_any_new_one(workspace: Path) -> None:
-    (write,) = branches(tiny_schema(Knowledge.of(opening(workspace, "Add a test")), NAMES))[
-        "write_file"
-    ]
-    assert set(write["path"]["not"]["enum"]) == {"calc.py", "check.py"}
-
-
-def test_after_a_change_the_tasks_check_runs_and_its_pass_ends_the_task(workspace: Path) -> None:
-    task = "Create out.txt containing 1, then run `python3 check.py`"
-    messages = opening(workspace, task) + ran(workspace, "write_file", path="out.txt", content="1")
-    assert tiny_schema(Knowledge.of(messages), NAMES) == {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "enum": ["run_command"]},
-            "arguments": {
-                "type": "object",
-                "properties": {"command": {"type": "string", "enum": ["python3 check.py"]}},
-                "required": ["command"],
-                "additionalProperties": False,
-            },
-        },
-        "required": ["name", "arguments"],
-        "additionalProperties": False,
+def test_after_a_change_the_check_runs_and_its_pass_ends_the_run(workspace: Path) -> None:
+    held = policy(workspace, "Make add add, then run `python3 check.py`")
+    run(held, workspace, "read_file", path="calc.py")
+    run(held, workspace, "edit_file", path="calc.py", old_text='print("ok")', new_text="pass")
+    assert branches(held.schema()) == {
+        "run_command": [{"command": {"type": "string", "enum": ["python3 check.py"]}}]
     }
-    messages += call("run_command", command="python3 check.py")
-    messages += result("run_command", "(no output)\n[Exit code 0.]")
-    assert branches(tiny_schema(Knowledge.of(messages), NAMES)) == {"final_answer": [{}]}
+    run(held, workspace, "run_command", command="python3 check.py")
+    assert branches(held.schema()) == {"final_answer": [{}]}
 
 
-def test_commands_are_the_tasks_and_the_scripts_runs_not_one_just_run(workspace: Path) -> None:
-    messages = opening(workspace, "Check it with `make test`")
-    (run,) = branches(tiny_schema(Knowledge.of(messages), NAMES))["run_command"]
-    assert run["command"]["enum"] == ["make test", "python3 calc.py", "python3 check.py"]
-    messages += call("run_command", command="python3 calc.py") + result("run_command", "ok")
-    (run,) = branches(tiny_schema(Knowledge.of(messages), NAMES))["run_command"]
-    assert "python3 calc.py" not in run["command"]["enum"]  # same files, same output
+def test_without_a_quoted_check_the_projects_own_is_used(workspace: Path) -> None:
+    (workspace / "Makefile").write_text("test:\n\tpython3 check.py\n")
+    definitions = default_tools(workspace).definitions()
+    held = tiny_policy(True, workspace, "Create notes.txt saying hi.", definitions, [])
+    assert held is not None and held.known.checks == ["make test"]
+    verify = [CommandCheck("python3 check.py")]
+    held = tiny_policy(True, workspace, "Create notes.txt saying hi.", definitions, verify)
+    assert held is not None and held.known.checks == ["python3 check.py"]  # --verify wins
+    assert tiny_policy(False, workspace, "Create notes.txt", definitions, []) is None
 
 
-def test_a_named_file_in_a_directory_not_listed_is_not_created(workspace: Path) -> None:
-    task = "Count the lines of lib/util.py and write the number to out/n.txt"
-    (write,) = branches(tiny_schema(Knowledge.of(opening(workspace, task)), NAMES))["write_file"]
-    assert write["path"]["enum"] == ["out/n.txt"]  # lib/ is there, unlisted: util.py may be too
+@pytest.mark.parametrize(
+    "name", ["config.prod.json", "test_my.module.py", "v1.2.notes.md", "src/app.py", "a.b.c.txt"]
+)
+def test_file_names_with_several_dots_are_files_the_task_names(name: str) -> None:
+    quoted, targets = task_words(f"Create {name} with a line, then run `python3 check.py`.")
+    assert targets == [name]
+    assert quoted == ["python3 check.py"]
 
 
-def test_version_numbers_and_abbreviations_are_not_files(workspace: Path) -> None:
-    known = Knowledge.of(opening(workspace, "Add requests>=2.31 to req.txt, e.g. after numpy"))
-    assert known.targets == ["req.txt"]
+def test_versions_and_abbreviations_are_not_file_names() -> None:
+    assert task_words("Pin requests>=2.31 (e.g. in a file), python 3.11.")[1] == []
+    assert task_words("Assert calc.double(2) == 4 in test_my.module.py")[1] == ["test_my.module.py"]
 
 
-def test_the_tiny_turn_has_a_short_prompt_and_fewer_tools(workspace: Path) -> None:
-    tools = default_tools(workspace).definitions()
-    messages, offered, _, doc = tiny_turn(opening(workspace, "Fix calc.py"), tools)
-    assert messages[0] == {"role": "system", "content": TINY_PROMPT}
-    assert [t["function"]["name"] for t in offered] == NAMES  # no search_files
-    read = next(t for t in offered if t["function"]["name"] == "read_file")
-    assert list(read["function"]["parameters"]["properties"]) == ["path"]  # no line range
-    system = plain_messages(messages, offered, doc)[0]["content"]
-    assert len(system) < 1200 and "search_files" not in system
-    assert tiny_tools(tools[:1]) == [read]
-    assert is_tiny(268_098_176) and not is_tiny(8_000_000_000) and not is_tiny(0)
+def test_code_in_the_task_is_not_a_file_to_create(workspace: Path) -> None:
+    held = policy(workspace, "Use os.path in lib.helpers.py, not self.items")
+    assert held.known.targets == ["lib.helpers.py"]
 
 
-# -- the grammar ----------------------------------------------------------------------------------
-def test_literals_escape_quotes_and_backslashes() -> None:
-    assert literal('say "hi" \\ bye') == '"say \\"hi\\" \\\\ bye"'
-    assert json_gbnf({"type": "integer"}) is None  # outside the subset: the general converter
-    assert json_gbnf({"type": "object", "properties": {"a": {"type": "string"}}}) is None
+def test_a_multi_dot_target_is_the_only_new_file(workspace: Path) -> None:
+    held = policy(workspace, "Write v1.2.notes.md saying Released.")
+    (write,) = branches(held.schema())["write_file"]
+    assert write["path"] == {"type": "string", "enum": ["v1.2.notes.md"]}
+
+
+def test_once_its_check_fails_it_may_repair_what_it_wrote(workspace: Path) -> None:
+    (workspace / "check_total.py").write_text(
+        "import sys, pathlib\nsys.exit(pathlib.Path('total.txt').read_text().strip() != '42')\n"
+    )
+    held = policy(workspace, "Create total.txt with 42, then run `python3 check_total.py`")
+    run(held, workspace, "write_file", path="total.txt", content="the total is 41")
+    assert edits(held.schema()) == []  # its own lines, while no check says they are wrong
+    result = run(held, workspace, "run_command", command="python3 check_total.py")
+    assert not result.ok
+    allowed = branches(held.schema())
+    assert ("total.txt", "the total is 41") in edits(held.schema())
+    (rewrite,) = allowed["write_file"]  # its own file, with other content than it failed with
+    assert rewrite["path"] == {"type": "string", "enum": ["total.txt"]}
+    assert "the total is 41" in rewrite["content"]["not"]["enum"]
+    assert "the total is 41\n" in rewrite["content"]["not"]["enum"]
+    run(held, workspace, "write_file", path="total.txt", content="42")
+    run(held, workspace, "run_command", command="python3 check_total.py")
+    assert branches(held.schema()) == {"final_answer": [{}]}
+
+
+# -- the agent holds it --------------------------------------------------------------------------
+class TinyDouble(BaseChatModel):
+    """A model that declares itself tiny and replies from a script, keeping what it was sent."""
+
+    tiny = True
+
+    def __init__(self, replies: list[Reply]) -> None:
+        self.replies = replies
+        self.sent: list[tuple[list[Message], list[str], ChatOptions | None]] = []
+
+    @property
+    def name(self) -> str:
+        return "tiny-double"
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        options: ChatOptions | None = None,
+    ) -> Reply:
+        names = [str(t["function"]["name"]) for t in tools or []]
+        self.sent.append((list(messages), names, options))
+        return self.replies.pop(0)
+
+
+def test_the_agent_sends_the_policys_prompt_tools_and_schema(workspace: Path) -> None:
+    model = TinyDouble(
+        [
+            Reply(tool_calls=(ToolCall("write_file", {"path": "hello.txt", "content": "hi"}),)),
+            Reply(tool_calls=(ToolCall("run_command", {"command": "python3 check.py"}),)),
+            Reply("Wrote hello.txt."),
+        ]
+    )
+    bus, log = EventBus(), EventLog()
+    bus.subscribe(log)
+    agent = Agent(model, workspace, limits=Limits(max_iterations=5), bus=bus)
+    result = agent.run("Create hello.txt, then run `python3 check.py`")
+    assert result.status != "error", result
+    first_messages, names, options = model.sent[0]
+    assert first_messages[0]["content"].startswith(TINY_PROMPT)  # what the model saw ...
+    assert agent.messages[0]["content"] == first_messages[0]["content"]  # ... is what is kept
+    assert names == ["read_file", "edit_file", "write_file", "run_command", "list_directory"]
+    assert options is not None and options.reply_schema is not None
+    second = model.sent[1][2]
+    assert second is not None and second.reply_schema is not None
+    assert branches(second.reply_schema) == {
+        "run_command": [{"command": {"type": "string", "enum": ["python3 check.py"]}}]
+    }
+    statuses = [e.message for e in log.of_type("model_status")]
+    assert any("tiny policy" in s and TINY_PROMPT[:40] in s for s in statuses)
+
+
+def test_a_model_that_is_not_tiny_gets_no_reply_schema(workspace: Path) -> None:
+    model = TinyDouble(
+        [Reply(tool_calls=(ToolCall("read_file", {"path": "calc.py"}),)), Reply("ok")]
+    )
+    model.tiny = False
+    Agent(model, workspace, limits=Limits(max_iterations=3), require_action=False).run("Look")
+    messages, names, options = model.sent[0]
+    assert options is not None and options.reply_schema is None
+    assert "search_files" in names and not messages[0]["content"].startswith(TINY_PROMPT)
+
+
+# -- the grammar, on llguidance ----------------------------------------------------------------
+def test_schemas_outside_the_subset_go_to_llguidances_json_compiler() -> None:
+    assert json_lark({"type": "integer"}) is None
+    assert json_lark({"type": "object", "properties": {"a": {"type": "string"}}}) is None
 
 
 @pytest.fixture(scope="module")
-def vocab() -> Any:
+def vocabulary() -> Any:
     gguf = optional_deps.tiny_gguf()
     from llama_cpp import Llama
 
-    return Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+    from localhand.models._grammar_filter import Vocabulary
+
+    llm = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+    vocab = Vocabulary(llm)
+    vocab.tokenizer()
+    return llm, vocab
 
 
-def accepts(vocab: Any, schema: dict[str, Any], text: str) -> bool:
+def accepts(vocabulary: Any, schema: dict[str, Any], text: str) -> bool:
     """Whether the grammar of ``schema`` lets the model write exactly ``text``: each token of
     it in turn, then the end."""
-    from localhand.models._grammar_filter import GrammarFilter
+    from localhand.models._grammar_filter import grammar_for
 
-    gbnf = json_gbnf(schema)
-    assert gbnf is not None
-    grammar = GrammarFilter(vocab, gbnf)
-    try:
-        ids: list[int] = []
-        tokens = vocab.tokenize(text.encode(), add_bos=False, special=False)
-        for token in [*tokens, vocab.token_eos()]:
-            scores = np.zeros(vocab.n_vocab(), dtype=np.single)
-            scores[token] = 10.0  # the model's favourite: the grammar alone decides
-            if not np.isfinite(grammar(np.array(ids, dtype=np.intc), scores)[token]):
-                return False
-            ids.append(token)
-        return True
-    finally:
-        grammar.close()
+    llm, vocab = vocabulary
+    grammar = grammar_for(vocab, schema, {}, pytest.fail)
+    ids: list[int] = []
+    tokens = llm.tokenize(text.encode(), add_bos=False, special=False)
+    for token in [*tokens, llm.token_eos()]:
+        scores = np.zeros(llm.n_vocab(), dtype=np.single)
+        scores[token] = 10.0  # the model's favourite: the grammar alone decides
+        if not np.isfinite(grammar(np.array(ids, dtype=np.intc), scores)[token]):
+            return False
+        ids.append(token)
+    return True
 
 
 def dumps(name: str, **args: Any) -> str:
     return json.dumps({"name": name, "arguments": args})
 
 
-def test_the_grammar_refuses_a_file_that_does_not_exist(vocab: Any, workspace: Path) -> None:
-    schema = tiny_schema(Knowledge.of(opening(workspace, "Fix calc.py")), NAMES)
-    assert accepts(vocab, schema, dumps("read_file", path="calc.py"))
-    assert not accepts(vocab, schema, dumps("read_file", path="notes.txt"))
-    assert not accepts(vocab, schema, dumps("read_file", path="calc.py", start_line=1))
+def test_the_grammar_refuses_a_file_that_does_not_exist(vocabulary: Any, workspace: Path) -> None:
+    schema = policy(workspace, "Fix calc.py").schema()
+    assert accepts(vocabulary, schema, dumps("read_file", path="calc.py"))
+    assert not accepts(vocabulary, schema, dumps("read_file", path="notes.txt"))
+    assert not accepts(vocabulary, schema, dumps("read_file", path="calc.py", start_line=1))
+    assert not accepts(vocabulary, schema, dumps("search_files", pattern="bug"))
+    assert not accepts(vocabulary, schema, json.dumps({"final_answer": "done"}))
 
 
-def test_the_grammar_refuses_a_tool_not_offered(vocab: Any, workspace: Path) -> None:
-    schema = tiny_schema(Knowledge.of(opening(workspace, "Fix calc.py")), NAMES)
-    assert not accepts(vocab, schema, dumps("search_files", pattern="bug"))
-    assert not accepts(vocab, schema, dumps("delete_file", path="calc.py"))
-    assert not accepts(vocab, schema, json.dumps({"final_answer": "done"}))  # nothing done yet
-
-
-def test_the_grammar_holds_edits_to_lines_of_the_file(vocab: Any, workspace: Path) -> None:
-    messages = opening(workspace, "Fix calc.py") + ran(workspace, "read_file", path="calc.py")
-    schema = tiny_schema(Knowledge.of(messages), NAMES)
-    good = dumps("edit_file", path="calc.py", old_text='print("ok")', new_text='print("fine")')
-    assert accepts(vocab, schema, good)  # quotes in a line: escaped right
-    assert not accepts(
-        vocab, schema, dumps("edit_file", path="calc.py", old_text="return a * b", new_text="x")
-    )
-    assert not accepts(
-        vocab, schema, dumps("edit_file", path="check.py", old_text="import calc", new_text="x")
-    )  # unread
+def test_the_grammar_holds_edits_to_real_changes(vocabulary: Any, workspace: Path) -> None:
+    held = policy(workspace, "Fix calc.py")
+    run(held, workspace, "read_file", path="calc.py")
+    schema = held.schema()
     same = 'print("ok")'
-    assert not accepts(
-        vocab, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=same)
-    )  # no change: the tool refuses it
-    for new in ('print("ok")  # done', 'print("o', "", 'print("ok"'):
+    good = dumps("edit_file", path="calc.py", old_text=same, new_text='print("fine")')
+    assert accepts(vocabulary, schema, good)  # quotes in a line: escaped right
+    for no_change in (same, f"{same}\n", f" {same}", ""):  # no change but white space
+        edit = dumps("edit_file", path="calc.py", old_text=same, new_text=no_change)
+        assert not accepts(vocabulary, schema, edit), no_change
+    for new in ('print("ok")  # done', 'print("o', 'print("ok"', 'print("ok")\nprint(1)'):
         assert accepts(
-            vocab, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=new)
+            vocabulary, schema, dumps("edit_file", path="calc.py", old_text=same, new_text=new)
         ), new
 
 
-def test_the_grammar_creates_only_new_files(vocab: Any, workspace: Path) -> None:
-    schema = tiny_schema(Knowledge.of(opening(workspace, "Add a test")), NAMES)
-    assert accepts(vocab, schema, dumps("write_file", path="test_calc.py", content="import calc"))
-    assert accepts(vocab, schema, dumps("write_file", path="calc.pyi", content="x"))
-    assert accepts(vocab, schema, dumps("write_file", path="calc", content="x"))
-    assert not accepts(vocab, schema, dumps("write_file", path="calc.py", content="x"))
-    assert not accepts(vocab, schema, dumps("write_file", path="/etc/passwd", content="x"))
-    assert not accepts(vocab, schema, dumps("write_file", path="../up.txt", content="x"))
+def test_the_grammar_creates_only_new_files(vocabulary: Any, workspace: Path) -> None:
+    schema = policy(workspace, "Add a test").schema()
+    assert accepts(vocabulary, schema, dumps("write_file", path="test_calc.py", content="x"))
+    assert accepts(vocabulary, schema, dumps("write_file", path="calc.pyi", content="x"))
+    assert accepts(vocabulary, schema, dumps("write_file", path="config.prod.json", content="{}"))
+    assert not accepts(vocabulary, schema, dumps("write_file", path="calc.py", content="x"))
+    assert not accepts(vocabulary, schema, dumps("write_file", path="/etc/passwd", content="x"))
+    assert not accepts(vocabulary, schema, dumps("write_file", path="../up.txt", content="x"))
+
+
+def test_the_general_schema_compiles_with_json_dumps_spacing(vocabulary: Any) -> None:
+    from localhand.models._json_calls import reply_schema
+
+    schema = reply_schema(default_tools(Path(".")).definitions())
+    assert json_lark(schema) is None  # optional arguments: llguidance's JSON compiler
+    assert accepts(vocabulary, schema, dumps("read_file", path="a.py"))
+    assert accepts(vocabulary, schema, json.dumps({"final_answer": "done"}))
+    assert not accepts(vocabulary, schema, dumps("no_such_tool", path="a.py"))

@@ -86,7 +86,7 @@ def plain_messages(
             out[-1]["content"] += "\n\n" + content
         else:
             out.append({"role": role, "content": content})
-    if tools:
+    if tools and doc != "":  # "": the system turn describes them already (a policy's)
         doc = describe_tools(tools) if doc is None else doc
         if out and out[0]["role"] == "system":
             out[0]["content"] += "\n\n" + doc

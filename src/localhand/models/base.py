@@ -5,7 +5,8 @@ loop adapts to (the family profile, the context window, the reply ceiling, wheth
 thinking's budget, watching replies, planning the window). ``BaseChatModel`` gives each a
 default, as pydantic-ai's ``Model`` does, so a backend writes ``name`` and ``chat`` and
 overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
-(a test double, a third-party wrapper) those defaults. The loop asks; it never probes.
+(a test double, a third-party wrapper) those defaults. ``tiny`` says the model is too small
+for the general prompt (the tiny policy, ``localhand.run.tiny``). The loop asks; it never probes.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ class ChatOptions:
     think: bool | str | None = None
     """Thinking for this request only (the think-budget retry asks with it off); ``None``: the
     backend's setting, else the model's profile (``localhand.profiles``)."""
+    reply_schema: dict[str, Any] | None = None
+    """A JSON schema this turn's reply must follow, with the tools still offered (a policy's
+    narrowing of the calls, ``localhand.run.tiny``). A backend that decodes under a schema
+    (the embedded one) uses it in place of its schema of every call; others ignore it."""
 
 
 @runtime_checkable
@@ -109,6 +114,12 @@ class ChatModel(Protocol):
     @property
     def think_budget(self) -> int | None:
         """Thinking tokens a reply may spend before it is stopped; ``None``: the profile's."""
+        ...
+
+    @property
+    def tiny(self) -> bool:
+        """Whether the model is too small for the general prompt and tools (under a billion
+        parameters): the loop then runs the tiny policy (``localhand.run.tiny``)."""
         ...
 
     def chat(
@@ -223,6 +234,7 @@ class BaseChatModel:
     streams: bool = False
     streams_replies: bool = False
     plans_context: bool = False
+    tiny: bool = False
 
     @property
     def name(self) -> str:

@@ -12,9 +12,13 @@ What it takes care of, and why:
   llama-cpp-python's Jinja formatter; a GGUF without one falls back to ChatML, with a warning.
   We render and tokenize ourselves rather than call ``create_chat_completion`` so that we
   keep the token counts while streaming, and can time the first token.
-- **A tiny model gets a tiny view** (``_tiny``): under a billion parameters, a short prompt,
-  fewer tools, and a grammar that also refuses calls that cannot work (a file not known to
-  exist, an ``old_text`` not in the file), since such a model otherwise repeats one of those.
+- **The caller's schema, when it gives one.** ``ChatOptions.reply_schema`` narrows the calls
+  of one turn (the tiny policy, ``localhand.run.tiny``, allows only calls that can work); the
+  backend decodes under it and knows nothing of why. It declares ``tiny`` (under a billion
+  parameters) so that the loop can choose that policy.
+- **The mask runs on llguidance** (``_grammar_filter``), through llama-cpp-python's public
+  logits-processor hook: a millisecond a token, where llama.cpp's grammar sampler checks all
+  262,144 tokens of Gemma's vocabulary.
 - **Load once per process.** Loading takes seconds, so models are cached by path and
   settings, shared by every ``EmbeddedModel`` on them, and used under one lock (a llama.cpp
   context is not thread-safe). Loading happens on the first request, or on ``load()``.
@@ -36,16 +40,17 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.models import base
+from localhand.models._chat_template import chat_template
 from localhand.models._common import deadline_of
+from localhand.models._gguf_size import TINY_MAX_TOKENS, TINY_PARAMS, parameter_count
 from localhand.models._json_calls import decode, plain_messages, reply_schema
-from localhand.models._tiny import TINY_MAX_TOKENS, TINY_REPEAT_PENALTY, is_tiny, tiny_turn
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
 from localhand.profiles.table import JSON_CALLS
 from localhand.types import Message, Reply, Usage
@@ -54,21 +59,6 @@ __all__ = ["EmbeddedModel", "Timing", "chat_template", "embedded_available"]
 
 _log = logging.getLogger("localhand")
 INSTALL_HINT = "pip install 'localhand[embedded]'"
-# For a GGUF without a template (base models often have none): the format its family was
-# trained on, by ``general.architecture``, else ChatML, the most widely trained one.
-_CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-_GEMMA = (  # no system role: the system text opens the first user turn
-    "{{ bos_token }}{% set system = messages[0]['content'] + '\n\n' "
-    "if messages[0]['role'] == 'system' else '' %}"
-    "{% for m in messages if m['role'] != 'system' %}<start_of_turn>"
-    "{{ 'model' if m['role'] == 'assistant' else 'user' }}\n"
-    "{{ (system if loop.first else '') + m['content'] }}<end_of_turn>\n{% endfor %}"
-    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
-)
-_FALLBACK_TEMPLATES = {"gemma": _GEMMA, "gemma2": _GEMMA, "gemma3": _GEMMA}
 
 
 def embedded_available() -> bool:
@@ -78,18 +68,6 @@ def embedded_available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def chat_template(metadata: Mapping[str, str]) -> tuple[str, str]:
-    """The Jinja chat template for a GGUF's metadata, and what was done instead if it has none
-    (empty when the template is the GGUF's own)."""
-    template = metadata.get("tokenizer.chat_template")
-    if template:
-        return template, ""
-    arch = metadata.get("general.architecture") or "unknown architecture"
-    if arch in _FALLBACK_TEMPLATES:
-        return _FALLBACK_TEMPLATES[arch], f"using the {arch} chat format"
-    return _CHATML, f"using the ChatML chat format ({arch})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +87,7 @@ class _Loaded:
     load_s: float
     formatter: Any
     n_params: int
+    vocabulary: Any  # _grammar_filter.Vocabulary: numpy and llguidance load with the model
 
 
 _CACHE: dict[tuple[str, int, int, int], _Loaded] = {}
@@ -146,9 +125,11 @@ class EmbeddedModel(base.BaseChatModel):
             window has left); a reply stopped there has ``done_reason`` ``length``.
         temperature: sampling temperature (the grammar keeps any choice valid).
         repeat_penalty: discourages repeating recent tokens; small models otherwise fill
-            a number with zeros or a string with one word.
+            a number with zeros or a string with one word. ``None``: 1.1, and 1.0 for a tiny
+            model given a reply schema (its replies are then mostly copies: a path, a line).
         seed: the sampling seed, for repeatable runs.
-        tiny: whether it gets the tiny view (``_tiny``); ``None``: under a billion parameters.
+        tiny: whether the loop should run the tiny policy (``localhand.run.tiny``) with it;
+            ``None``: when it has under a billion parameters (read when first asked: loads it).
         on_warning: receives warnings (no chat template in the GGUF, a schema the grammar
             converter cannot take).
         on_status: receives progress a person wants to see: the load time and the time to
@@ -169,7 +150,7 @@ class EmbeddedModel(base.BaseChatModel):
         n_batch: int = 512,
         max_tokens: int = DEFAULT_MAX_REPLY_TOKENS,
         temperature: float = 0.2,
-        repeat_penalty: float = 1.1,
+        repeat_penalty: float | None = None,
         seed: int = 0,
         tiny: bool | None = None,
         on_warning: Callable[[str], None] | None = None,
@@ -185,10 +166,10 @@ class EmbeddedModel(base.BaseChatModel):
         self._name = name or self.path.name.removesuffix(".gguf")
         self.n_ctx, self.n_threads, self.n_batch = n_ctx, n_threads, n_batch
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
-        self.repeat_penalty, self.tiny = repeat_penalty, tiny
+        self.repeat_penalty, self._tiny_setting = repeat_penalty, tiny
         self._warn = on_warning or _log.warning
         self._status = on_status or _log.info
-        self._grammars: dict[str, str] = {}  # GBNF by schema
+        self._grammars: dict[str, str] = {}  # llguidance's grammar by schema
         self._first_done = False
         self.last_timing: Timing | None = None
 
@@ -205,6 +186,14 @@ class EmbeddedModel(base.BaseChatModel):
     def chat_template(self) -> str:
         """The Jinja template prompts are rendered with (loads the model)."""
         return str(self._loaded().formatter.template)
+
+    @property
+    def tiny(self) -> bool:  # type: ignore[override]  # a property: the GGUF tells
+        """Whether it is a tiny model (see ``BaseChatModel``): as set, else by its parameter
+        count, which loading tells."""
+        if self._tiny_setting is not None:
+            return self._tiny_setting
+        return 0 < self._loaded().n_params < TINY_PARAMS
 
     def load(self) -> float:
         """Load the model now (a no-op when this process has it); returns the load time."""
@@ -232,12 +221,18 @@ class EmbeddedModel(base.BaseChatModel):
         decoding."""
         loaded = self._loaded()
         fmt = options.format if options is not None else None
-        schema = fmt if fmt is not None else (reply_schema(tools) if tools else None)
-        ceiling, penalty, doc = self.max_tokens, self.repeat_penalty, None
-        if tools and fmt is None and self._tiny(loaded):
-            messages, tools, schema, doc = tiny_turn(messages, tools)
-            ceiling, penalty = min(ceiling, TINY_MAX_TOKENS), TINY_REPEAT_PENALTY
+        given = options.reply_schema if options is not None else None
+        schema = fmt if fmt is not None else (given or reply_schema(tools) if tools else None)
+        ceiling, penalty = self.max_tokens, self.repeat_penalty
+        if given is not None and fmt is None and self.tiny:
+            # A caller's narrow schema: a tiny model's choices are then mostly copies (a path,
+            # a line just read), which the repeat penalty steers away from; and a free string
+            # it cannot end (it happens) costs seconds, not minutes.
+            ceiling, penalty = min(ceiling, TINY_MAX_TOKENS), 1.0 if penalty is None else penalty
         shown = tools if fmt is None else None  # a format of the caller's: no tools described
+        # A caller's reply schema comes with a system turn that says how to reply (the policy
+        # wrote it): the tools are not described again.
+        doc = "" if given is not None and fmt is None else None
         prompt = self._render(loaded, plain_messages(messages, shown, doc))
         deadline = deadline_of(options)
         with loaded.lock:  # held while the caller reads: the context serves one stream
@@ -245,6 +240,7 @@ class EmbeddedModel(base.BaseChatModel):
             started, first, reason = time.perf_counter(), 0.0, "stop"
             pieces: list[str] = []
             max_tokens = min(ceiling, self.n_ctx - len(tokens))
+            penalty = 1.1 if penalty is None else penalty
             decoding = self._pieces(loaded, tokens, max_tokens, penalty, schema, deadline)
             for text, finish in decoding:
                 first, reason = first or time.perf_counter() - started, finish
@@ -302,7 +298,9 @@ class EmbeddedModel(base.BaseChatModel):
         from localhand.models._grammar_filter import grammar_for
 
         grammar = (
-            None if schema is None else grammar_for(loaded.llm, schema, self._grammars, self._warn)
+            None
+            if schema is None
+            else grammar_for(loaded.vocabulary, schema, self._grammars, self._warn)
         )
         reason, count = "stop", 0
         stream = loaded.llm.create_completion(
@@ -329,9 +327,6 @@ class EmbeddedModel(base.BaseChatModel):
             stream.close()  # stops decoding (also when the caller stops reading): context usable
             if grammar is not None:
                 grammar.close()
-
-    def _tiny(self, loaded: _Loaded) -> bool:
-        return is_tiny(loaded.n_params) if self.tiny is None else self.tiny
 
     def _render(self, loaded: _Loaded, messages: list[dict[str, str]]) -> str:
         try:
@@ -394,7 +389,7 @@ class EmbeddedModel(base.BaseChatModel):
             stop_token_ids=[eos] if eos != -1 else None,
         )
         self._status(f"Loaded {self._name} in {load_s:.1f} s (n_ctx {self.n_ctx}).")
-        from llama_cpp import llama_cpp as C
+        from localhand.models._grammar_filter import Vocabulary
 
-        n_params = int(C.llama_model_n_params(llm._model.model))
-        return _Loaded(llm, threading.Lock(), load_s, formatter, n_params)
+        n_params = parameter_count(llm.metadata)
+        return _Loaded(llm, threading.Lock(), load_s, formatter, n_params, Vocabulary(llm))

@@ -282,4 +282,4 @@ JSON_CALLS = replace(
 JSON its grammar allows and results as user turns (``models._json_calls``), so calls stay
 native in the history and no template's needs apply. A model under a billion parameters (the
 tiny default) also gets a short prompt, five tools and a grammar of only the calls that can
-work (``models._tiny``): the backend does that, since a profile names no prompt or tools."""
+work (``localhand.run.tiny``): the agent holds that policy; a profile names no prompt or tools."""

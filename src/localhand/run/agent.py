@@ -42,6 +42,7 @@ from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
 from localhand.run.opening import opening_messages
 from localhand.run.snapshot import ChangeTracker
+from localhand.run.tiny import tiny_policy
 from localhand.run.tool_text import known_window, sized_definitions
 from localhand.run.verify import grade
 from localhand.tools import default_tools
@@ -121,10 +122,16 @@ class Agent:
             self.talk.messages = opening_messages(
                 task, self.workspace, config, self.profile, self._definitions, self.model, self.warn
             )
-            self.plan_context()
             routing = self.routing.to_dict() if self.routing else None
             limit = self.limits.max_iterations or 0
             life.start(task, self.model.name, max_iterations=limit, routing=routing)
+            offered = self._definitions  # a tiny model's policy narrows them:
+            policy = tiny_policy(self.model.tiny, self.workspace, task, offered, self.checks)
+            self._definitions = self.talk.hold(policy, offered, self.emit, self.task_id)
+            if self.model.plans_context:  # Ollama's num_ctx, chosen before the first request
+                prompt, limits = self.talk.estimate_prompt(self._definitions), self.limits
+                expected = expected_tokens(prompt, limits.max_iterations, limits.token_budget)
+                self.model.plan_context(expected)
             if self.profile.patterns:  # a family's profile applies: say which, what it does
                 status = self.profile.describe(self.think_budget)
                 self.emit(ModelStatus(task_id=self.task_id, message=status))
@@ -133,14 +140,6 @@ class Agent:
             return self.finish(ending)
         finally:
             self.baseline.close()
-
-    def plan_context(self) -> None:
-        """Ollama's ``num_ctx`` chosen for the run before its first request (see the backend)."""
-        if not self.model.plans_context:
-            return
-        limit, budget = self.limits.max_iterations, self.limits.token_budget
-        prompt = self.talk.estimate_prompt(self._definitions)
-        self.model.plan_context(expected_tokens(prompt, limit, budget))
 
     def work(self) -> None:
         """Steps until one of them stops the run (a final answer is a stop too)."""
@@ -241,7 +240,8 @@ class Agent:
                 constrained=constrained,
             )
         )
-        options = ChatOptions(format=fmt, timeout=self.limits.remaining_s(talk.state), think=think)
+        remaining, schema = self.limits.remaining_s(talk.state), talk.reply_schema(fmt)
+        options = ChatOptions(format=fmt, timeout=remaining, think=think, reply_schema=schema)
         started = time.perf_counter()
         with self.life.deadline_stops():
             asked = ask_model(
@@ -323,6 +323,7 @@ class Agent:
         self.append_result(call, result)
 
     def append_result(self, call: ToolCall, result: ToolResult) -> None:
+        self.talk.observe(call, result)
         message: Message = {"role": "tool", "content": result.content, "tool_name": call.name}
         if call.id:
             message["tool_call_id"] = call.id

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from localhand.events import ModelStatus
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.answer_check import AnswerCheck
 from localhand.run.context import ContextWindow
@@ -15,15 +16,16 @@ from localhand.run.guardrails import Limits, RunState
 from localhand.run.nudges import CutOff
 
 if TYPE_CHECKING:
-    from localhand.events import EventBus
+    from localhand.events import Event, EventBus
     from localhand.profiles import Profile
     from localhand.run.cancel import Cancellation
     from localhand.run.ledger import Ledger
     from localhand.run.lifecycle import Ending
     from localhand.run.routing import Route
+    from localhand.run.tiny import TinyPolicy
     from localhand.run.verify import Check
     from localhand.tools import ToolRegistry
-    from localhand.types import Message, Result, Usage
+    from localhand.types import Message, Result, ToolCall, ToolResult, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,33 @@ class Conversation:
         self.state.tokens_out += usage.completion_tokens
         if self.first_prompt_tokens is None:  # 0: the server did not say
             self.first_prompt_tokens = usage.prompt_tokens
+    policy: TinyPolicy | None = None
+    """A tiny model's policy (``localhand.run.tiny``): its prompt, tools and reply schemas."""
+
+    def hold(
+        self,
+        policy: TinyPolicy | None,
+        definitions: list[dict[str, Any]],
+        emit: Callable[[Event], None],
+        task_id: str,
+    ) -> list[dict[str, Any]]:
+        """Hold ``policy`` for the run: its prompt in place of the system turn, and the tools
+        it offers (returned); the events say what the model is shown."""
+        self.policy = policy
+        if policy is None:
+            return definitions
+        self.messages = policy.messages(self.messages)
+        emit(ModelStatus(task_id=task_id, message=policy.summary()))
+        return policy.definitions
+
+    def reply_schema(self, fmt: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The policy's schema for the next reply (none with a ``format`` of the loop's)."""
+        return self.policy.schema() if self.policy is not None and fmt is None else None
+
+    def observe(self, call: ToolCall, result: ToolResult) -> None:
+        """A call and its result, as the model will see them: the policy learns from them."""
+        if self.policy is not None:
+            self.policy.observe(call, result)
 
     def output(self, ending: Ending) -> str:
         """The Result's output: the final answer, or the last thing the model said before
