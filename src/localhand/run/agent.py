@@ -260,6 +260,7 @@ class Agent:
             cut_deep(call.arguments)
         self.talk.state.tokens_in += reply.usage.prompt_tokens
         self.talk.state.tokens_out += reply.usage.completion_tokens
+        self.talk.state.prefill.add(reply.usage)
         if self.ledger is not None:
             self.ledger.book(self.task_id, reply.usage, self.model.name)
             self.talk.state.cost += self.ledger.cost(reply.usage)
@@ -370,6 +371,7 @@ class Agent:
             model_used=self.model.name,
             tokens_in=self.talk.state.tokens_in,
             tokens_out=self.talk.state.tokens_out,
+            prefill=self.talk.state.prefill,
             termination_reason=ending.reason,  # type: ignore[arg-type]
             iterations_used=self.talk.state.iteration,
             files_modified=self.tracker.files_modified(),
