@@ -174,3 +174,21 @@ def test_a_server_without_slots_gets_no_id_slot_and_pinning_can_be_turned_off() 
                 unpinned.chat(HISTORY)
             assert "id_slot" not in other.openai_requests[0].body
         assert "id_slot" not in server.openai_requests[0].body
+
+
+def test_the_eval_report_sums_what_servers_said_apart_from_its_estimate() -> None:
+    from localhand.evals.measure import run_figures
+    from localhand.evals.report import server_cache
+    from localhand.evals.table import _cache_hit
+
+    said = {"requests": 3, "reported": 2, "tokens_prefilled": 50, "tokens_reused": 150,
+            "prefill_s": 0.2}  # fmt: skip
+    silent = {"requests": 2, "reported": 0, "tokens_prefilled": None, "tokens_reused": None,
+              "prefill_s": None}  # fmt: skip
+    runs = [run_figures({"status": "pass", "prefill": p}, None, plan=False) for p in (said, silent)]
+    cache = server_cache(runs)
+    assert cache == {"share": 0.75, "tokens_prefilled": 50, "tokens_reused": 150,
+                     "prefill_s": 0.2, "requests": 5, "reported": 2}  # fmt: skip
+    assert _cache_hit(cache) == "75%"
+    nothing = server_cache([run_figures({"status": "pass"}, None, plan=False)])
+    assert nothing["share"] is None and _cache_hit(nothing) == "unknown"

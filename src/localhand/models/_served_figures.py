@@ -32,8 +32,7 @@ __all__ = ["ollama_usage", "openai_usage", "prefill_rate"]
 def openai_usage(data: Mapping[str, Any]) -> Usage:
     """The counts in a ``chat.completion`` (or a stream's ``usage`` and ``timings`` put
     together in one mapping)."""
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
-    timings = data.get("timings") if isinstance(data.get("timings"), Mapping) else {}
+    usage, timings = _mapping(data.get("usage")), _mapping(data.get("timings"))
     prefilled, cached = _count(timings.get("prompt_n")), _count(timings.get("cache_n"))
     prompt = _count(usage.get("prompt_tokens"))
     if prompt is None and prefilled is not None:
@@ -78,6 +77,10 @@ def prefill_rate(usage: Usage) -> float | None:
     if not usage.prefilled_tokens or not usage.prefill_ms:
         return None
     return usage.prefilled_tokens / (usage.prefill_ms / 1000)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _count(value: Any) -> int | None:

@@ -351,7 +351,7 @@ class FakeOllama:
             )
         if calls:
             message["tool_calls"] = calls
-        keys = ("prompt_eval_count", "prompt_eval_cached_count", "eval_count", "chunk_delay")
-        keys += ("loop", "token_rate")
+        keys: tuple[str, ...] = ("prompt_eval_count", "prompt_eval_cached_count", "eval_count")
+        keys += ("chunk_delay", "loop", "token_rate")
         extra = {k: data[k] for k in keys if k in data}
         return {"message": message, "done_reason": data.get("done_reason") or "stop", **extra}
