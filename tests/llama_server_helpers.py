@@ -20,9 +20,10 @@ import optional_deps
 
 STARTUP_S = 90
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-TOOL_TEMPLATE = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
-"""The tiny GGUF has no chat template of its own. Qwen 2.5's (Hermes-style ``<tool_call>``) is
-one llama-server renders tools into and parses calls out of."""
+TOOL_TEMPLATE = TEMPLATES / "meta-llama-Llama-3.2-3B-Instruct.jinja"
+"""The tiny GGUF has no chat template of its own. Llama 3.2's is one llama-server renders tools
+into and parses calls out of (JSON calls); with Qwen's ``<tool_call>`` format the tiny Gemma
+model, whose vocabulary lacks those markers, never gets to one."""
 
 
 def free_port() -> int:
