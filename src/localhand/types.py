@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+_N = TypeVar("_N", int, float)
 Message = dict[str, Any]
 """One chat message in Ollama's shape."""
 
@@ -62,16 +63,67 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts the server reported for one request."""
+    """Token counts the server reported for one request, and what it said of its prompt cache.
+
+    The cache figures are the server's own (llama-server's ``timings``, ``usage.
+    prompt_tokens_details.cached_tokens``, Ollama's ``prompt_eval_cached_count`` and durations;
+    ``localhand.models._served_figures``); ``None`` where it said nothing, never a guess."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prefilled_tokens: int | None = None
+    """Prompt tokens the server processed for this request: the part it did not reuse."""
+    cached_tokens: int | None = None
+    """Prompt tokens the server reused from its cache (a warm prefix is not prefilled again)."""
+    prefill_ms: float | None = None
+    """Milliseconds the server spent prefilling ``prefilled_tokens``."""
+    decode_ms: float | None = None
+    """Milliseconds the server spent generating ``completion_tokens``."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            _plus(self.prefilled_tokens, other.prefilled_tokens),
+            _plus(self.cached_tokens, other.cached_tokens),
+            _plus(self.prefill_ms, other.prefill_ms),
+            _plus(self.decode_ms, other.decode_ms),
         )
+
+
+def _plus(a: _N | None, b: _N | None) -> _N | None:
+    """A sum of figures that may be unknown: unknown only when both are."""
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+@dataclass(slots=True)
+class Prefill:
+    """What the model server itself said about prompt processing over a run (README, "The
+    Result"): the cost that matters on a local machine, and whether its prompt cache held."""
+
+    requests: int = 0
+    """Model requests the run made."""
+    reported: int = 0
+    """Of those, the ones whose server said what it prefilled and reused; the figures below
+    add up these only, and are ``None`` (unknown) when no request said."""
+    tokens_prefilled: int | None = None
+    """Prompt tokens the server processed."""
+    tokens_reused: int | None = None
+    """Prompt tokens it took from its cache instead."""
+    prefill_s: float | None = None
+    """Seconds it spent prefilling (where it said)."""
+
+    def add(self, usage: Usage) -> None:
+        """Count one request's ``usage``."""
+        self.requests += 1
+        if usage.prefilled_tokens is not None and usage.cached_tokens is not None:
+            self.reported += 1
+            self.tokens_prefilled = (self.tokens_prefilled or 0) + usage.prefilled_tokens
+            self.tokens_reused = (self.tokens_reused or 0) + usage.cached_tokens
+        if usage.prefill_ms is not None:
+            self.prefill_s = round((self.prefill_s or 0.0) + usage.prefill_ms / 1000, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +202,8 @@ class Result:
     """Which model-family profile applied (``localhand.profiles``): its name, thinking,
     sampling, history choices and think budget. None when no model was asked (a run that
     ended before, or a plan)."""
+    prefill: Prefill = field(default_factory=Prefill)
+    """The model server's own prefill and cache figures over the run (``Prefill``)."""
     sandbox: dict[str, Any] | None = None
     """How the run's commands were boxed (``Sandbox.report``): ``mode``, ``enforced`` (false:
     they ran unsandboxed), ``why`` not, and the ``limits`` in force. None where no sandbox

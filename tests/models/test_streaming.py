@@ -25,6 +25,7 @@ from localhand.run.simple import TRUNCATED
 from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.testing import FakeOllama, Fault
+from localhand.types import Prefill
 
 QUESTION = "Explain what this workspace is for"
 ANSWER = "It holds the notes for the next release: three items, tests first."
@@ -99,6 +100,8 @@ class Run:
         assert 0 <= data.pop("duration_s") < 10
         # how commands (the checks) were boxed: this machine's, so only its shape here
         assert {"mode", "enforced", "limits"} <= set(data.pop("sandbox"))
+        # the server's own prefill figures (test_server_figures.py): here only their shape
+        assert set(data.pop("prefill")) == set(Prefill.__dataclass_fields__)
         base = {
             "task_id": "s1",
             "status": "pass",

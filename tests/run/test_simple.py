@@ -68,6 +68,13 @@ def test_one_streamed_answer_gives_the_events_and_result_of_a_run(workspace: Pat
         "model_used": "scripted",
         "tokens_in": 120,
         "tokens_out": 17,
+        "prefill": {  # the scripted model says nothing of a cache: unknown, not zero
+            "requests": 1,
+            "reported": 0,
+            "tokens_prefilled": None,
+            "tokens_reused": None,
+            "prefill_s": None,
+        },
         "termination_reason": "final_answer",
         "iterations_used": 1,
         "files_modified": [],

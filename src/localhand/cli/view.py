@@ -220,6 +220,8 @@ class TerminalView:
         if e.get("thinking") and self.show_thinking and not self._streamed:
             self._print_thinking(e["thinking"])
         self._pending = [running_label(call) for call in e["tool_calls"]]
+        if figures := server_figures_line(e):  # what the server said it prefilled and reused
+            self.line(f"  [dim]{e['iteration']:>3} │ {figures}[/]")
         text = one_line(e["content"])
         if text and e["tool_calls"]:
             self.line(f"  [dim]{e['iteration']:>3} │ {escape(text)}[/]")
@@ -300,6 +302,22 @@ class TerminalView:
             listed = escape(shown(", ".join(sensitive)))
             self.message(f"[bold yellow]! sensitive changes:[/] {listed}")
         after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
+
+
+def server_figures_line(reply: dict[str, Any]) -> str:
+    """A ``model_reply``'s server figures: tokens prefilled this turn, the cache hit %, prefill
+    tokens/s, each "unknown" where the server did not say; "" when it said none of them."""
+    prefilled, cached = reply.get("tokens_prefilled"), reply.get("tokens_cached")
+    milliseconds = reply.get("prefill_ms")
+    if prefilled is None and cached is None and not milliseconds:
+        return ""
+    total = (prefilled or 0) + (cached or 0)
+    hit = f"{100 * cached / total:.0f}%" if cached is not None and total else "unknown"
+    rate = "unknown"
+    if prefilled and milliseconds:
+        rate = f"{prefilled / milliseconds * 1000:,.0f} tok/s"
+    amount = "unknown" if prefilled is None else f"{prefilled:,} tok"
+    return f"prefill {amount} · cache hit {hit} · prefill rate {rate}"
 
 
 def unverified_line(suggested: str | None) -> str:

@@ -21,7 +21,9 @@ From the Result: status, termination reason, iterations, tokens, wall time. From
   that keeps them cached reuses more), what tasks share (the system prompt and tools are the
   same for every task), and whether the server really hit its cache (Ollama does not say;
   a model reload or another task on the same slot loses it). Plan runs, whose model calls
-  are separate conversations, have none.
+  are separate conversations, have none. It is an estimate; what the server itself said
+  (tokens it prefilled and reused, where it says: llama-server, vLLM, newer Ollama) is the
+  Result's ``prefill``, kept as ``server_prefill``.
 
 A run can also be downgraded by the eval (``grade``): a model that changed the files its
 checks run (``check_*``) or a plan's check steps (ids starting with ``check``) has not passed,
@@ -159,6 +161,11 @@ def run_figures(
         "reply_s": None,
         "prompt_tokens": None,
         "reusable_tokens": None,
+        # what the server itself said of its prefill and cache (the Result's ``prefill``);
+        # None for plans and Results from before it
+        "server_prefill": result.get("prefill")
+        if isinstance(result.get("prefill"), dict)
+        else None,
     }
     if events is None:
         return figures

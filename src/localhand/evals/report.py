@@ -4,7 +4,7 @@
      "suite": {"name", "digest", "tiers", "tasks": [...]}, "settings": {...},
      "models": [{"model", "runs", "counts", "rates", "tiers", "median_iterations", "tokens",
                  "wall_s", "ttft_s", "requests", "nudges", "constrained", "guardrails",
-                 "stops", "prefix_reuse", ...}],
+                 "stops", "prefix_reuse", "server_cache", ...}],
      "tasks": [{"task", "tier", "kind", "by_model": {model: {"runs", "pass", ...}}}],
      "runs": [{"id", "run_id", "model", "task", "tier", "repeat", "status", ...}]}
 
@@ -98,14 +98,36 @@ def model_summary(model: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         "constrained": _per(loops, "constrained", loop_requests),
         "guardrails": dict(sorted(guardrails.items())),
         "stops": dict(sorted(Counter(str(r["termination_reason"]) for r in runs).items())),
-        "prefix_reuse": {
+        "prefix_reuse": {  # an estimate from prompt lengths (``measure``)
             "share": round(reusable / prompt, 4) if prompt else None,
             "prompt_tokens": prompt,
             "reusable_tokens": reusable,
             "runs": len(loops),
+            "estimate": True,
         },
+        "server_cache": server_cache(runs),
         "downgraded": sum(1 for r in runs if r.get("note")),
         "without_events": n - len(measured),
+    }
+
+
+def server_cache(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the servers said of their prefill and cache over ``runs`` (the Results'
+    ``prefill``); ``share`` (reused / prompt) is None, unknown, when no request said."""
+    said = [r["server_prefill"] for r in runs if r.get("server_prefill")]
+    prefilled = sum(p.get("tokens_prefilled") or 0 for p in said)
+    reused = sum(p.get("tokens_reused") or 0 for p in said)
+    reported = sum(p.get("reported") or 0 for p in said)
+    seconds = [p["prefill_s"] for p in said if p.get("prefill_s") is not None]
+    return {
+        "share": round(reused / (prefilled + reused), 4)
+        if reported and prefilled + reused
+        else None,
+        "tokens_prefilled": prefilled if reported else None,
+        "tokens_reused": reused if reported else None,
+        "prefill_s": round(sum(seconds), 3) if seconds else None,
+        "requests": sum(p.get("requests") or 0 for p in said),
+        "reported": reported,
     }
 
 

@@ -57,7 +57,10 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
         "ERROR",
         *(f"TIER {t}" for t in tiers),
     )
-    costs = _table("MODEL", "ITER", "TOKENS", "TIME", "TTFT", "NUDGES", "CONSTR", "REUSE", WRAPS)
+    costs = _table(
+        "MODEL", "ITER", "TOKENS", "TIME", "TTFT", "NUDGES", "CONSTR", "REUSE (EST.)",
+        "CACHE HIT", WRAPS,
+    )  # fmt: skip
     for m in models:
         name = escape(m["model"])
         rates = m["rates"]
@@ -81,6 +84,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
             str(m["nudges"]["total"]),
             str(m["constrained"]["total"]),
             pct(m["prefix_reuse"]["share"]),
+            _cache_hit(m.get("server_cache")),  # a report from before it: unknown
             escape(guard),
         )
     return [outcomes, "", costs]
@@ -140,3 +144,9 @@ def compare_tables(diff: dict[str, Any]) -> list[Any]:
 
 def _fig(value: float | None) -> str:
     return "–" if value is None else f"{value:,.4g}"
+
+
+def _cache_hit(cache: dict[str, Any] | None) -> str:
+    """The share of prompt tokens the servers said they reused; "unknown" where none said."""
+    share = (cache or {}).get("share")
+    return "unknown" if share is None else pct(share)

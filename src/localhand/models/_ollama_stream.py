@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import BadResponse
 from localhand.models._common import Garbled
+from localhand.models._served_figures import ollama_usage
 from localhand.models.base import StreamChunk
 from localhand.nesting import json_loads
-from localhand.types import Usage
 
 if TYPE_CHECKING:
     from localhand.models._ollama_wire import OllamaWire
@@ -55,7 +55,7 @@ def read_chunks(
         if data.get("done"):
             if content or thinking:  # not what Ollama does, but a server may fold them in
                 yield StreamChunk(content=content, thinking=thinking)
-            usage = Usage(int(data.get("prompt_eval_count") or 0), int(data.get("eval_count") or 0))
+            usage = ollama_usage(data)
             yield StreamChunk(
                 done=True,
                 usage=usage,

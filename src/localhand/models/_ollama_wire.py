@@ -20,8 +20,9 @@ from localhand.errors import (
     ToolsUnsupported,
 )
 from localhand.models._common import Garbled
+from localhand.models._served_figures import ollama_usage
 from localhand.models.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
-from localhand.types import Message, Reply, ToolCall, Usage
+from localhand.types import Message, Reply, ToolCall
 
 if TYPE_CHECKING:
     from localhand.models._http import Response
@@ -232,7 +233,7 @@ def to_reply(data: Mapping[str, Any], model: str) -> Reply:
         content=str(message.get("content") or ""),
         thinking=str(message.get("thinking") or ""),
         tool_calls=tuple(calls),
-        usage=Usage(int(data.get("prompt_eval_count") or 0), int(data.get("eval_count") or 0)),
+        usage=ollama_usage(data),
         done_reason=data.get("done_reason"),
         model=str(data.get("model") or model),
     )

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from localhand.errors import BadResponse
 from localhand.models._common import Garbled
 from localhand.models._openai_wire import context_full, error_text
+from localhand.models._served_figures import openai_usage
 from localhand.models.base import StreamChunk
 from localhand.nesting import json_loads
-from localhand.types import Usage
 
 if TYPE_CHECKING:
     from localhand.models._openai_errors import OpenAIWire
@@ -55,7 +55,7 @@ def _chunks(
     calls: dict[int, dict[str, Any]] | None,
 ) -> Iterator[StreamChunk]:
     reason: str | None = None
-    usage: Usage | None = None
+    counts: dict[str, Any] = {}
     name = wire.model
     for kind, text in events:
         if text.startswith("[DONE]"):
@@ -70,11 +70,9 @@ def _chunks(
         if not isinstance(data, Mapping):
             raise ValueError(f"an event that is not an object: {text[:80]}")
         name = str(data.get("model") or name)
-        if isinstance(data.get("usage"), Mapping):
-            counts = data["usage"]
-            usage = Usage(
-                int(counts.get("prompt_tokens") or 0), int(counts.get("completion_tokens") or 0)
-            )
+        for key in ("usage", "timings"):  # llama-server's timings: on the last chunks
+            if isinstance(data.get(key), Mapping):
+                counts[key] = data[key]
         for choice in (data.get("choices") or [])[:1]:
             if not isinstance(choice, Mapping):
                 continue
@@ -92,6 +90,7 @@ def _chunks(
             f"The server at {wire.base_url} ended the stream without a finish reason, so the "
             "answer may be incomplete (a proxy cutting long responses?)."
         )
+    usage = openai_usage(counts) if counts else None
     yield StreamChunk(done=True, usage=usage, done_reason=reason, model=name)
 
 

@@ -3,7 +3,8 @@
 The differences from Ollama's native API that matter here: tool-call arguments travel as a
 JSON *string*; every call has an ``id`` and its result is keyed by ``tool_call_id``; thinking
 comes back as ``reasoning_content`` (llama-server, older vLLM) or ``reasoning`` (Ollama, newer
-vLLM, LM Studio); ``finish_reason`` says ``tool_calls`` or ``length``; usage is in ``usage``.
+vLLM, LM Studio); ``finish_reason`` says ``tool_calls`` or ``length``; usage is in ``usage``
+(with llama-server's ``timings``, read by ``_served_figures``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from localhand.errors import ConfigError
 from localhand.models._ollama_wire import arguments
-from localhand.types import Message, Reply, ToolCall, Usage
+from localhand.models._served_figures import openai_usage
+from localhand.types import Message, Reply, ToolCall
 
 _THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")
 _CONTEXT_FULL = ("context length", "context size", "context window", "exceeds the available")
@@ -135,12 +137,11 @@ def to_reply(data: Mapping[str, Any], model: str) -> Reply:
     if not calls and isinstance(legacy, Mapping) and legacy.get("name"):
         calls.append(ToolCall(str(legacy["name"]), arguments(legacy.get("arguments"))))
     thinking = next((message[k] for k in _THINK_FIELDS if message.get(k)), "")
-    usage = data.get("usage") or {}
     return Reply(
         content=_text(message.get("content")),
         thinking=_text(thinking),
         tool_calls=tuple(calls),
-        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        usage=openai_usage(data),
         done_reason=choice.get("finish_reason"),
         model=str(data.get("model") or model),
     )

@@ -47,7 +47,9 @@ def ollama_reply(
             "done_reason": chunk.done_reason,
             "model": chunk.model,
         }
-        yield replace(chunk, reply=ollama_to_reply(data, model))
+        reply = ollama_to_reply(data, model)
+        # the server's figures (cache, timings) as the stream's last chunk carried them
+        yield replace(chunk, reply=replace(reply, usage=usage) if usage else reply)
 
 
 def openai_reply(
@@ -80,7 +82,8 @@ def openai_reply(
             },
             "model": chunk.model,
         }
-        yield replace(chunk, reply=to_reply(data))
+        # the server's figures (cache, timings) as the stream's last chunk carried them
+        yield replace(chunk, reply=replace(to_reply(data), usage=usage))
 
 
 class _Text:

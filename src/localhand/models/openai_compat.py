@@ -23,6 +23,10 @@ transport's, the same for both network backends: see ``models.transport``):
   (``max_completion_tokens`` is newer and not read by all of them), and their default is
   unlimited. Each counts reasoning tokens against it; a reply that reaches it ends with
   ``finish_reason: length``.
+- **Slot affinity** (llama-server): every request names the one slot this backend keeps
+  (``id_slot``), so parallel tasks do not evict each other's prompt cache (``_slots``).
+- **The server's own figures**: tokens prefilled and reused, prefill and generation time, from
+  llama-server's ``timings`` or ``usage.prompt_tokens_details`` (``_served_figures``).
 - **Streaming** (``stream`` for the simple path, ``stream_reply`` with ``--watch-replies``):
   server-sent events read by ``_openai_stream``, with ``stream_options.include_usage`` for the
   counts; an ``error`` event mid-stream (llama-server sends them with status 200) is an error.
@@ -103,6 +107,8 @@ class OpenAICompatModel(NetworkBackend):
         think: ``True``/``False`` or a level: sent as the profile's template switch
             (``chat_template_kwargs``); ``None`` leaves the template's default.
         profile: the model's family (``localhand.profiles``); default: the profile of ``model``.
+        pin_slot: keep one llama-server slot (``id_slot``) for every request of this backend,
+            chosen among the server's ``total_slots`` (``_slots``); no effect elsewhere.
         sleep: the backoff's sleep function, replaceable in tests.
         on_warning: receives retry and mode-switch warnings; defaults to the ``localhand``
             logger.
@@ -131,6 +137,7 @@ class OpenAICompatModel(NetworkBackend):
         context_length: int | None = None,
         think: bool | str | None = None,
         profile: Profile | None = None,
+        pin_slot: bool = True,
         sleep: Callable[[float], None] = time.sleep,
         on_warning: Callable[[str], None] | None = None,
         **settings: Unpack[OpenAISettings],
@@ -158,6 +165,10 @@ class OpenAICompatModel(NetworkBackend):
         self.temperature, self.extra_body = temperature, dict(extra_body or {})
         self.context_length = context_length
         self._asked_context = context_length is not None
+        self.pin_slot = pin_slot
+        self.slot: int | None = None
+        """The llama-server slot every request names (``id_slot``), once claimed."""
+        self._slot_asked = not pin_slot
         self.format_style = "json_schema"
         """How ``response_format`` is sent: ``json_schema``, or llama.cpp's older ``json_object``
         with a ``schema`` once the server has refused the standard form."""
@@ -341,7 +352,27 @@ class OpenAICompatModel(NetworkBackend):
             body["max_tokens"] = self.max_tokens
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if (slot := self._claimed_slot()) is not None:
+            body["id_slot"] = slot
         return {**body, **self.extra_body} if self.extra_body else body
+
+    def _claimed_slot(self) -> int | None:
+        """This backend's llama-server slot, claimed at its first request (see ``_slots``)."""
+        if not self._slot_asked:
+            from localhand.models._slots import claim
+
+            self._slot_asked = True
+            self.slot = claim(self.base_url, self.connection.metadata_timeout)
+        return self.slot
+
+    def close(self) -> None:
+        """Close the connection and give the slot back."""
+        if self.slot is not None:
+            from localhand.models._slots import release
+
+            release(self.base_url, self.slot)
+            self.slot, self._slot_asked = None, not self.pin_slot
+        super().close()
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.format_style == "json_object":

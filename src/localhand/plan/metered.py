@@ -83,6 +83,7 @@ class MeteredModel(BaseChatModel):
         with self._lock:
             self.state.tokens_in += reply.usage.prompt_tokens
             self.state.tokens_out += reply.usage.completion_tokens
+            self.state.prefill.add(reply.usage)
         self.emit(ModelReply.of(reply, task_id=self.task_id, iteration=number, started=started))
         return reply
 

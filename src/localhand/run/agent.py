@@ -261,7 +261,7 @@ class Agent:
         self.talk.cut_off = CutOff(self.model, reply.usage.completion_tokens, asked.loop)
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
-        self.talk.count(reply.usage)
+        self.talk.count(reply.usage, self.warn)  # and the server's prefill and cache figures
         if self.ledger is not None:
             self.ledger.book(self.task_id, reply.usage, self.model.name)
             self.talk.state.cost += self.ledger.cost(reply.usage)
@@ -373,6 +373,7 @@ class Agent:
             model_used=self.model.name,
             tokens_in=self.talk.state.tokens_in,
             tokens_out=self.talk.state.tokens_out,
+            prefill=self.talk.state.prefill,
             termination_reason=ending.reason,  # type: ignore[arg-type]
             iterations_used=self.talk.state.iteration,
             files_modified=self.tracker.files_modified(),

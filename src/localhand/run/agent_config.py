@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.events import ModelStatus
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.answer_check import AnswerCheck
+from localhand.run.cache_reuse import CacheWatch
 from localhand.run.context import ContextWindow
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.nudges import CutOff
@@ -89,14 +90,22 @@ class Conversation:
     first_prompt_tokens: int | None = None
     """The first request's prompt tokens as the server counted them (0: it did not say)."""
 
-    def count(self, usage: Usage) -> None:
-        """Add one reply's tokens to the run's; the first request's prompt is kept apart."""
-        self.state.tokens_in += usage.prompt_tokens
-        self.state.tokens_out += usage.completion_tokens
-        if self.first_prompt_tokens is None:  # 0: the server did not say
-            self.first_prompt_tokens = usage.prompt_tokens
     policy: TinyPolicy | None = None
     """A tiny model's policy (``localhand.run.tiny``): its prompt, tools and reply schemas."""
+    cache_watch: CacheWatch = field(default_factory=CacheWatch)
+    """Whether the server's own figures show its prompt cache thrown away turn after turn."""
+
+    def count(self, usage: Usage, warn: Callable[[str], None]) -> None:
+        """Add one reply's tokens to the run's (and the server's prefill figures); the first
+        request's prompt is kept apart. Warns once when the server's figures show the growing
+        prefix is not reused (a sliding-window model without ``--swa-full``, ...)."""
+        self.state.tokens_in += usage.prompt_tokens
+        self.state.tokens_out += usage.completion_tokens
+        self.state.prefill.add(usage)
+        if self.first_prompt_tokens is None:  # 0: the server did not say
+            self.first_prompt_tokens = usage.prompt_tokens
+        if warning := self.cache_watch.observe(usage.prompt_tokens, usage.cached_tokens):
+            warn(warning)
 
     def hold(
         self,

@@ -20,7 +20,7 @@ from localhand.errors import (
     WallClockTimeout,
 )
 from localhand.nesting import depth
-from localhand.types import TIER_ITERATIONS, ToolCall
+from localhand.types import TIER_ITERATIONS, Prefill, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +134,8 @@ class RunState:
     """Model turns completed."""
     tokens_in: int = 0
     tokens_out: int = 0
+    prefill: Prefill = field(default_factory=Prefill)
+    """The server's own prefill and cache figures, request by request."""
     cost: float = 0.0
     """Money spent, when the user set prices."""
     nudges: int = 0

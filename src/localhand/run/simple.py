@@ -45,6 +45,7 @@ from localhand.events import (
     EventBus,
     ModelReply,
     ModelRequest,
+    server_figures,
 )
 from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, StreamChunk, declared
 from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
@@ -55,7 +56,7 @@ from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, buil
 from localhand.run.routing import Route
 from localhand.run.task import Task
 from localhand.run.verify import grade
-from localhand.types import CheckResult, Message, Result, Status, Usage
+from localhand.types import CheckResult, Message, Prefill, Result, Status, Usage
 
 __all__ = ["DeltaCoalescer", "run_simple"]
 
@@ -207,6 +208,7 @@ class _SimpleRun:
                 tokens_out=self.usage.completion_tokens,
                 duration_ms=round((time.perf_counter() - started) * 1000),
                 done_reason=self.final.done_reason,
+                **server_figures(self.usage),
             )
         )
 
@@ -246,6 +248,8 @@ class _SimpleRun:
             self.usage = Usage(estimate_prompt_tokens(messages), max(1, chars // CHARS_PER_TOKEN))
         self.state.tokens_in = self.usage.prompt_tokens
         self.state.tokens_out = self.usage.completion_tokens
+        self.state.prefill = Prefill()
+        self.state.prefill.add(self.usage)
         if self.ledger is not None and self.usage != Usage():
             self.ledger.book(self.task.id, self.usage, self.model.name)
 
@@ -260,6 +264,7 @@ class _SimpleRun:
             model_used=self.model.name,
             tokens_in=self.usage.prompt_tokens,
             tokens_out=self.usage.completion_tokens,
+            prefill=self.state.prefill,
             termination_reason=reason,  # type: ignore[arg-type]
             iterations_used=1 if self.asked else 0,
             verification=results,

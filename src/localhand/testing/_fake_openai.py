@@ -177,6 +177,8 @@ class OpenAIEndpoints:
                 "prompt_tokens": prompt,
                 "completion_tokens": evals,
                 "total_tokens": prompt + evals,
+                # Ollama's /v1 says its cache hits as OpenAI does, when there were some
+                **_cached_details(metrics.get("prompt_eval_cached_count")),
             },
         }
 
@@ -336,3 +338,7 @@ def _to_native(body: dict[str, Any]) -> dict[str, Any] | str:
             )
         native_body["think"] = False if effort == "none" else effort
     return native_body
+
+
+def _cached_details(cached: int | None) -> dict[str, Any]:
+    return {"prompt_tokens_details": {"cached_tokens": cached}} if cached else {}

@@ -19,7 +19,8 @@ item of a script::
             assert server.remaining == 0
 
 Script items: an assistant message dict (``content``, ``thinking``, ``tool_calls``, and
-optionally ``done_reason``, ``prompt_eval_count``, ``eval_count`` to override the accounting,
+optionally ``done_reason``, ``prompt_eval_count``, ``prompt_eval_cached_count``, ``eval_count``
+to override the accounting,
 ``chunk_delay``, seconds between the chunks of a streamed reply, for a slow model;
 ``token_rate``, tokens a second, for a model of that speed; ``loop``, a span the reply repeats
 without end after its content, until the request's ``num_predict`` or the end of the window;
@@ -90,8 +91,11 @@ class FakeOllama:
         truncation: how an over-long prompt is reported: ``"limit"`` (the count is capped at
             the window, as the older runner logged ``new=limit``) or ``"half"`` (the newer
             runner keeps about half the window).
-        count_cached_tokens: if False, ``prompt_eval_count`` leaves out the prefix shared with
-            the previous request, as some Ollama builds did when the prompt cache hit.
+        count_cached_tokens: if True (as Ollama does since it reports its cache),
+            ``prompt_eval_count`` is the whole prompt and ``prompt_eval_cached_count`` the
+            prefix shared with the previous request (left out when zero), and
+            ``prompt_eval_duration`` times the rest only; if False, ``prompt_eval_count``
+            leaves out that prefix and nothing says it, as some older builds did.
         openai_reasoning_field: where ``/v1`` replies put the thinking: Ollama says
             ``reasoning``; ``reasoning_content`` imitates llama-server and older vLLM.
         port: the port to listen on; 0 picks a free one (see ``url``).
@@ -291,16 +295,19 @@ class FakeOllama:
         window = int(options.get("num_ctx") or model.num_ctx or self.default_num_ctx)
         window = min(window, model.context_length)  # Ollama caps num_ctx at the trained length
         prompt = self._prompt_tokens(messages, body.get("tools"))
+        cached = 0  # the prefix shared with the previous request: in the cache
         if prompt > window:  # silently truncated: the count is all the server reports
             prompt = window if self.truncation == "limit" else window // 2 + 2
-        elif not self.count_cached_tokens:
+        else:
             with self._lock:
                 shared = 0
                 for old, new in zip(self._last_messages, messages, strict=False):
                     if old != new:
                         break
                     shared += 1
-            prompt = max(1, prompt - self._prompt_tokens(messages[:shared], None))
+            cached = max(0, min(prompt - 1, self._prompt_tokens(messages[:shared], None)))
+            if not self.count_cached_tokens:
+                prompt, cached = prompt - cached, 0
         with self._lock:
             self._last_messages = list(messages)
             first_load = self._loaded.get(model.name) != window  # a new window reloads it
@@ -308,13 +315,14 @@ class FakeOllama:
                 self._loaded[model.name] = window
                 self._loads.append((model.name, window))
         prompt = int(reply.get("prompt_eval_count", prompt))
+        cached = min(int(reply.get("prompt_eval_cached_count", cached)), prompt)
         message = reply["message"]
         size = len(message["content"]) + len(message.get("thinking", ""))
         size += len(json.dumps(message["tool_calls"])) if message.get("tool_calls") else 0
         evals = int(reply.get("eval_count", max(1, size // 4)))
         load = 1_500_000_000 if first_load else 2_000_000
-        prompt_ns, eval_ns = prompt * 300_000, evals * 25_000_000
-        return {
+        prompt_ns, eval_ns = (prompt - cached) * 300_000, evals * 25_000_000
+        metrics = {
             "total_duration": load + prompt_ns + eval_ns + 1_000_000,
             "load_duration": load,
             "prompt_eval_count": prompt,
@@ -322,6 +330,9 @@ class FakeOllama:
             "eval_count": evals,
             "eval_duration": eval_ns,
         }
+        if cached:  # Ollama's `omitempty`: absent when nothing came from the cache
+            metrics["prompt_eval_cached_count"] = cached
+        return metrics
 
     def _reply_message(self, item: Item, think: Any) -> dict[str, Any]:
         data = {"content": item} if isinstance(item, str) else dict(item)
@@ -347,6 +358,7 @@ class FakeOllama:
             )
         if calls:
             message["tool_calls"] = calls
-        keys = ("prompt_eval_count", "eval_count", "chunk_delay", "loop", "token_rate")
+        keys: tuple[str, ...] = ("prompt_eval_count", "prompt_eval_cached_count", "eval_count")
+        keys += ("chunk_delay", "loop", "token_rate")
         extra = {k: data[k] for k in keys if k in data}
         return {"message": message, "done_reason": data.get("done_reason") or "stop", **extra}

@@ -1,0 +1,82 @@
+"""Slot affinity on llama-server: each conversation keeps one slot for its whole run.
+
+llama-server serves ``--parallel N`` requests at once, each in a slot with its own KV cache.
+Unpinned, a request goes to the idle slot whose cached prompt looks most like it (or the one
+idle longest), so two tasks running side by side can take each other's slot and each then
+prefills its whole history again, every turn. A request that names ``id_slot`` is served in
+that slot (waiting for it when busy), so the conversation's prefix stays cached there.
+
+Each backend (one task, or one plan's brain) claims a slot at its first request and keeps it
+until closed; the slot chosen is the least held one of the server's ``total_slots``
+(``GET /props``, at the server's root), so tasks on one server spread over its slots. The
+claims are shared by every backend in this process, per server. A server without ``/props``
+(vLLM, LM Studio, Ollama's ``/v1``) publishes no slots: nothing is pinned there.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from localhand.models._http import Client, HTTPError
+
+__all__ = ["claim", "held", "release", "root_of"]
+
+_lock = threading.Lock()
+_held: dict[str, list[int]] = {}
+"""Per server root: how many backends hold each of its slots."""
+
+
+def root_of(base_url: str) -> str:
+    """The server's root (``/props`` lives there, not under ``/v1``)."""
+    return base_url.rstrip("/").removesuffix("/v1")
+
+
+def claim(base_url: str, timeout: float = 5.0) -> int | None:
+    """A slot of the server at ``base_url`` for one more holder: the least held one; None
+    when the server publishes no slots. Never raises: pinning is an optimisation."""
+    root = root_of(base_url)
+    with _lock:
+        counts = _held.get(root)
+    if counts is None or not any(counts):  # nobody holds one: ask again (a restarted server)
+        total = published_total(root, timeout)
+        with _lock:
+            counts = _held.get(root)
+            if counts is None or not any(counts):
+                counts = _held[root] = [0] * (total or 0)
+    with _lock:
+        if not counts:
+            return None
+        slot = min(range(len(counts)), key=lambda i: (counts[i], i))
+        counts[slot] += 1
+        return slot
+
+
+def release(base_url: str, slot: int) -> None:
+    """Give back a slot ``claim`` handed out."""
+    with _lock:
+        counts = _held.get(root_of(base_url))
+        if counts and 0 <= slot < len(counts) and counts[slot] > 0:
+            counts[slot] -= 1
+
+
+def held(base_url: str) -> list[int]:
+    """How many backends hold each slot of the server (for tests and benchmarks)."""
+    with _lock:
+        return list(_held.get(root_of(base_url)) or [])
+
+
+def published_total(root: str, timeout: float) -> int | None:
+    """llama-server's ``total_slots`` (its ``--parallel``), or None when it does not say."""
+    client = Client(root)
+    try:
+        response = client.request("GET", "/props", timeout=timeout, connect_timeout=timeout)
+        data: Any = response.json() if response.status == 200 else None
+    except (HTTPError, OSError, ValueError):
+        return None
+    finally:
+        client.close()
+    total = data.get("total_slots") if isinstance(data, dict) else None
+    if isinstance(total, int) and not isinstance(total, bool) and total >= 1:
+        return total
+    return None
