@@ -36,7 +36,7 @@ from localhand.run.asking import ask_model, budget_warning, rethink_note
 from localhand.run.baseline import Baseline
 from localhand.run.cancel import Cancellation
 from localhand.run.changes import WrittenFiles
-from localhand.run.context import ContextWindow, expected_tokens
+from localhand.run.context import ContextWindow
 from localhand.run.guardrails import RunState
 from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
@@ -128,10 +128,7 @@ class Agent:
             offered = self._definitions  # a tiny model's policy narrows them:
             policy = tiny_policy(self.model.tiny, self.workspace, task, offered, self.checks)
             self._definitions = self.talk.hold(policy, offered, self.emit, self.task_id)
-            if self.model.plans_context:  # Ollama's num_ctx, chosen before the first request
-                prompt, limits = self.talk.estimate_prompt(self._definitions), self.limits
-                expected = expected_tokens(prompt, limits.max_iterations, limits.token_budget)
-                self.model.plan_context(expected)
+            self.talk.plan_window(self.model, self.limits, self._definitions)
             if self.profile.patterns:  # a family's profile applies: say which, what it does
                 status = self.profile.describe(self.think_budget)
                 self.emit(ModelStatus(task_id=self.task_id, message=status))

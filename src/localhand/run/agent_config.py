@@ -12,12 +12,13 @@ from localhand.events import ModelStatus
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.answer_check import AnswerCheck
 from localhand.run.cache_reuse import CacheWatch
-from localhand.run.context import ContextWindow
+from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.nudges import CutOff
 
 if TYPE_CHECKING:
     from localhand.events import Event, EventBus
+    from localhand.models.base import ChatModel
     from localhand.profiles import Profile
     from localhand.run.cancel import Cancellation
     from localhand.run.ledger import Ledger
@@ -94,6 +95,15 @@ class Conversation:
     """A tiny model's policy (``localhand.run.tiny``): its prompt, tools and reply schemas."""
     cache_watch: CacheWatch = field(default_factory=CacheWatch)
     """Whether the server's own figures show its prompt cache thrown away turn after turn."""
+
+    def plan_window(
+        self, model: ChatModel, limits: Limits, definitions: list[dict[str, Any]]
+    ) -> None:
+        """Ollama's ``num_ctx`` chosen for the run before its first request (see the backend):
+        the first prompt and what the run's iterations may add, within its token budget."""
+        if model.plans_context:
+            prompt = self.estimate_prompt(definitions)
+            model.plan_context(expected_tokens(prompt, limits.max_iterations, limits.token_budget))
 
     def count(self, usage: Usage, warn: Callable[[str], None]) -> None:
         """Add one reply's tokens to the run's (and the server's prefill figures); the first
