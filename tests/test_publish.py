@@ -120,6 +120,8 @@ def add_line(path: Path, after: str, line: str) -> None:
         ("docs/benchmarks.md", "## What is left\n"),
         ("README.md", "## Benchmarks\n"),
         ("README.md", "**Plan mode**"),  # the differences section
+        ("README.md", "## Safety model\n"),  # every section is checked now, not a chosen few
+        ("README.md", "# localhand\n"),  # and the text before the first section
         ("examples/eval/README.md", "# An eval report: the tiny model on tier 1\n"),
     ],
 )
@@ -156,6 +158,13 @@ def test_settings_and_a_transcript_followed_by_its_recorded_block_are_not_figure
         "## Benchmarks\nA request may take 300 s, the whole task 30 minutes; 95% intervals.\n"
     )
     assert problems("README.md", settings, figures) == []
+    worded = "## Configuration\nReplies stop at 4096 tokens; the first request gets 3×.\n"
+    assert [p.split(": ", 1)[1] for p in problems("README.md", worded, figures)] == [
+        "'4096 tokens' is not from publish.py and carries no marker",
+        "'3×' is not from publish.py and carries no marker",
+    ]  # a setting in a measurement's unit is reworded ("4096-token replies"), not exempted
+    reworded = "## Configuration\n4096-token replies; the first request gets three times that.\n"
+    assert problems("README.md", reworded, figures) == []
     transcript = "## Quick start\n```\n■ pass · 2.7 s\n```\n\n<!-- figures:tiny-transcript -->"
     assert problems("README.md", transcript + "<!-- /figures:tiny-transcript -->", figures) == []
     loose = transcript.replace("<!-- figures:tiny-transcript -->", "Then 3.5 s more.")
