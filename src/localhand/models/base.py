@@ -122,6 +122,19 @@ class ChatModel(Protocol):
         parameters): the loop then runs the tiny policy (``localhand.run.tiny``)."""
         ...
 
+    @property
+    def call_transport(self) -> str:
+        """How tool calls travel: ``native`` (the server's tools field) or ``schema`` (a JSON
+        object the reply is held to: the embedded backend, ``tool_mode = "schema"``)."""
+        ...
+
+    @property
+    def server_kind(self) -> str:
+        """The server the backend speaks to: ``ollama``, ``openai`` (llama-server, vLLM, LM
+        Studio), ``embedded`` or ``other``; a family's profile says which of them carries its
+        tools natively (``native_tools_ollama``, ``native_tools_llama_server``)."""
+        ...
+
     def chat(
         self,
         messages: Sequence[Message],
@@ -235,6 +248,8 @@ class BaseChatModel:
     streams_replies: bool = False
     plans_context: bool = False
     tiny: bool = False
+    call_transport: str = "native"
+    server_kind: str = "other"
 
     @property
     def name(self) -> str:

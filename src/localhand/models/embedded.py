@@ -140,6 +140,9 @@ class EmbeddedModel(base.BaseChatModel):
     streams = streams_replies = True
     reply_ceiling = property(lambda self: self.max_tokens)  # the declared name of max_tokens
 
+    server_kind = "embedded"
+    call_transport = "schema"  # every reply held to a JSON object (a grammar)
+
     def __init__(
         self,
         gguf: str | os.PathLike[str],

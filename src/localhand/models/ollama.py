@@ -109,6 +109,8 @@ class OllamaModel(NetworkBackend):
     profile: Profile
     plans_context = True
 
+    server_kind = "ollama"
+
     def __init__(
         self,
         model: str,

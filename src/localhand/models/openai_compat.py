@@ -124,6 +124,13 @@ class OpenAICompatModel(NetworkBackend):
 
     profile: Profile
 
+    server_kind = "openai"
+
+    @property
+    def call_transport(self) -> str:  # type: ignore[override]  # a property: auto may fall back
+        """``schema`` in schema mode (and once ``auto`` fell back to it), else ``native``."""
+        return "schema" if self.tool_mode == "schema" else "native"
+
     def __init__(
         self,
         model: str,

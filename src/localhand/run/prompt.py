@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from localhand.errors import ToolError
 from localhand.profiles.formats import write_call
 from localhand.profiles.model import Profile
 from localhand.safety.git import git
-from localhand.tools.workspace import Workspace
 from localhand.types import Message
+
+if TYPE_CHECKING:
+    from localhand.models.base import ChatModel
 
 _HEAD = """\
 You are localhand, a careful coding agent working inside a workspace on the user's machine.
@@ -123,21 +125,20 @@ def system_prompt(call_format: str | None = None) -> str:
 SYSTEM_PROMPT = system_prompt()
 
 
-def call_format(model: object, profile: Profile) -> str | None:
+def call_format(model: ChatModel, profile: Profile) -> str | None:
     """The text format ``model``'s calls travel in, or ``None`` when the server carries them
     natively: so that the worked patterns show calls as this model is to write them.
 
     Text when the reply is constrained to a JSON object (``SCHEMA_CALLS``); in the family's
     format when its template renders no calls (``text_call_history = "as_text"``) or its
     profile says the backend cannot carry them (``native_tools_ollama``,
-    ``native_tools_llama_server``). Decided by the backend's class name, so that no backend
-    module is imported for it."""
-    kind = type(model).__name__
-    if kind == "EmbeddedModel" or getattr(model, "tool_mode", None) == "schema":
+    ``native_tools_llama_server``), as the model declares them (``call_transport``,
+    ``server_kind``)."""
+    if model.call_transport == "schema":
         return SCHEMA_CALLS
     if profile.text_call_history == "as_text":
         return profile.text_format
-    if kind == "OllamaModel":
+    if model.server_kind == "ollama":
         native = profile.native_tools_ollama
     else:
         native = profile.native_tools_llama_server
@@ -213,29 +214,6 @@ def workspace_context(workspace: Path) -> str:
     else:
         lines.append("The workspace is empty.")
     return "\n".join(lines)
-
-
-def attach_files(workspace: Path, paths: Sequence[str], budget: int) -> str:
-    """The files' contents, fenced, cut to fit ``budget`` characters; refusals are noted."""
-    jail = Workspace(workspace)
-    parts = []
-    for path in paths:
-        try:
-            target = jail.resolve(path)
-            if not target.is_file():
-                raise ToolError(f"{path} is not a file")
-            text = target.read_text(encoding="utf-8", errors="replace")
-        except (ToolError, OSError) as exc:
-            parts.append(f"(context file {path} left out: {exc})")
-            continue
-        if budget <= 0:
-            parts.append(f"(context file {path} left out: no room left in the context)")
-            continue
-        shown = text[:budget]
-        note = f"\n[... {len(text) - len(shown)} characters cut]" if len(shown) < len(text) else ""
-        parts.append(f"Contents of {path}:\n```\n{shown}\n```{note}")
-        budget -= len(shown)
-    return "\n\n".join(parts)
 
 
 def _top_level_entries(workspace: Path) -> list[str]:

@@ -34,9 +34,7 @@ def template_hides_tools(profile: Profile, model: ChatModel) -> bool:
     """
     if profile.native_tools_llama_server:
         return False
-    from localhand.models.openai_compat import OpenAICompatModel  # only for such a family
-
-    return isinstance(model, OpenAICompatModel) and model.tool_mode in ("auto", "native")
+    return model.server_kind == "openai" and model.call_transport == "native"
 
 
 def describe_tools(
