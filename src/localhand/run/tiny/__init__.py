@@ -1,6 +1,40 @@
 """The tiny-model policy the agent holds (see ``policy``): a short prompt, a few tools, and a
-per-turn reply schema of the calls that can work, learnt from tool calls and their results."""
+per-turn reply schema of the calls that can work, learnt from tool calls and their results.
 
-from localhand.run.tiny.policy import TINY_PROMPT, TinyPolicy, tiny_policy
+Loaded only for a model that declares itself tiny: every other run's start-up skips it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from localhand.run.tiny.policy import TINY_PROMPT, TinyPolicy
+
+
+def tiny_policy(
+    tiny: bool,
+    workspace: Path,
+    task: str,
+    definitions: Sequence[Mapping[str, Any]],
+    checks: Sequence[object],
+) -> TinyPolicy | None:
+    """The policy for a model that declares itself ``tiny``, else ``None`` (see
+    ``localhand.run.tiny.policy.tiny_policy``)."""
+    if not tiny:
+        return None
+    from localhand.run.tiny.policy import tiny_policy as held
+
+    return held(tiny, workspace, task, definitions, checks)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("TINY_PROMPT", "TinyPolicy"):
+        from localhand.run.tiny import policy
+
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["TINY_PROMPT", "TinyPolicy", "tiny_policy"]
