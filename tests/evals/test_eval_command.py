@@ -367,12 +367,14 @@ def test_each_model_s_costs_and_behaviour(evaluated: Evaluated) -> None:
         "prompt_tokens": 2200,
         "reusable_tokens": 900,
         "runs": 4,
+        "estimate": True,  # from prompt lengths; the servers' own figures are in "prefill"
     }
     assert bad["prefix_reuse"] == {
         "share": 0.5,
         "prompt_tokens": 2400,
         "reusable_tokens": 1200,
         "runs": 4,
+        "estimate": True,
     }
     assert good["without_events"] == bad["without_events"] == good["downgraded"] == 0
 
