@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.cli.view import server_figures_line
+from localhand.cli.server_figures import server_figures_line
 from localhand.events import EventBus, EventLog
 from localhand.models import _slots
 from localhand.models._served_figures import ollama_usage, openai_usage, prefill_rate
@@ -192,3 +192,43 @@ def test_the_eval_report_sums_what_servers_said_apart_from_its_estimate() -> Non
     assert _cache_hit(cache) == "75%"
     nothing = server_cache([run_figures({"status": "pass"}, None, plan=False)])
     assert nothing["share"] is None and _cache_hit(nothing) == "unknown"
+
+
+def test_the_live_view_ends_with_the_totals_and_shows_turns_only_with_v(tmp_path: Path) -> None:
+    # One line per step by default (the calm terminal); the server's per-turn figures with -v.
+    import io
+
+    from rich.console import Console
+
+    from localhand.cli.server_figures import server_totals_line
+    from localhand.cli.view import TerminalView
+
+    listing = {"function": {"name": "list_directory", "arguments": {"path": "."}}}
+    script = [{"content": "", "tool_calls": [listing]}]
+    printed = {}
+    for verbose in (False, True):
+        out = io.StringIO()
+        view = TerminalView(
+            Console(file=out, width=100), io.StringIO(), live=False, verbose=verbose
+        )
+        bus = EventBus()
+        bus.subscribe(view)
+        with FakeOllama(
+            script=[*script, {"content": "Listed."}], models={"qwen3:8b": {}}
+        ) as server:
+            model = OllamaModel("qwen3:8b", host=server.url)
+            Agent(model, tmp_path, bus=bus, limits=Limits(max_iterations=4)).run("List the files")
+        printed[verbose] = out.getvalue()
+    assert "server: prefilled" in printed[False] and "prefill rate" not in printed[False]
+    assert "prefill rate" in printed[True]
+    assert server_totals_line(None) == server_totals_line({"requests": 2, "reported": 0}) == ""
+    line = server_totals_line(
+        {
+            "requests": 3,
+            "reported": 2,
+            "tokens_prefilled": 50,
+            "tokens_reused": 150,
+            "prefill_s": 0.1,
+        }
+    )
+    assert line == "server: prefilled 50 tok in 0.1 s · cache hit 75% (2 of 3 replies said)"

@@ -28,6 +28,7 @@ from rich.text import Text
 from localhand.cli.diffview import after_run
 from localhand.cli.lines import StreamWrap, answer_width, fit, fold, one_line, terminal_width
 from localhand.cli.running import Waiting, arguments_shown, running_label
+from localhand.cli.server_figures import server_figures_line, server_totals_line
 from localhand.events import Event
 from localhand.safety.approval import escape as shown
 
@@ -220,7 +221,9 @@ class TerminalView:
         if e.get("thinking") and self.show_thinking and not self._streamed:
             self._print_thinking(e["thinking"])
         self._pending = [running_label(call) for call in e["tool_calls"]]
-        if figures := server_figures_line(e):  # what the server said it prefilled and reused
+        # what the server said it prefilled and reused: per turn with -v (and in `show`); the
+        # run's totals at its end, so the default stays one line per step
+        if self.verbose and (figures := server_figures_line(e)):
             self.line(f"  [dim]{e['iteration']:>3} │ {figures}[/]")
         text = one_line(e["content"])
         if text and e["tool_calls"]:
@@ -293,6 +296,8 @@ class TerminalView:
             self.message(f"[bold red]error:[/] {escape(r['error'])}")
         if self.quiet:
             return
+        if totals := server_totals_line(r.get("prefill")):
+            self.message(f"[dim]{totals}[/]")
         if r["status"] == "unverified":
             self.message(f"[cyan]? {escape(unverified_line(r.get('suggested_check')))}[/]")
         if changed := r.get("check_files_changed"):  # absent from older records
@@ -302,22 +307,6 @@ class TerminalView:
             listed = escape(shown(", ".join(sensitive)))
             self.message(f"[bold yellow]! sensitive changes:[/] {listed}")
         after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
-
-
-def server_figures_line(reply: dict[str, Any]) -> str:
-    """A ``model_reply``'s server figures: tokens prefilled this turn, the cache hit %, prefill
-    tokens/s, each "unknown" where the server did not say; "" when it said none of them."""
-    prefilled, cached = reply.get("tokens_prefilled"), reply.get("tokens_cached")
-    milliseconds = reply.get("prefill_ms")
-    if prefilled is None and cached is None and not milliseconds:
-        return ""
-    total = (prefilled or 0) + (cached or 0)
-    hit = f"{100 * cached / total:.0f}%" if cached is not None and total else "unknown"
-    rate = "unknown"
-    if prefilled and milliseconds:
-        rate = f"{prefilled / milliseconds * 1000:,.0f} tok/s"
-    amount = "unknown" if prefilled is None else f"{prefilled:,} tok"
-    return f"prefill {amount} · cache hit {hit} · prefill rate {rate}"
 
 
 def unverified_line(suggested: str | None) -> str:
