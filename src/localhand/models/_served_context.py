@@ -10,7 +10,8 @@ fit; both need the window the server really has, not a guess:
 - LM Studio and Ollama's ``/v1`` say nothing here (Ollama's is read by its own backend from
   ``/api/show``); the window then stays unknown unless given (``context_length``).
 
-Never raises: a server that does not answer just leaves the window unknown.
+Never raises: a server that does not answer just leaves the window unknown. ``/props`` is
+read once per backend (``server_props``) and serves the slot count too (``_slots``).
 """
 
 from __future__ import annotations
@@ -20,13 +21,31 @@ from typing import Any
 from localhand.models._http import Client, HTTPError
 
 
-def served_context(base_url: str, model: str, timeout: float = 5.0) -> int | None:
-    """The window, in tokens, the server at ``base_url`` (``.../v1``) gives ``model``."""
-    root = base_url.rstrip("/").removesuffix("/v1")
-    client = Client(root)
+def root_of(base_url: str) -> str:
+    """The server's root (``/props`` lives there, not under ``/v1``)."""
+    return base_url.rstrip("/").removesuffix("/v1")
+
+
+def server_props(base_url: str, timeout: float = 5.0) -> dict[str, Any] | None:
+    """llama-server's ``GET /props`` of the server at ``base_url`` (``.../v1``); None when it
+    does not answer with an object (vLLM, LM Studio, Ollama's ``/v1``)."""
+    client = Client(root_of(base_url))
     try:
         props = _get(client, "/props", timeout)
-        settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    finally:
+        client.close()
+    return props if isinstance(props, dict) else None
+
+
+def served_context(
+    base_url: str, model: str, props: dict[str, Any] | None, timeout: float = 5.0
+) -> int | None:
+    """The window, in tokens, the server at ``base_url`` (``.../v1``) gives ``model``, from its
+    ``props`` (``server_props``) or else its model list."""
+    root = root_of(base_url)
+    client = Client(root)
+    try:
+        settings = props.get("default_generation_settings") if props else None
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
         if isinstance(n_ctx, int) and _tokens(n_ctx):
             return n_ctx

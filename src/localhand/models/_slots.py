@@ -16,9 +16,10 @@ claims are shared by every backend in this process, per server. A server without
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from localhand.models._http import Client, HTTPError
+from localhand.models._served_context import root_of
 
 __all__ = ["claim", "held", "release", "root_of"]
 
@@ -27,19 +28,15 @@ _held: dict[str, list[int]] = {}
 """Per server root: how many backends hold each of its slots."""
 
 
-def root_of(base_url: str) -> str:
-    """The server's root (``/props`` lives there, not under ``/v1``)."""
-    return base_url.rstrip("/").removesuffix("/v1")
-
-
-def claim(base_url: str, timeout: float = 5.0) -> int | None:
+def claim(base_url: str, props: Callable[[], dict[str, Any] | None]) -> int | None:
     """A slot of the server at ``base_url`` for one more holder: the least held one; None
-    when the server publishes no slots. Never raises: pinning is an optimisation."""
+    when the server publishes no slots (``props``: its ``/props``, read when needed). Never
+    raises: pinning is an optimisation."""
     root = root_of(base_url)
     with _lock:
         counts = _held.get(root)
     if counts is None or not any(counts):  # nobody holds one: ask again (a restarted server)
-        total = published_total(root, timeout)
+        total = published_total(props())
         with _lock:
             counts = _held.get(root)
             if counts is None or not any(counts):
@@ -66,17 +63,10 @@ def held(base_url: str) -> list[int]:
         return list(_held.get(root_of(base_url)) or [])
 
 
-def published_total(root: str, timeout: float) -> int | None:
-    """llama-server's ``total_slots`` (its ``--parallel``), or None when it does not say."""
-    client = Client(root)
-    try:
-        response = client.request("GET", "/props", timeout=timeout, connect_timeout=timeout)
-        data: Any = response.json() if response.status == 200 else None
-    except (HTTPError, OSError, ValueError):
-        return None
-    finally:
-        client.close()
-    total = data.get("total_slots") if isinstance(data, dict) else None
+def published_total(props: dict[str, Any] | None) -> int | None:
+    """llama-server's ``total_slots`` (its ``--parallel``) in its ``/props``, or None when it
+    does not say."""
+    total = props.get("total_slots") if props else None
     if isinstance(total, int) and not isinstance(total, bool) and total >= 1:
         return total
     return None

@@ -53,6 +53,7 @@ The model's profile (``localhand.profiles``) adds the sampling its makers recomm
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -193,9 +194,16 @@ class OpenAICompatModel(NetworkBackend):
             from localhand.models._served_context import served_context
 
             self._asked_context = True
-            timeout = self.connection.metadata_timeout
-            self.context_length = served_context(self.base_url, self._model, timeout)
+            props, timeout = self._server_props, self.connection.metadata_timeout
+            self.context_length = served_context(self.base_url, self._model, props, timeout)
         return self.context_length
+
+    @functools.cached_property
+    def _server_props(self) -> dict[str, Any] | None:
+        """llama-server's ``/props``, asked once for the window and the slot count both."""
+        from localhand.models._served_context import server_props
+
+        return server_props(self.base_url, self.connection.metadata_timeout)
 
     # -- the ChatModel protocol ----------------------------------------------------------------
     def chat(
@@ -369,7 +377,7 @@ class OpenAICompatModel(NetworkBackend):
             from localhand.models._slots import claim
 
             self._slot_asked = True
-            self.slot = claim(self.base_url, self.connection.metadata_timeout)
+            self.slot = claim(self.base_url, lambda: self._server_props)
         return self.slot
 
     def close(self) -> None:
