@@ -90,9 +90,9 @@ class Session:
         self.follow_up_dir = follow_up_dir
         self.own_checks = own_checks
         self.continuing = continuing
+        """The earlier run this one carries on (``localhand.session.continuing``)."""
         self.output_schema = output_schema
         """``--output-schema``: the final answer as JSON (``localhand.session.structured``)."""
-        """The earlier run this one carries on (``localhand.session.continuing``)."""
         self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
         self.cancellation = Cancellation()
         """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
