@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from plan_helpers import fix
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
 pytest_plugins = ("dashboard_helpers",)  # the browser and page fixtures
 
-from playwright.sync_api import Page, expect  # noqa: E402
+from playwright.sync_api import Page, Route, expect  # noqa: E402
 
 CLI = "from localhand.cli import main; raise SystemExit(main())\n"
 READS = 40
@@ -197,6 +199,36 @@ def test_a_run_that_fails_before_its_first_request_ends_its_badge(
             expect(row.locator(".pill")).to_have_text("error")
             expect(row.locator("button.stop")).to_have_count(0)
             assert ollama.chat_requests == []
+
+
+def test_an_answer_about_the_run_that_arrives_after_its_end_does_not_revive_it(
+    page: Page, tmp_path: Path
+) -> None:
+    """The run page asks for the run and opens its stream at once. A run that fails at once can
+    end on the stream before that answer arrives, and the answer, taken while it ran, says
+    ``running``: it is stale, and the badge keeps how the run ended (CI once saw it revert)."""
+    store = Store(tmp_path / "runs.db")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    def late_and_running(route: Route) -> None:
+        answer = route.fetch()
+        body = answer.json()
+        body["run"]["status"] = "running"
+        time.sleep(1.5)  # the page's stream delivers the run's end meanwhile
+        route.fulfill(response=answer, json=body)
+
+    page.route(re.compile(r"/api/runs/[^/?]+\?events=false$"), late_and_running)
+    with FakeOllama(script=["unused"], models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url)
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
+            page.goto(server.url)
+            page.fill("input[name=model]", "no-such-model:1b")
+            start_task(page, "Explain the workspace", workspace, mode="agentic")
+            expect(page.locator("#run-status")).to_have_text("error")
+            page.wait_for_timeout(2500)  # the stale answer has arrived by now
+            expect(page.locator("#run-status")).to_have_text("error")
+            expect(page.locator("#run-stop")).to_be_hidden()
 
 
 def plan_events() -> list[dict[str, Any]]:

@@ -152,7 +152,9 @@ function runRow(r) {
 function showRun(runId) {
   mount("run-view");
   const view = new RunView(runId);
-  api(`/api/runs/${runId}?events=false`).then(({ run }) => view.setRun(run)).catch((err) => {
+  // The stream may end the run before this answer arrives: a run that fails at once is over
+  // before its page has loaded. Then the stream's run is the newer word and this one is stale.
+  api(`/api/runs/${runId}?events=false`).then(({ run }) => { if (!view.ended) view.setRun(run); }).catch((err) => {
     $("run-title").textContent = err.message;
   });
   view.connect();
