@@ -16,6 +16,8 @@ sandboxed command with network: ``--no-other-sockets``, Unix sockets too but no 
 (``AF_VSOCK``, ``AF_PACKET``...); ``--relay=PORT=PATH[=HOST:PORT]`` (repeated), the
 supervisor relays connections to ``127.0.0.1:PORT`` (the sandbox's own loopback) to the Unix
 socket PATH (localhand's proxy), first asking it to ``CONNECT`` to HOST:PORT when given.
+For any command: ``--stderr=FD``, its stderr on FD rather than OUTPUT_FD (a hook's reason
+for blocking a call is its stderr alone). ARGV's stdin is the supervisor's own.
 
 It imports nothing from localhand and runs with ``-I -S``: nothing in the workspace or the
 environment can change what it does.
@@ -61,10 +63,11 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.signal(signal.SIGTERM, lambda *_: ending.append(True))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    errors = [int(flag[9:]) for flag in flags if flag.startswith("--stderr=")]
     pid = os.fork()
     if pid == 0:
         os.dup2(output, 1)
-        os.dup2(output, 2)
+        os.dup2(errors[0] if errors else output, 2)
         beneath = [flag.split("=", 1)[1] for flag in flags if flag.startswith("--write-beneath=")]
         if beneath:
             _write_only_beneath(beneath)
@@ -72,11 +75,12 @@ def main(argv: list[str]) -> None:
             _deny_sockets(_OFFLINE_FAMILIES)
         elif "--no-other-sockets" in flags:
             _deny_sockets(_NETWORK_FAMILIES)
-        _exec(command, (status_fd, lifeline, output, wake_r, wake_w))
+        _exec(command, (status_fd, lifeline, output, wake_r, wake_w, *errors))
     for relay in relays:  # after the fork: the command's process has no thread to inherit
         _netrelay.start(relay)
     # Let go of the output pipe: its end of file must mean the command's processes are done.
-    os.close(output)
+    for fd in (output, *errors):
+        os.close(fd)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

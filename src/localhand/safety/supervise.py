@@ -69,11 +69,15 @@ class Supervised:
         wrap: Callable[[list[str]], list[str]] | None = None,
         *,
         flags: Sequence[str] = (),
+        stdin: int | None = None,
+        split_stderr: bool = False,
     ):
         """Start ``argv`` under a supervisor; ``wrap`` (a sandbox) turns the supervisor's own
         command line into the one that runs it, so the supervisor lives inside the sandbox
         with the command and reports its real status. ``flags`` confine the command further
-        (see ``Sandbox.offline_flags``)."""
+        (see ``Sandbox.offline_flags``). ``stdin``: a file descriptor the command reads
+        (default ``/dev/null``); ``split_stderr``: its stderr on ``error_fd``, not with its
+        stdout on ``output_fd``."""
         self.marker = secrets.token_hex(8)
         status_r, status_w = os.pipe()
         life_r, self.lifeline = os.pipe()
@@ -81,6 +85,10 @@ class Supervised:
         # the command's processes are done even while a sandbox around the supervisor lives
         # on; what the supervisor or the sandbox say themselves goes to ``diagnostics``.
         self._output, output_w = os.pipe()
+        self._errors, errors_w = os.pipe() if split_stderr else (-1, -1)
+        kept = (status_w, life_r, output_w) + ((errors_w,) if split_stderr else ())
+        if split_stderr:
+            flags = (*flags, f"--stderr={errors_w}")
         self.diagnostics = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _close_pipes)
         supervisor = [*supervisor_command(), str(status_w), str(life_r), str(output_w),
                       str(KILL_GRACE_S), *flags, "--", *argv]  # fmt: skip
@@ -88,20 +96,21 @@ class Supervised:
             self.proc = subprocess.Popen(
                 wrap(supervisor) if wrap is not None else supervisor,
                 cwd=cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL if stdin is None else stdin,
                 stdout=self.diagnostics,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**env, MARKER_VAR: self.marker},
-                pass_fds=(status_w, life_r, output_w),
+                pass_fds=kept,
             )  # fmt: skip
         except BaseException:
-            for fd in (status_r, self.lifeline, self._output):
-                os.close(fd)
+            for fd in (status_r, self.lifeline, self._output, self._errors):
+                if fd >= 0:
+                    os.close(fd)
             self.diagnostics.close()
             raise
         finally:
-            for fd in (status_w, life_r, output_w):
+            for fd in kept:
                 os.close(fd)
         os.set_blocking(status_r, False)
         self.status_fd: int | None = status_r
@@ -117,6 +126,11 @@ class Supervised:
     @property
     def output_fd(self) -> int:
         return self._output
+
+    @property
+    def error_fd(self) -> int | None:
+        """The command's stderr, when it was asked for apart (``split_stderr``)."""
+        return self._errors if self._errors >= 0 else None
 
     def read_status(self, *, block: bool = False) -> None:
         """Take in the supervisor's lines: ``exit N`` / ``signal N`` when the command's own
@@ -183,6 +197,9 @@ class Supervised:
         if self._output >= 0:
             os.close(self._output)
             self._output = -1
+        if self._errors >= 0:
+            os.close(self._errors)
+            self._errors = -1
         if self.status_fd is not None:
             os.close(self.status_fd)
             self.status_fd = None

@@ -17,8 +17,10 @@ import os
 import selectors
 import shutil
 import signal
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,7 @@ from localhand.safety.risk import Risk, classify
 from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
 from localhand.safety.supervise import Supervised, network_isolation
 from localhand.tools.deadline import mark_reached, remaining_s
+from localhand.tools.headtail import HeadTail
 from localhand.tools.limits import ToolLimits
 from localhand.tools.sandbox_notes import TMP_FULL, sandbox_note
 from localhand.tools.workspace import Workspace
@@ -67,6 +70,8 @@ class CommandOutput:
     left running with (``supervise.release`` also closes its lifeline); else None."""
     stopped: int = 0
     """Processes the command left running that were stopped when it returned."""
+    errors: str = ""
+    """With ``split_stderr``, its stderr (cut like ``output``, which then is stdout only)."""
 
 
 def run_shell(
@@ -83,6 +88,8 @@ def run_shell(
     sandbox: Sandbox | None = None,
     workspace: str | os.PathLike[str] | None = None,
     approver: Approver | None = None,
+    stdin: bytes | None = None,
+    split_stderr: bool = False,
 ) -> CommandOutput:
     """Run ``command`` with bash (``/bin/sh`` if there is none) in ``cwd`` and capture it all.
 
@@ -94,8 +101,10 @@ def run_shell(
     It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
     ``workspace`` (default ``cwd``) as the only tree it may write. ``isolate_network`` runs it
     without network access. ``approver`` is asked about a host the network proxy does not
-    allow (None: refused). Raises ``ToolError``, having run nothing, where the sandbox is
-    required or network isolation asked for but the system cannot provide them.
+    allow (None: refused). ``stdin``: what the command reads (default: nothing, ``/dev/null``);
+    ``split_stderr``: its stderr in ``errors``, apart from its stdout. Raises ``ToolError``,
+    having run nothing, where the sandbox is required or network isolation asked for but the
+    system cannot provide them.
     """
     box = sandbox if sandbox is not None else current_sandbox()
     if isolate_network:
@@ -112,7 +121,8 @@ def run_shell(
         flags = box.offline_flags(workspace or cwd)
     else:
         flags = box.supervisor_flags(workspace or cwd)
-    capture = _HeadTail(head_bytes, tail_bytes)
+    capture = HeadTail(head_bytes, tail_bytes)
+    errors = HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
     from localhand.safety import netbox  # the proxy's modules: loaded by the first command
@@ -120,10 +130,17 @@ def run_shell(
     with (
         limited(box.limits if box.on else NO_LIMITS) as limiter,
         netbox.asking(box if wrap is not None else None, approver),
+        _stdin_file(stdin) as reading,
     ):
-        supervised = Supervised(argv, cwd, environment, limiter.wrapping(wrap), flags=flags)
+        supervised = Supervised(
+            argv, cwd, environment, limiter.wrapping(wrap), flags=flags,
+            stdin=reading, split_stderr=split_stderr,
+        )  # fmt: skip
+        sinks = {supervised.output_fd: capture.add}
+        if supervised.error_fd is not None:
+            sinks[supervised.error_fd] = errors.add
         try:
-            timed_out, detached = _pump(supervised, capture.add, started + timeout_s)
+            timed_out, detached = _pump(supervised, sinks, started + timeout_s)
         finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
             pgid = supervised.end(keep_background=keep_background and not timed_out)
         hits = limiter.hits(supervised.exit_code)
@@ -141,7 +158,21 @@ def run_shell(
         duration_s=time.monotonic() - started,
         pgid=pgid,
         stopped=supervised.stopped,
+        errors=errors.text(),
     )
+
+
+@contextmanager
+def _stdin_file(data: bytes | None) -> Iterator[int | None]:
+    """A file holding ``data`` for a command to read as its stdin (a file, not a pipe: nothing
+    waits on a command that reads only part of it), or None for no input."""
+    if data is None:
+        yield None
+        return
+    with tempfile.TemporaryFile() as file:
+        file.write(data)
+        file.seek(0)
+        yield file.fileno()
 
 
 def _sandboxing(
@@ -170,20 +201,21 @@ def _network_isolation() -> tuple[str, ...]:
 
 
 def _pump(
-    supervised: Supervised, sink: Callable[[bytes], None], deadline: float
+    supervised: Supervised, sinks: dict[int, Callable[[bytes], None]], deadline: float
 ) -> tuple[bool, bool]:
-    """Read the output into ``sink`` until the command has exited and its output ended, the
-    deadline passes, or a short while after it exits with a background process still holding
-    the pipe. Returns (timed_out, detached)."""
+    """Read the output (and stderr, when it comes apart) into ``sinks`` until the command has
+    exited and its output ended, the deadline passes, or a short while after it exits with a
+    background process still holding the pipe. Returns (timed_out, detached)."""
     exited_at: float | None = None
-    output_open = True
+    open_fds = set(sinks)
     with selectors.DefaultSelector() as selector:
-        selector.register(supervised.output_fd, selectors.EVENT_READ, "output")
+        for fd in sinks:
+            selector.register(fd, selectors.EVENT_READ, "output")
         assert supervised.status_fd is not None
         selector.register(supervised.status_fd, selectors.EVENT_READ, "status")
         while True:
             now = time.monotonic()
-            if exited_at is not None and not output_open:
+            if exited_at is not None and not open_fds:
                 return False, False
             if now >= deadline:
                 return True, False
@@ -193,10 +225,10 @@ def _pump(
                 if key.data == "output":
                     chunk = os.read(key.fd, 1 << 16)
                     if chunk:
-                        sink(chunk)
+                        sinks[key.fd](chunk)
                         continue
                     selector.unregister(key.fd)  # end of output; the exit status may follow
-                    output_open = False
+                    open_fds.discard(key.fd)
                     continue
                 selector.unregister(key.fd)
                 supervised.read_status()
@@ -204,33 +236,6 @@ def _pump(
                     selector.register(supervised.status_fd, selectors.EVENT_READ, "status")
                 if supervised.exited and exited_at is None:
                     exited_at = time.monotonic()
-
-
-class _HeadTail:
-    """Keeps the first ``head`` and the last ``tail`` bytes of a stream, counting what it drops."""
-
-    def __init__(self, head: int, tail: int) -> None:
-        self.head_max, self.tail_max = head, tail
-        self.head, self.tail = bytearray(), bytearray()
-        self.cut = 0
-
-    def add(self, data: bytes) -> None:
-        room = self.head_max - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        self.tail += data
-        excess = len(self.tail) - self.tail_max
-        if excess > 0:
-            del self.tail[:excess]
-            self.cut += excess
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
-        if not self.cut:
-            return head + tail
-        return f"{head}\n[... {self.cut:,} bytes cut ...]\n{tail}"
 
 
 class ShellTool:
