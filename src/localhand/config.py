@@ -38,6 +38,7 @@ from localhand.safety.config_values import (
 from localhand.safety.sandbox_table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:
+    from localhand.hooks.config import Hook
     from localhand.mcp.config import McpServer
     from localhand.profiles import ProfileSettings
 
@@ -118,6 +119,9 @@ class Settings:
     mcp_servers: tuple[McpServer, ...] = ()
     """MCP servers whose tools the tool loop offers (``[mcp.servers.NAME]``, ``--mcp-config``;
     see ``localhand.mcp.config``). Each says which file it came from."""
+    hooks: tuple[Hook, ...] = ()
+    """The user's commands at each tool call and at the end of a run (``[hooks]``, see
+    ``localhand.hooks``): only from the user's own ``config.toml``, never a ``localhand.toml``."""
 
     config_file: str | None = None
     """The ``localhand.toml`` these settings were read from, if any."""
@@ -244,16 +248,16 @@ def load_settings(
     config = read_config(env, cwd, warn)
     from_file: dict[str, Any] = {}
     if config is not None and config.in_workspace:
-        # Its MCP servers are not even read: their ${VAR}s would be expanded.
-        data = {key: value for key, value in config.data.items() if key != "mcp"}
+        # Its MCP servers are not even read: their ${VAR}s would be expanded; nor its hooks.
+        data = {key: value for key, value in config.data.items() if key not in ("mcp", "hooks")}
         from_file = read_toml(data, config.path)
         _validated(from_file, source=str(config.path))  # wrong is an error, left out or not
         from localhand.safety.workspace_keys import without_withheld
 
-        unread = ["mcp_servers"] if "mcp" in config.data else []
+        unread = [n for k, n in _UNREAD if k in config.data]
         from_file = without_withheld(from_file, config.path, warn or warn_once, also=unread)
     elif config is not None:
-        from_file = read_toml(config.data, config.path)
+        from_file = read_toml(_without_hooks(config.data, config.path, warn), config.path)
     if config is not None:
         kind = "workspace file" if config.in_workspace else "LOCALHAND_CONFIG"
         sources.update(dict.fromkeys(from_file, f"{kind} {config.path}"))
@@ -272,6 +276,27 @@ def load_settings(
         user_file=str(user.path) if user is not None else None,
         sources=tuple(sorted(sources.items())),
     )
+
+
+_UNREAD = (("mcp", "mcp_servers"), ("hooks", "hooks"))
+"""The tables of a workspace file not even read, and the settings they would give."""
+
+
+def _without_hooks(
+    data: dict[str, Any], path: Path, warn: Callable[[str], None] | None
+) -> dict[str, Any]:
+    """``data`` of a ``localhand.toml`` outside the workspace (``LOCALHAND_CONFIG``) without
+    its ``[hooks]``: hooks run commands at every tool call, so only the user's own
+    ``config.toml`` gives them."""
+    if "hooks" not in data:
+        return data
+    from localhand.safety.config_file import warn_once
+
+    (warn or warn_once)(
+        f"{path} has a [hooks] table, which is not used: hooks are read only from your own "
+        "~/.config/localhand/config.toml."
+    )
+    return {key: value for key, value in data.items() if key != "hooks"}
 
 
 def _layered(under: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

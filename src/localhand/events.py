@@ -210,6 +210,27 @@ class ApprovalDecided(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class HookRan(Event):
+    """One of the user's hooks ran (``[hooks]`` in the user's config, ``localhand.hooks``)."""
+
+    type: ClassVar[str] = "hook_ran"
+    hook: str
+    """Its kind: ``pre_tool``, ``post_tool``, ``post_edit`` or ``stop``."""
+    command: str
+    """The command as it ran, ``{path}`` and ``{tool}`` filled in."""
+    exit_code: int | None
+    """None when it timed out or could not run."""
+    duration_ms: int
+    blocked: bool = False
+    """A ``pre_tool`` hook that exited 2: the call did not run."""
+    timed_out: bool = False
+    output_summary: str = ""
+    """Its output (stdout, then stderr), cut at ``SUMMARY_CHARS``."""
+    tool_name: str | None = None
+    """The call it ran for; None for a ``stop`` hook."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Verification(Event):
     type: ClassVar[str] = "verification"
     checks: list[dict[str, Any]]

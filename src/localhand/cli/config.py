@@ -126,13 +126,15 @@ def source_label(settings: Settings, name: str) -> str:
 
 
 def shown(settings: Settings, name: str) -> Any:
-    """The value as JSON has it: tuples as lists, MCP servers by name, the profiles as
-    whether they are changed."""
+    """The value as JSON has it: tuples as lists, MCP servers by name, hooks as ``KIND:
+    COMMAND``, the profiles as whether they are changed."""
     value = getattr(settings, name)
     if name == "host" and value is None and os.environ.get("OLLAMA_HOST"):
         return os.environ["OLLAMA_HOST"]
     if name == "mcp_servers":
         return [server.name for server in value]
+    if name == "hooks":
+        return [f"{hook.kind}: {hook.command}" for hook in value]
     if name in NOT_SHOWN:
         return "changed" if value is not None else "built-in"
     if name == "sandbox_limits":

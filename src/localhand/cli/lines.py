@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -140,3 +141,29 @@ class StreamWrap:
             return "\n" + word
         self.column += size
         return word
+
+
+def hook_line(e: dict[str, Any]) -> str:
+    """A ``hook_ran`` event's line (Rich markup): the kind, the command, how it ended, what
+    it said; a blocking ``pre_tool`` hook in red."""
+    from rich.markup import escape
+
+    from localhand.safety.approval import escape as inert
+
+    if e["blocked"]:
+        mark, ended = "[red]⛔[/]", "[red]blocked the call[/]"
+    elif e["timed_out"]:
+        mark, ended = "[yellow]![/]", "[yellow]timed out[/]"
+    elif e["exit_code"] == 0:
+        mark, ended = "[green]✓[/]", "exit 0"
+    else:
+        mark, ended = (
+            "[yellow]![/]",
+            f"exit {e['exit_code'] if e['exit_code'] is not None else '?'}",
+        )
+    took = e["duration_ms"]
+    timing = f"{took / 1000:.1f} s" if took >= 1000 else f"{took} ms"
+    said = f": {escape(one_line(e['output_summary']))}" if e["output_summary"] else ""
+    command = escape(inert(one_line(e["command"])))
+    head = f"      │ {mark} [bold]hook {e['hook']}[/] [dim]{command}[/]"
+    return f"{head} → {ended} [dim]({timing}){said}[/]"

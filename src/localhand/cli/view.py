@@ -26,7 +26,15 @@ from rich.markup import escape
 from rich.text import Text
 
 from localhand.cli.diffview import after_run
-from localhand.cli.lines import StreamWrap, answer_width, fit, fold, one_line, terminal_width
+from localhand.cli.lines import (
+    StreamWrap,
+    answer_width,
+    fit,
+    fold,
+    hook_line,
+    one_line,
+    terminal_width,
+)
 from localhand.cli.running import Waiting, arguments_shown, running_label
 from localhand.cli.server_figures import server_figures_line, server_totals_line
 from localhand.events import Event
@@ -277,6 +285,10 @@ class TerminalView:
         self.line(f"  {mark} [dim]({escape(e['by'])})[/] {command}")
         if e["approved"] and self._pending:
             self._run_next()  # it runs now; its tool_call moves on to the next
+
+    def on_hook_ran(self, event: Event) -> None:
+        self.line(hook_line(event.to_dict()))
+        self._run_next()  # the call it ran around goes on (or the checks, after a stop hook)
 
     def on_verification(self, event: Event) -> None:
         for check in event.to_dict()["checks"]:

@@ -29,6 +29,7 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
         **_plan_table(data.get("plan"), path),
         **_run_table(data.get("run"), path),
         **_mcp_table(data.get("mcp"), path),
+        **_hooks_table(data.get("hooks"), path),
         **_profiles_table(data, path),
     }
 
@@ -50,6 +51,15 @@ def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
     from localhand.mcp.config import servers_from_toml  # only when a file has the table
 
     return {"mcp_servers": servers_from_toml(table, path)}
+
+
+def _hooks_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[hooks]``: the user's commands at each tool call (``localhand.hooks.config``)."""
+    if table is None:
+        return {}
+    from localhand.hooks.config import hooks_from_toml  # only when a file has the table
+
+    return {"hooks": hooks_from_toml(table, path)}
 
 
 _RUN_KEYS = {"nudge_limit_per", "instruction_files"}
@@ -156,6 +166,10 @@ def convert(name: str, value: Any, source: str) -> Any:
         if name == "mcp_servers":  # read and checked by _mcp_table
             if not isinstance(value, tuple):
                 raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
+            return value
+        if name == "hooks":  # read and checked by _hooks_table
+            if not isinstance(value, tuple):
+                raise ValueError("give hooks as [[hooks.KIND]] tables in your config.toml")
             return value
         if name == "instruction_files":
             return instruction_names(value)

@@ -96,6 +96,7 @@ KEYS: dict[str, Key] = {
     "mcp_servers": _withheld(
         "programs started outside the sandbox, given ${VAR} secrets, and servers sent tool calls"
     ),
+    "hooks": _withheld("commands localhand runs on its own at every tool call and run's end"),
     "dashboard.workspaces": _withheld("the roots a page-started task may use"),
     "pool.endpoints": _withheld("the servers a batch sends its conversations to"),
 }

@@ -24,6 +24,7 @@ from localhand.tools import default_tools
 from localhand.types import Result
 
 if TYPE_CHECKING:
+    from localhand.hooks.hookset import Hooks
     from localhand.session.prepared import Prepared
     from localhand.store import Store
     from localhand.types import Message
@@ -102,6 +103,11 @@ def run_loop(ready: Prepared) -> Result:
                     window=lambda: known_window(model),  # past a tenth: behind find_tools
                 )
             )
+        hooks = _hooks(ready)
+        if hooks is not None:  # inside a door's wrapper: an editor sees what the model reads
+            from localhand.hooks.tools import HookedTools
+
+            tools = HookedTools(tools, hooks)
         if ready.wrap_tools is not None:
             tools = ready.wrap_tools(tools)
         agent = Agent(
@@ -119,7 +125,7 @@ def run_loop(ready: Prepared) -> Result:
             instruction_files=settings.instruction_files,
             cancellation=ready.cancellation,
             history=ready.continuing.history if ready.continuing else (),
-            final_answer=_kept(ready, _final_answer(ready, model)),
+            final_answer=_kept(ready, _final_answer(ready, model), hooks),
         )
         return agent.run(task.description)
 
@@ -164,12 +170,40 @@ def _after_simple(ready: Prepared, model: ChatModel, simple: Result) -> Result:
     return simple if shape is None else shape(simple, messages)
 
 
+def _hooks(ready: Prepared) -> Hooks | None:
+    """The user's hooks for this run (``[hooks]`` in their config.toml), or None."""
+    if not ready.settings.hooks:
+        return None
+    from localhand.hooks.hookset import Hooks
+
+    task, store = ready.task, ready.store
+
+    def run_id() -> str | None:
+        try:
+            return store.open_run_for(task.id) if store is not None else None
+        except Exception:  # a store that fails here must not stop the hook: the task id
+            return None
+
+    return Hooks(
+        ready.settings.hooks,
+        task.workspace,
+        bus=ready.bus,
+        task_id=task.id,
+        run_id=run_id,
+        isolate_network=ready.settings.isolate_network,
+        approver=ready.announced,
+    )
+
+
 def _kept(
-    ready: Prepared, then: Callable[[Result, Sequence[Message]], Result] | None
+    ready: Prepared,
+    then: Callable[[Result, Sequence[Message]], Result] | None,
+    hooks: Hooks | None = None,
 ) -> Callable[[Result, Sequence[Message]], Result]:
     """What keeps the run's conversation in the store before its Result is announced (while
     the run is still open there, whichever door opened it), so that it can be continued;
-    then ``then`` (``--output-schema``)."""
+    then ``then`` (``--output-schema``); then the ``stop`` hooks, with the Result, before it
+    is announced (their ``hook_ran`` events come before ``task_finished``)."""
 
     def keep(result: Result, messages: Sequence[Message]) -> Result:
         store = ready.store
@@ -181,7 +215,10 @@ def _kept(
                 save_conversation(store, run_id, messages)
         except Exception as exc:  # a store that fails here must not cost the run its Result
             ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
-        return then(result, messages) if then is not None else result
+        result = then(result, messages) if then is not None else result
+        if hooks is not None:
+            hooks.at_stop(result)
+        return result
 
     return keep
 

@@ -326,6 +326,14 @@ class RunView {
         const outcome = e.approved ? "approved" : "denied";
         return note("decision " + outcome, e, when, outcome, `${e.command} · by ${e.by}`);
       }
+      case "hook_ran": { // the user's own command; its output is the workspace's, so text only
+        const ended = e.blocked ? "blocked the call" : e.timed_out ? "timed out"
+          : `exit ${e.exit_code === null ? "?" : e.exit_code}`;
+        const state = e.blocked ? "blocked" : e.timed_out || e.exit_code !== 0 ? "failed" : "ok";
+        const parts = [el("code", "", [inert(e.command || "", true)]), ` → ${ended} (${e.duration_ms} ms)`];
+        if (e.output_summary) parts.push(el("div", "hook-output", [inert(e.output_summary)]));
+        return note("hook " + state, e, when, `hook ${e.hook}`, ...parts);
+      }
       case "model_request": case "answer_delta": return null;
       case "model_status": return note("status", e, when, "model", e.message || "");
       default: {
