@@ -136,7 +136,7 @@ def run_shell(
             argv, cwd, environment, limiter.wrapping(wrap), flags=flags,
             stdin=reading, split_stderr=split_stderr,
         )  # fmt: skip
-        sinks = {supervised.output_fd: capture.add}
+        sinks: dict[int, Callable[[bytes], None]] = {supervised.output_fd: capture.add}
         if supervised.error_fd is not None:
             sinks[supervised.error_fd] = errors.add
         try:
