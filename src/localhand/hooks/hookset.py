@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from localhand.events import HookRan, summarize
 from localhand.hooks.command import HookOutcome, run_hook
@@ -17,7 +17,12 @@ from localhand.types import ToolCall, ToolResult
 if TYPE_CHECKING:
     from localhand.events import EventBus
     from localhand.safety.approval import Approver
-    from localhand.types import Result
+
+
+class Announced(Protocol):
+    """A run's Result (``Result``, plan mode's ``PlanResult``): what a ``stop`` hook reads."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 class Hooks:
@@ -86,7 +91,7 @@ class Hooks:
             return result
         return replace(result, content="\n\n".join([result.content, *notes]))
 
-    def at_stop(self, result: Result) -> None:
+    def at_stop(self, result: Announced) -> None:
         """Run the ``stop`` hooks with ``result`` on their stdin; their output is recorded only."""
         for hook in self.of("stop"):
             self._run(hook, {**self._event("stop"), "result": result.to_dict()}, None, None)

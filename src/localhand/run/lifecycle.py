@@ -94,6 +94,8 @@ class Run:
         self.follow_up = follow_up
         """Called with a Result that did not pass; returns the path of a task file for what
         remains (run mode and the simple path)."""
+        self.announcing: Callable[[Any], None] | None = None
+        """Called with the Result just before it is announced (plan mode's ``stop`` hooks)."""
         self.state = RunState()
         self.description = ""
         """The task's text, as ``start`` was given it."""
@@ -221,6 +223,8 @@ class Run:
             from localhand.safety.sandbox import current_sandbox
 
             result.sandbox = current_sandbox().report()  # type: ignore[attr-defined]
+        if self.announcing is not None:
+            self.announcing(result)
         self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
         return result
 

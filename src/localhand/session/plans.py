@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.errors import ConfigError, ModelError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 from localhand.run.task import AGENTIC_TIMEOUT_S
-from localhand.session.runner import build_model
+from localhand.session.runner import build_model, hooks_for
 
 if TYPE_CHECKING:
     from localhand.plan.model import Plan
@@ -76,7 +76,14 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
             wall_clock_s=task.timeout_s or AGENTIC_TIMEOUT_S,
             token_budget=task.token_budget,
         )
-        executor = PlanExecutor(
+        kind: type[PlanExecutor] = PlanExecutor
+        extra: dict[str, Any] = {}
+        hooks = hooks_for(ready)
+        if hooks is not None:  # each step's command passes the user's hooks
+            from localhand.session.plan_hooks import HookedPlanExecutor
+
+            kind, extra = HookedPlanExecutor, {"hooks": hooks}
+        executor = kind(
             the_plan,
             root,
             mode=chosen,  # type: ignore[arg-type]  # checked against MODES above
@@ -89,6 +96,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
             step_timeout_s=request.step_timeout_s,
             spent=spent,
             cancellation=ready.cancellation,
+            **extra,
         )
         return executor.run()
     except (ModelError, DraftError) as exc:

@@ -103,7 +103,7 @@ def run_loop(ready: Prepared) -> Result:
                     window=lambda: known_window(model),  # past a tenth: behind find_tools
                 )
             )
-        hooks = _hooks(ready)
+        hooks = hooks_for(ready)
         if hooks is not None:  # inside a door's wrapper: an editor sees what the model reads
             from localhand.hooks.tools import HookedTools
 
@@ -170,7 +170,7 @@ def _after_simple(ready: Prepared, model: ChatModel, simple: Result) -> Result:
     return simple if shape is None else shape(simple, messages)
 
 
-def _hooks(ready: Prepared) -> Hooks | None:
+def hooks_for(ready: Prepared) -> Hooks | None:
     """The user's hooks for this run (``[hooks]`` in their config.toml), or None."""
     if not ready.settings.hooks:
         return None
