@@ -6,12 +6,13 @@ Every line is one object in schema version ``SCHEMA`` (README, "Events as JSON l
      "iteration": 2, "payload": {...}}
 
 ``type`` is the event's type (``task_started``, ``model_request``, ``model_reply``,
-``tool_call``, ``hook_ran``, ``warning``, ``approval_needed``, ``task_finished``...), ``time`` seconds since
-the epoch, ``run_id`` the store's id of the run (``localhand show RUN``; the task id when the
-run is not recorded), ``iteration`` the model turn the event belongs to (``null`` outside one)
-and ``payload`` the rest of the event's fields, ``task_id`` among them. The last line of a run
-is its Result: ``"type": "result"``, the Result's JSON as the payload. A new field may be
-added to a payload within a version; a field removed or changed in meaning bumps ``schema``.
+``tool_call``, ``hook_ran``, ``warning``, ``approval_needed``, ``task_finished``...),
+``time`` seconds since the epoch, ``run_id`` the store's id of the run (``localhand show
+RUN``; the task id when the run is not recorded), ``iteration`` the model turn the event
+belongs to (``null`` outside one) and ``payload`` the rest of the event's fields, ``task_id``
+among them. The last line of a run is its Result: ``"type": "result"``, the Result's JSON as
+the payload. A new field may be added to a payload within a version; a field removed or
+changed in meaning bumps ``schema``.
 
 Nothing else may reach stdout while the stream is on: ``JsonlStream.stdout_kept`` points
 ``sys.stdout`` at stderr for the run, so a stray print (a library's, a backend's) cannot

@@ -76,7 +76,8 @@ def run_hook(
     approver: Approver | None = None,
 ) -> HookOutcome:
     """Run ``hook`` in ``workspace`` with ``event`` as JSON on its stdin. Never raises for the
-    hook's sake: a sandbox that cannot be had is an outcome that could not run."""
+    hook's sake: a sandbox that cannot be had (``sandbox = "required"`` where bubblewrap
+    cannot run) is an outcome that could not run, and the model is told."""
     command = command_line(hook, tool, path)
     timeout = hook.timeout_s
     left = remaining_s()  # inside a tool call: the run's wall clock bounds it too
@@ -97,8 +98,9 @@ def run_hook(
             stdin=data,
             split_stderr=True,
         )
-    except ToolError as error:
-        return HookOutcome(hook, command, None, False, str(error), str(error), _ms(started))
+    except (ToolError, OSError) as error:  # no sandbox to be had, no process to start
+        said = f"the hook could not run: {error}"
+        return HookOutcome(hook, command, None, False, said, said, _ms(started))
     output = "\n".join(part.rstrip("\n") for part in (done.output, done.errors) if part.strip())
     return HookOutcome(
         hook,

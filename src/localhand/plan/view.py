@@ -75,6 +75,18 @@ class PlanView:
         for line in lines[-OUTPUT_LINES:]:
             self.console.print(f"    [dim]{escape(line[:200])}[/]")
 
+    def on_hook_ran(self, e: dict[str, Any]) -> None:
+        if e["blocked"]:
+            ended = "[red]blocked the step[/]"
+        elif e["timed_out"]:
+            ended = "[yellow]timed out[/]"
+        else:
+            ended = f"exit {e['exit_code'] if e['exit_code'] is not None else '?'}"
+        said = f": {escape(e['output_summary'])}" if e["output_summary"] else ""
+        self.console.print(
+            f"  [bold]hook {e['hook']}[/] [dim]{escape(e['command'])}[/] → {ended}[dim]{said}[/]"
+        )
+
     def on_agent_thinking(self, e: dict[str, Any]) -> None:
         self.console.print(
             f"  [magenta]… agent diagnosing {escape(e['step_id'])} "
