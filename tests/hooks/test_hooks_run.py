@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from localhand.config import Settings
+from localhand.errors import ToolError
 from localhand.events import EventBus, EventLog
 from localhand.hooks.config import hooks_from_toml
 from localhand.models.scripted import ScriptedModel, call
@@ -185,3 +186,22 @@ def test_no_hooks_no_wrapper(workspace: Path) -> None:
     result, _model, log = run_with_hooks(workspace, {}, [call("read_file", path="notes.txt"), "ok"])
     assert log.of_type("hook_ran") == []
     assert result.output == "ok"
+
+
+def test_a_hook_that_cannot_start_does_not_stop_the_run_and_the_model_is_told(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_sandbox(*args: Any, **kwargs: Any) -> None:
+        raise ToolError("network isolation is on, but this system does not allow it")
+
+    monkeypatch.setattr("localhand.hooks.command.run_shell", no_sandbox)
+    hooks = {"post_tool": [{"command": "touch ran.txt"}]}
+    script = [call("read_file", path="notes.txt"), "done"]
+    result, model, log = run_with_hooks(workspace, hooks, script)
+
+    (read,) = tool_results(model)
+    assert "[post_tool hook `touch ran.txt`: could not run]" in read
+    assert "network isolation is on" in read
+    (ran,) = log.of_type("hook_ran")
+    assert ran.exit_code is None and "could not run" in ran.output_summary
+    assert result.output == "done"
