@@ -10,8 +10,8 @@ Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALH
 others in ``ENV``.
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``,
 which must exist), from its ``[localhand]`` table or its top level, plus the ``[sandbox]``,
-``[plan]``, ``[run]`` and ``[mcp.servers.NAME]`` tables (the user's file has the same
-shape); only with content the user trusted, and a file in the project gives no key that
+``[plan]``, ``[run]``, ``[telemetry]`` and ``[mcp.servers.NAME]`` tables (the user's file has
+the same shape); only with content the user trusted, and a file in the project gives no key that
 routes data or loosens safety (``localhand.safety.config_file``).
 """
 
@@ -118,6 +118,11 @@ class Settings:
     mcp_servers: tuple[McpServer, ...] = ()
     """MCP servers whose tools the tool loop offers (``[mcp.servers.NAME]``, ``--mcp-config``;
     see ``localhand.mcp.config``). Each says which file it came from."""
+    otel: bool | None = None
+    """``[telemetry] otel``: OpenTelemetry spans for each run (``localhand.telemetry``); ``None``:
+    on only when the program localhand runs in has imported ``opentelemetry.trace``."""
+    otel_content: bool = False
+    """``[telemetry] content``: the spans carry prompts, answers and tool arguments and results."""
 
     config_file: str | None = None
     """The ``localhand.toml`` these settings were read from, if any."""
@@ -220,6 +225,8 @@ ENV = {
     "nudge_limit_per": "LOCALHAND_NUDGE_LIMIT_PER",
     "instruction_files": "LOCALHAND_INSTRUCTION_FILES",
     "think_budget": "LOCALHAND_THINK_BUDGET",
+    "otel": "LOCALHAND_OTEL",
+    "otel_content": "LOCALHAND_OTEL_CONTENT",
 }
 
 
