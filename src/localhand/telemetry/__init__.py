@@ -12,8 +12,9 @@ on untraced. localhand only speaks the API (``opentelemetry-api``): where the sp
 exporter, an endpoint) is the host's SDK's business (``opentelemetry-instrument`` for the
 command line).
 
-The spans (``localhand.telemetry.spans``) follow the GenAI semantic conventions of
-``SEMCONV_VERSION``; those are still in development and change from release to release.
+The spans (``localhand.telemetry.spans``) follow the GenAI semantic conventions of the version
+in ``spans.SEMCONV_VERSION``; those are still in development and change from release to
+release.
 """
 
 from __future__ import annotations
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from localhand.config import Settings
     from localhand.events import EventBus
     from localhand.run.task import Task
-
-SEMCONV_VERSION = "1.38.0"
-"""The OpenTelemetry semantic conventions the spans follow (their GenAI part: in development)."""
 
 INSTALL = "pip install 'localhand[otel]'"
 
@@ -117,7 +115,6 @@ def provider_name(settings: Settings) -> str:
 __all__ = [
     "CONTENT_VARIABLE",
     "INSTALL",
-    "SEMCONV_VERSION",
     "content_on",
     "provider_name",
     "traced_run",

@@ -1,5 +1,5 @@
 """One run's events as OpenTelemetry spans, in the shape of the GenAI semantic conventions
-(``localhand.telemetry.SEMCONV_VERSION``):
+(``SEMCONV_VERSION``):
 
 - ``invoke_agent localhand`` (INTERNAL): the run, from the door to its Result; it joins the
   trace of whatever span is current where the run starts (the host program's).
@@ -33,8 +33,11 @@ from localhand.events import (
     TaskStarted,
     ToolCallEvent,
 )
-from localhand.telemetry import SEMCONV_VERSION
 
+SEMCONV_VERSION = "1.38.0"
+"""The OpenTelemetry semantic conventions the spans follow; their GenAI part is in development
+(its attributes are still renamed between releases), so a newer release may name things
+otherwise."""
 AGENT_NAME = "localhand"
 OTHER_ERROR = "_OTHER"
 """``error.type`` where nothing more exact is known (the conventions' fallback)."""
@@ -242,4 +245,4 @@ def _reply_messages(event: ModelReply) -> str:
     return json.dumps([message], ensure_ascii=False, default=str)
 
 
-__all__ = ["RunSpans", "tracer"]
+__all__ = ["SEMCONV_VERSION", "RunSpans", "tracer"]
