@@ -4,6 +4,10 @@ the conversation only when the user opts in, nothing when tracing is off."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,7 @@ from localhand.run.task import Task  # noqa: E402
 from localhand.session.api import run_task  # noqa: E402
 from localhand.session.door import Session  # noqa: E402
 from localhand.telemetry import CONTENT_VARIABLE  # noqa: E402
+from localhand.testing import FakeOllama  # noqa: E402
 from localhand.types import Reply, ToolCall, Usage  # noqa: E402
 
 _EXPORTER = InMemorySpanExporter()
@@ -199,3 +204,55 @@ def test_a_run_that_ends_by_an_exception_ends_its_span_with_the_error(
     assert run.name == "invoke_agent localhand"
     assert run.attributes["error.type"] == "ConfigError"
     assert run.status.status_code is StatusCode.ERROR
+
+
+HOST_PROGRAM = """
+import json, sys
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+from localhand.cli import main
+
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+finally:
+    spans = [[s.name, dict(s.attributes)] for s in exporter.get_finished_spans()]
+    open(sys.argv[1], "w").write(json.dumps(spans))
+"""
+
+
+@pytest.mark.parametrize("variable", [None, "0"])
+def test_the_command_line_is_traced_in_a_program_that_traces_unless_switched_off(
+    tmp_path: Path, variable: str | None
+) -> None:
+    """The command line's door, its settings read from the environment as a user's are."""
+    out, workspace = tmp_path / "spans.json", tmp_path / "ws"
+    workspace.mkdir()
+    env = {**os.environ, "NO_COLOR": "1"}
+    if variable is not None:
+        env["LOCALHAND_OTEL"] = variable
+    with FakeOllama(script=[{"content": "Two."}], models={"qwen3:8b": {}}) as server:
+        args = ("run", "What is 1 + 1?", "-w", str(workspace), "--host", server.url)
+        done = subprocess.run(
+            [sys.executable, "-c", HOST_PROGRAM, str(out), *args, "--backend", "ollama"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert out.exists(), done.stderr
+    spans = dict(json.loads(out.read_text()))
+    if variable == "0":
+        assert spans == {}
+        return
+    assert sorted(spans) == ["chat qwen3:8b", "invoke_agent localhand"], done.stderr
+    assert spans["chat qwen3:8b"]["gen_ai.provider.name"] == "ollama"
+    assert spans["invoke_agent localhand"]["localhand.result.status"] == "pass"
