@@ -171,6 +171,18 @@ def test_the_conversation_is_in_the_spans_when_the_user_opts_in(
     assert "return a + b" in str(read.attributes["gen_ai.tool.call.result"])
 
 
+def test_content_is_scrubbed_of_secrets(exported: InMemorySpanExporter, workspace: Path) -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's shape
+    task = Task(f"Say hello; my token is {secret}", workspace=workspace, agentic=False)
+    model = ScriptedModel([f"Hello; your token is {secret}."])
+    Session(task, Settings(otel=True, otel_content=True), model=model).run()
+    attributes = [
+        str(v) for span in exported.get_finished_spans() for v in span.attributes.values()
+    ]
+    assert any("[REDACTED]" in value for value in attributes)
+    assert not any(secret in value for value in attributes)
+
+
 def test_switched_off_a_run_writes_no_span_even_in_a_traced_program(
     exported: InMemorySpanExporter, workspace: Path
 ) -> None:

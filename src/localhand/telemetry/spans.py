@@ -9,8 +9,9 @@
   id, ``error.type`` when it failed.
 
 The conversation (the task, the replies, the tools' arguments and results, the answer) is
-put on the spans only with ``content``; tools' arguments and results are then the
-timeline's summaries (``events.ToolCallEvent``), the model's own calls whole.
+put on the spans only with ``content``, scrubbed of secrets as the store's copy is; tools'
+arguments and results are then the timeline's summaries (``events.ToolCallEvent``), the
+model's own calls whole.
 
 Imports ``opentelemetry`` (the API only): ``localhand.telemetry`` imports this module only
 when tracing is on.
@@ -33,6 +34,7 @@ from localhand.events import (
     TaskStarted,
     ToolCallEvent,
 )
+from localhand.safety.scrub import scrub_text
 
 SEMCONV_VERSION = "1.38.0"
 """The OpenTelemetry semantic conventions the spans follow; their GenAI part is in development
@@ -159,8 +161,8 @@ class RunSpans:
         if event.call_id:
             attributes["gen_ai.tool.call.id"] = event.call_id
         if self.content:
-            attributes["gen_ai.tool.call.arguments"] = event.args_summary
-            attributes["gen_ai.tool.call.result"] = event.result_summary
+            attributes["gen_ai.tool.call.arguments"] = scrub_text(event.args_summary)
+            attributes["gen_ai.tool.call.result"] = scrub_text(event.result_summary)
         span = self._tracer.start_span(
             f"execute_tool {event.tool_name}",
             context=self._inside,
@@ -225,7 +227,8 @@ def _finish_reason(event: ModelReply) -> str:
 
 def _messages(role: str, *, text: str) -> str:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` of one text message (JSON)."""
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+    message = {"role": role, "parts": [{"type": "text", "content": text}]}
+    return scrub_text(json.dumps([message], ensure_ascii=False))
 
 
 def _reply_messages(event: ModelReply) -> str:
@@ -242,7 +245,7 @@ def _reply_messages(event: ModelReply) -> str:
             part["id"] = call["id"]
         parts.append({**part, "arguments": function.get("arguments")})
     message = {"role": "assistant", "parts": parts, "finish_reason": _finish_reason(event)}
-    return json.dumps([message], ensure_ascii=False, default=str)
+    return scrub_text(json.dumps([message], ensure_ascii=False, default=str))
 
 
 __all__ = ["SEMCONV_VERSION", "RunSpans", "tracer"]
