@@ -31,7 +31,7 @@ from localhand.config import Settings  # noqa: E402
 from localhand.errors import ConfigError  # noqa: E402
 from localhand.models.scripted import ScriptedModel, call  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
-from localhand.session.api import run_task  # noqa: E402
+from localhand.session.api import run_plan, run_task  # noqa: E402
 from localhand.session.door import Session  # noqa: E402
 from localhand.telemetry import CONTENT_VARIABLE  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
@@ -268,3 +268,22 @@ def test_the_command_line_is_traced_in_a_program_that_traces_unless_switched_off
     assert sorted(spans) == ["chat qwen3:8b", "invoke_agent localhand"], done.stderr
     assert spans["chat qwen3:8b"]["gen_ai.provider.name"] == "ollama"
     assert spans["invoke_agent localhand"]["localhand.result.status"] == "pass"
+
+
+def test_plan_mode_is_traced_with_its_repair_requests(
+    exported: InMemorySpanExporter, workspace: Path
+) -> None:
+    plan = {"goal": "the goal", "steps": [{"id": "s", "description": "s", "command": "exit 1"}]}
+    repair = json.dumps({"action": "skip", "reason": "because skip"})
+    model = ScriptedModel([repair] * 3, name="planner")
+    result = run_plan(plan, workspace, Settings(otel=True), mode="agentic", model=model)
+    assert result.steps, result
+
+    spans = by_name(exported.get_finished_spans())
+    (run,) = spans["invoke_agent localhand"]
+    chats = spans["chat planner"]
+    assert len(chats) == len(model.calls) >= 1
+    assert all(
+        chat.parent is not None and chat.parent.span_id == run.context.span_id for chat in chats
+    )
+    assert run.attributes["localhand.result.status"] == result.status
