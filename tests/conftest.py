@@ -49,6 +49,9 @@ def _no_network(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OLLAMA_API_KEY",
+        "LOCALHAND_OTEL",
+        "LOCALHAND_OTEL_CONTENT",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
     ):
         monkeypatch.delenv(var, raising=False)
 

@@ -42,6 +42,9 @@ NOT_ON_THE_RUN_PATH = (
     # Plugins (entry points) are found by a scan that reads no package's metadata unless it
     # names a localhand group (plugins/entry_points.py): entry_points() took ~50 ms per group.
     "importlib.metadata",
+    # OpenTelemetry (the otel extra) only when tracing is on (localhand/telemetry)
+    "opentelemetry",
+    "localhand.telemetry.spans",
 )
 # Parsing the command line loads none of these either.
 NOT_FOR_PARSING = (

@@ -10,8 +10,8 @@ Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALH
 others in ``ENV``.
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``,
 which must exist), from its ``[localhand]`` table or its top level, plus the ``[sandbox]``,
-``[plan]``, ``[run]`` and ``[mcp.servers.NAME]`` tables (the user's file has the same
-shape); only with content the user trusted, and a file in the project gives no key that
+``[plan]``, ``[run]``, ``[telemetry]`` and ``[mcp.servers.NAME]`` tables (the user's file has
+the same shape); only with content the user trusted, and a file in the project gives no key that
 routes data or loosens safety (``localhand.safety.config_file``).
 """
 
@@ -122,6 +122,11 @@ class Settings:
     hooks: tuple[Hook, ...] = ()
     """The user's commands at each tool call and at the end of a run (``[hooks]``, see
     ``localhand.hooks``): only from the user's own ``config.toml``, never a ``localhand.toml``."""
+    otel: bool | None = None
+    """``[telemetry] otel``: OpenTelemetry spans for each run (``localhand.telemetry``); ``None``:
+    on only when the program localhand runs in has imported ``opentelemetry.trace``."""
+    otel_content: bool = False
+    """``[telemetry] content``: the spans carry prompts, answers and tool arguments and results."""
 
     config_file: str | None = None
     """The ``localhand.toml`` these settings were read from, if any."""
@@ -224,6 +229,8 @@ ENV = {
     "nudge_limit_per": "LOCALHAND_NUDGE_LIMIT_PER",
     "instruction_files": "LOCALHAND_INSTRUCTION_FILES",
     "think_budget": "LOCALHAND_THINK_BUDGET",
+    "otel": "LOCALHAND_OTEL",
+    "otel_content": "LOCALHAND_OTEL_CONTENT",
 }
 
 

@@ -106,6 +106,8 @@ class ToolCallEvent(Event):
     duration_ms: int
     server: str | None = None
     """The MCP server whose tool it was; ``None`` for localhand's own tools."""
+    call_id: str | None = None
+    """The id the model (or its profile) gave the call; ``None``: the call had none."""
 
     @classmethod
     def of(
@@ -130,6 +132,7 @@ class ToolCallEvent(Event):
             ok=result.ok,
             duration_ms=round((time.perf_counter() - started) * 1000),
             server=server,
+            call_id=call.id,
         )
 
 

@@ -28,6 +28,7 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
         **sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
         **_run_table(data.get("run"), path),
+        **_telemetry_table(data.get("telemetry"), path),
         **_mcp_table(data.get("mcp"), path),
         **_hooks_table(data.get("hooks"), path),
         **_profiles_table(data, path),
@@ -120,6 +121,25 @@ def _plan_table(table: Any, path: Path) -> dict[str, Any]:
     return {"plan_mode": mode}
 
 
+_TELEMETRY_KEYS = {"otel": "otel", "content": "otel_content"}
+
+
+def _telemetry_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[telemetry]``: ``otel`` (OpenTelemetry spans for each run) and ``content`` (the spans
+    carry the conversation), each true or false (``localhand.telemetry``)."""
+    if table is None:
+        return {}
+    if (
+        not isinstance(table, dict)
+        or set(table) - set(_TELEMETRY_KEYS)
+        or not all(isinstance(value, bool) for value in table.values())
+    ):
+        raise ConfigError(
+            f"[telemetry] in {path} takes only otel = true/false, content = true/false"
+        )
+    return {_TELEMETRY_KEYS[key]: value for key, value in table.items()}
+
+
 def convert(name: str, value: Any, source: str) -> Any:
     try:
         if name == "num_ctx_max":
@@ -150,7 +170,7 @@ def convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(BACKENDS)}")
         if name == "approve" and value not in APPROVE_POLICIES:
             raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
-        if name in ("isolate_network", "archive_secrets", "watch_replies"):
+        if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")

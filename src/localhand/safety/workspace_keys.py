@@ -97,6 +97,14 @@ KEYS: dict[str, Key] = {
         "programs started outside the sandbox, given ${VAR} secrets, and servers sent tool calls"
     ),
     "hooks": _withheld("commands localhand runs on its own at every tool call and run's end"),
+    "otel": _withheld(
+        "sends what each run does to the tracing backend of the program localhand runs in",
+        tightens=lambda value: value is False,
+    ),
+    "otel_content": _withheld(
+        "puts prompts, answers and file contents into the traces sent to that backend",
+        tightens=lambda value: value is False,
+    ),
     "dashboard.workspaces": _withheld("the roots a page-started task may use"),
     "pool.endpoints": _withheld("the servers a batch sends its conversations to"),
 }

@@ -6,7 +6,8 @@ the cancel switch; the verify commands that came from elsewhere than the user's 
 through the risk check and the approval policy (``verify_gate``); the sandbox; the model; and
 then the tool loop, the simple path (``runner``) or plan mode (``plans``). Approvals are
 announced on the run's timeline (``approvals``); recording in the store, and the live view,
-are the session's too (``recording``).
+are the session's too (``recording``), and so are the run's traces when OpenTelemetry tracing is
+on (``localhand.telemetry``).
 
 A run that never started (bad input the door cannot refuse as an error of its own, a refused
 verify command, a cancellation before its loop) ends with ``Result.failed`` (a plan's
@@ -45,6 +46,7 @@ from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve
 from localhand.session.runner import checkpoint_hook, run_loop, sandbox_of
 from localhand.session.verify_gate import STEP_ID, NotApproved, gate_checks
+from localhand.telemetry import traced_run
 from localhand.types import Result
 
 if TYPE_CHECKING:
@@ -158,7 +160,8 @@ class Session:
         anything the model or a command does ends up in the Result. A run that ends by an
         exception (bad input, Ctrl-C) before it has a Result keeps why in the store."""
         try:
-            return self._run()
+            with traced_run(self.task, self.settings, self.bus, self.warn):
+                return self._run()
         except (ConfigError, KeyboardInterrupt) as exc:
             self._keep_reason(exc)
             raise
