@@ -50,6 +50,13 @@ class Editor:
         self._pending: set[concurrent.futures.Future[Any]] = set()
         self._lock = threading.Lock()
         self._approvals = itertools.count(1)
+        self._calls = itertools.count(1)
+
+    def next_call_id(self) -> str:
+        """A tool call's id, unique in the session across its prompts (and the calls a
+        ``session/load`` replays): an editor files each update under its call's id, so a
+        second prompt's ``call_1`` would overwrite the first prompt's."""
+        return f"call_{next(self._calls)}"
 
     def _call(self, coroutine: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
