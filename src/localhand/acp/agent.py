@@ -182,7 +182,7 @@ class LocalhandAgent:
             return PromptResponse(stop_reason="cancelled")
         error = getattr(result, "error", None)
         if getattr(result, "status", "") == "error" and error:
-            state.editor.update(update_agent_message_text(f"\n\nlocalhand: {error}"))
+            await state.editor.send(update_agent_message_text(f"\n\nlocalhand: {error}"))
         reason = str(getattr(result, "termination_reason", ""))
         return PromptResponse(stop_reason=STOP_REASONS.get(reason, "end_turn"))
 
