@@ -47,17 +47,19 @@ def prompts(*texts: str, mode: dict[int, str] | None = None) -> Any:
 
 
 def loaded(editor: Editor, session_id: str, cwd: Path, *texts: str) -> Any:
-    """A conversation that reopens ``session_id`` (in ``cwd``), then prompts ``texts``; it
-    answers the load's answer, the updates the replay sent, and the stop reasons."""
+    """A conversation that lists the sessions kept in ``cwd``, reopens ``session_id``, then
+    prompts ``texts``; it answers the load's answer, the updates the replay sent, the stop
+    reasons and the listing."""
 
     async def conversation(conn: Any, _: str) -> Any:
+        listing = await conn.list_sessions(cwd=str(cwd))
         answer = await conn.load_session(cwd=str(cwd), session_id=session_id, mcp_servers=[])
         replayed = list(editor.updates)
         reasons = []
         for text in texts:
             reply = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
             reasons.append(reply.stop_reason)
-        return answer, replayed, reasons
+        return answer, replayed, reasons, listing.sessions
 
     return conversation
 
@@ -118,7 +120,7 @@ def test_a_run_that_left_no_conversation_is_passed_over(tmp_path: Path) -> None:
         _, (session_id, _) = talk(editor, tmp_path, prompts("Greet me"), host=server.url)
         assert server.chat_requests == []
         reopened = Editor()
-        _, (_, _, reasons) = talk(
+        _, (_, _, reasons, _) = talk(
             reopened,
             tmp_path,
             loaded(reopened, session_id, tmp_path, "Say hello"),
@@ -127,7 +129,8 @@ def test_a_run_that_left_no_conversation_is_passed_over(tmp_path: Path) -> None:
             opens=False,
         )
         request = server.chat_requests[0]
-    assert "localhand:" in editor.text()  # the first prompt's error, shown in the editor
+    assert "does not have the model" in editor.text()  # the first prompt's error, shown
+    assert "does not have the model" in reopened.text()  # and shown again when reopened
     assert reasons == ["end_turn"]
     assert "Greet me" not in json.dumps(request.body["messages"])  # started afresh
     assert request.body["messages"][-1]["role"] == "user"
@@ -154,7 +157,7 @@ def test_a_session_reopened_in_another_process_is_replayed_then_carried_on(
         _, (session_id, _) = talk(Editor(), tmp_path, prompts("Read a.txt"), host=server.url)
         record = json.loads(_record(session_id).read_text())
         mode = stat.S_IMODE(_record(session_id).stat().st_mode)
-        _, (answer, replayed, reasons) = talk(
+        _, (answer, replayed, reasons, listing) = talk(
             reopened,
             tmp_path,
             loaded(reopened, session_id, tmp_path, "Read it once more"),
@@ -165,6 +168,14 @@ def test_a_session_reopened_in_another_process_is_replayed_then_carried_on(
     [run] = record["runs"]
     assert (record["workspace"], record["mode"], mode) == (str(tmp_path.resolve()), "agent", 0o600)
     assert answer.modes.current_mode_id == "agent"
+    # the editor's history (session/list) has it, named by its first prompt
+    [listed] = listing
+    assert (listed.session_id, listed.cwd, listed.title) == (
+        session_id,
+        record["workspace"],
+        "Read a.txt",
+    )
+    assert listed.updated_at
     # the conversation as the editor saw it, before the load was answered
     assert [u.session_update for u in replayed] == [
         "user_message_chunk",
@@ -199,7 +210,7 @@ def test_a_reopened_plan_session_shows_its_steps_and_its_mode(tmp_path: Path) ->
         _, (session_id, _) = talk(
             Editor(), tmp_path, prompts("make made.txt", mode={0: "plan"}), host=server.url
         )
-        _, (answer, replayed, _) = talk(
+        _, (answer, replayed, _, _) = talk(
             reopened, tmp_path, loaded(reopened, session_id, tmp_path), opens=False
         )
     assert answer.modes.current_mode_id == "plan"
@@ -219,6 +230,8 @@ def test_reopening_refuses_an_unknown_session_another_directory_or_another_store
 
     async def refusals(conn: Any, _: str) -> list[str]:
         refused = []
+        listing = await conn.list_sessions()
+        assert listing.sessions == [], "kept with another store's runs"
         for cwd, sid in [
             (tmp_path, "0123456789abcdef"),
             (tmp_path, "../x"),

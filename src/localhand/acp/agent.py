@@ -12,6 +12,7 @@ import asyncio
 import sys
 import uuid
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,15 @@ from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
@@ -34,7 +39,7 @@ from acp.schema import (
 from localhand._version import __version__
 from localhand.acp.editor import Editor, EditorApprover
 from localhand.acp.presenter import Presenter
-from localhand.acp.records import SessionRecord, reopened, save_record
+from localhand.acp.records import SessionRecord, listed, reopened, save_record, title_of
 from localhand.acp.replay import replay
 from localhand.acp.servers import editor_servers
 from localhand.acp.tools import EditorTools
@@ -68,6 +73,8 @@ class EditorSession:
     workspace: Path
     servers: tuple[McpServer, ...]
     mode: str = AGENT_MODE
+    title: str = ""
+    """The first prompt's first line, as the editor's history names the session."""
     running: Session | None = None
     runs: list[str] = field(default_factory=list)
     """The session's runs (their ids in the store), one per prompt, oldest first."""
@@ -97,6 +104,7 @@ class LocalhandAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="localhand", title="localhand", version=__version__),
         )
@@ -127,9 +135,28 @@ class LocalhandAgent:
         state = self._open(session_id, workspace, mcp_servers)
         state.mode = record.mode if record.mode in (AGENT_MODE, PLAN_MODE) else AGENT_MODE
         state.runs = list(record.runs)
+        state.title = record.title
         await asyncio.to_thread(replay, state.editor, record.runs, self.db)
         return LoadSessionResponse(
             modes=SessionModeState(current_mode_id=state.mode, available_modes=MODES)
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The sessions that ``session/load`` can reopen (in ``cwd``, when given): the
+        editor's history of this agent."""
+        records = listed(Path(cwd).expanduser().resolve() if cwd else None, self._store())
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=record.session_id,
+                    cwd=record.workspace,
+                    title=record.title or None,
+                    updated_at=_iso(record.updated),
+                )
+                for record in records
+            ]
         )
 
     def _open(
@@ -169,6 +196,7 @@ class LocalhandAgent:
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
+        state.title = state.title or title_of(text)
         session = self._run_session(state, text)
         state.running = session
         try:
@@ -243,7 +271,12 @@ class LocalhandAgent:
     def _keep(self, session_id: str, state: EditorSession) -> None:
         """Write the session's record (``localhand.acp.records``) so it can be reopened."""
         record = SessionRecord(
-            session_id, str(state.workspace), state.mode, self._store(), tuple(state.runs)
+            session_id,
+            str(state.workspace),
+            state.mode,
+            self._store(),
+            tuple(state.runs),
+            title=state.title,
         )
         try:
             save_record(record)
@@ -263,6 +296,10 @@ def _workspace(cwd: str) -> Path:
     if not workspace.is_absolute() or not workspace.is_dir():
         raise RequestError.invalid_params({"cwd": f"{cwd} is not an absolute directory"})
     return workspace.resolve()
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
 def prompt_text(blocks: list[Any]) -> str:

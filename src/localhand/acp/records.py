@@ -40,6 +40,10 @@ class SessionRecord:
     """The run store the runs are in (``--db``, else the default), resolved."""
     runs: tuple[str, ...] = ()
     """The session's runs, one per prompt, oldest first."""
+    title: str = ""
+    """Its first prompt's first line, as ``session/list`` names it."""
+    updated: float = 0.0
+    """When the record was last written (seconds since the epoch), as read back."""
 
 
 def sessions_dir() -> Path:
@@ -55,6 +59,7 @@ def save_record(record: SessionRecord) -> None:
         "mode": record.mode,
         "store": record.store,
         "runs": list(record.runs),
+        "title": record.title,
     }
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".session-", suffix=".json")
     try:
@@ -67,6 +72,27 @@ def save_record(record: SessionRecord) -> None:
         raise
 
 
+def title_of(prompt: str) -> str:
+    """A session's title: its first prompt's first line that has text, cut to 80 characters."""
+    line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    return line if len(line) <= 80 else line[:79] + "…"
+
+
+def listed(workspace: Path | None, store: str) -> list[SessionRecord]:
+    """The sessions kept with runs in ``store`` (in ``workspace`` only, when given), the
+    latest first; a record that cannot be read is left out."""
+    folder = sessions_dir()
+    found = []
+    for path in folder.glob("*.json") if folder.is_dir() else ():
+        try:
+            record = read_record(path.stem)
+        except LookupError:
+            continue
+        if record.store == store and (workspace is None or record.workspace == str(workspace)):
+            found.append(record)
+    return sorted(found, key=lambda record: record.updated, reverse=True)
+
+
 def read_record(session_id: str) -> SessionRecord:
     """The record of ``session_id``; a ``LookupError`` that says why there is none to load."""
     path = sessions_dir() / f"{session_id}.json"
@@ -76,6 +102,7 @@ def read_record(session_id: str) -> SessionRecord:
             "prompt); start a new one"
         )
     try:
+        updated = path.stat().st_mtime
         data = json.loads(path.read_text(encoding="utf-8"))
         runs = data["runs"]
         if not isinstance(runs, list):
@@ -86,6 +113,8 @@ def read_record(session_id: str) -> SessionRecord:
             mode=str(data.get("mode") or "agent"),
             store=str(data["store"]),
             runs=tuple(str(run) for run in runs),
+            title=str(data.get("title") or ""),
+            updated=updated,
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         why = f"the record of session {session_id} ({path}) is unreadable: {exc}"
