@@ -79,9 +79,12 @@ def talk(
     reads: bool = True,
     mcp_servers: list[Any] | None = None,
     timeout: float = 90,
+    opens: bool = True,
 ) -> tuple[Any, Any]:
     """Start ``localhand acp ARGS``, initialize, open a session in ``workspace``, then run
-    ``conversation(conn, session_id)``; return initialize's answer and the conversation's."""
+    ``conversation(conn, session_id)``; return initialize's answer and the conversation's.
+    With ``opens=False`` no session is opened: ``conversation(conn, "")`` opens or loads
+    its own."""
     env = dict(os.environ, NO_COLOR="1")
     if host is not None:
         env["OLLAMA_HOST"] = host
@@ -97,6 +100,8 @@ def talk(
             hello = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
             )
+            if not opens:
+                return hello, await conversation(conn, "")
             session = await conn.new_session(cwd=str(workspace), mcp_servers=mcp_servers or [])
             return hello, await conversation(conn, session.session_id)
 

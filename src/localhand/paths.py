@@ -27,9 +27,10 @@ PRIVATE_FILE_MODE = 0o600
 _GROUP_AND_OTHER = 0o077
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
-DATA_SUBDIRS = ("checkpoints", "tasks")
+DATA_SUBDIRS = ("checkpoints", "tasks", "acp-sessions")
 """What localhand makes in its data directory besides the run store: checkpoints
-(``localhand.safety.checkpoint``) and follow-up task files (``localhand.session.runner``)."""
+(``localhand.safety.checkpoint``), follow-up task files (``localhand.session.runner``) and
+the records of editors' sessions (``localhand.acp.records``)."""
 
 
 def data_dir(env: dict[str, str] | None = None) -> Path:

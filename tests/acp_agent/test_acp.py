@@ -50,7 +50,7 @@ def test_a_prompt_reads_the_editors_buffer_and_its_edit_reaches_the_editor_as_a_
         hello, answer = talk(editor, tmp_path, prompt("set x to 2 in app.py"), host=server.url)
 
     assert hello.agent_info.name == "localhand"
-    assert hello.agent_capabilities.load_session is False
+    assert hello.agent_capabilities.load_session is True
     assert answer.stop_reason == "end_turn"
     # the read went through the editor, and the model saw the unsaved buffer, not the disk
     assert editor.reads == [str(source)]

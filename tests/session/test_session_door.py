@@ -174,3 +174,18 @@ def test_no_getattr_probe_on_a_model_or_an_approver_is_left() -> None:
     ]
     assert found == []
     assert PROBE.search('why = getattr(approver, "refusal", "")'), "the pattern finds one"
+
+
+def test_a_run_that_cannot_start_is_recorded_once_by_a_door_without_exceptions(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # the model is not the server's: a ConfigError before the loop, which `outcome` turns
+    # into the run's failed Result (the dashboard's and the editor's door)
+    with FakeOllama([], models={"llama3.1:8b": {"tools": True}}) as server:
+        settings = Settings(host=server.url, model="qwen3:8b")
+        session = Session(Task(description="Greet me", workspace=workspace), settings)
+        with session.recording(db=tmp_path / "runs.db"):
+            result = session.outcome()
+    assert result.status == "error" and "does not have the model" in (result.error or "")
+    [run] = Store(tmp_path / "runs.db").runs()
+    assert run.status == "error" and "does not have the model" in (run.error or "")

@@ -50,6 +50,13 @@ class Editor:
         self._pending: set[concurrent.futures.Future[Any]] = set()
         self._lock = threading.Lock()
         self._approvals = itertools.count(1)
+        self._calls = itertools.count(1)
+
+    def next_call_id(self) -> str:
+        """A tool call's id, unique in the session across its prompts (and the calls a
+        ``session/load`` replays): an editor files each update under its call's id, so a
+        second prompt's ``call_1`` would overwrite the first prompt's."""
+        return f"call_{next(self._calls)}"
 
     def _call(self, coroutine: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
@@ -62,10 +69,19 @@ class Editor:
                 self._pending.discard(future)
 
     def update(self, update: Any) -> None:
-        """Send one ``session/update``; an editor gone away must not stop the run."""
+        """Send one ``session/update`` from the run's thread; an editor gone away must not
+        stop the run."""
         try:
             self._call(self.client.session_update(session_id=self.session_id, update=update))
         except Exception as exc:  # the run goes on and is recorded whatever the editor does
+            print(f"localhand acp: could not send an update: {exc}", file=sys.stderr)
+
+    async def send(self, update: Any) -> None:
+        """``update``, from the event loop's own thread (where ``update`` would wait for the
+        loop it blocks: the agent hung on a run's error message, sent that way)."""
+        try:
+            await self.client.session_update(session_id=self.session_id, update=update)
+        except Exception as exc:
             print(f"localhand acp: could not send an update: {exc}", file=sys.stderr)
 
     def read_text(self, path: Path) -> str | None:

@@ -21,8 +21,7 @@ class Presenter:
         self.streamed = False
         """Whether the answer came as ``answer_delta``s (the simple path): its reply is not
         sent a second time."""
-        self.steps: list[dict[str, Any]] = []
-        self.status: dict[str, PlanEntryStatus] = {}
+        self.plan = PlanView()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AnswerDelta):
@@ -40,20 +39,36 @@ class Presenter:
             self._plan(event)
 
     def _plan(self, event: Event) -> None:
-        """Plan mode: the plan's steps (``plan_started``, ``plan_revised``), each pending, in
-        progress or completed as its ``step_started`` and ``step_finished`` say."""
-        data = getattr(event, "plan", None)
-        if event.type in ("plan_started", "plan_revised") and isinstance(data, dict):
-            self.steps = [s for s in data.get("steps", []) if isinstance(s, dict)]
-        elif event.type == "step_started":
-            self.status[str(getattr(event, "step_id", ""))] = "in_progress"
-        elif event.type == "step_finished":
-            self.status[str(getattr(event, "step_id", ""))] = "completed"
-        else:
-            return
-        self.editor.update(update_plan(self._entries()))
+        seen = self.plan.see(
+            event.type, getattr(event, "plan", None), getattr(event, "step_id", None)
+        )
+        if seen:
+            self.editor.update(update_plan(self.plan.entries()))
 
-    def _entries(self) -> list[Any]:
+
+class PlanView:
+    """Plan mode's steps as the ACP plan: the steps ``plan_started`` and ``plan_revised``
+    give, each pending, in progress or completed as ``step_started`` and ``step_finished``
+    say. Fed the live events (``Presenter``) or the recorded ones (``localhand.acp.replay``)."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.status: dict[str, PlanEntryStatus] = {}
+
+    def see(self, kind: str, plan: Any, step_id: Any) -> bool:
+        """Take one event in (its type, its ``plan``, its ``step_id``); whether it was a plan
+        event, so that the plan shown changed."""
+        if kind in ("plan_started", "plan_revised") and isinstance(plan, dict):
+            self.steps = [s for s in plan.get("steps", []) if isinstance(s, dict)]
+        elif kind == "step_started":
+            self.status[str(step_id or "")] = "in_progress"
+        elif kind == "step_finished":
+            self.status[str(step_id or "")] = "completed"
+        else:
+            return False
+        return True
+
+    def entries(self) -> list[Any]:
         entries = []
         for step in self.steps:
             step_id = str(step.get("id", ""))

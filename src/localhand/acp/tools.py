@@ -6,7 +6,6 @@ see the same files; the tools themselves are localhand's, unchanged (same jail, 
 
 from __future__ import annotations
 
-import itertools
 import tempfile
 from pathlib import Path
 from typing import IO, Any, cast
@@ -61,18 +60,17 @@ class EditorTools(ToolRegistry):
         super().__init__(list(inner))  # the same Tool objects: the change tracker knows them
         self.inner = inner
         self.editor = editor
-        self._ids = itertools.count(1)
         self._reader = _reader(inner, editor)
 
     def execute(self, call: ToolCall) -> ToolResult:
-        call_id = f"call_{next(self._ids)}"
+        call_id = self.editor.next_call_id()
         kind = KINDS.get(call.name, "other")
         target = self._target(call) if call.name in KINDS and call.name != "run_command" else None
         before = _text(target) if call.name in EDITS else None
         self.editor.update(
             start_tool_call(
                 call_id,
-                _title(call),
+                title_of(call),
                 kind=kind,
                 status="in_progress",
                 locations=[ToolCallLocation(path=str(target))] if target else None,
@@ -140,7 +138,7 @@ def _text(path: Path | None) -> str | None:
         return None
 
 
-def _title(call: ToolCall) -> str:
+def title_of(call: ToolCall) -> str:
     arguments = call.arguments
     for key in ("command", "path", "pattern"):
         value = arguments.get(key)

@@ -227,10 +227,15 @@ class Session:
             return run_loop(ready)
 
     def outcome(self) -> Result | PlanResult:
-        """``run``, for a door with nobody to hand an exception to (the dashboard, batch): a run
-        that cannot start ends with its failed Result instead."""
+        """``run``, for a door with nobody to hand an exception to (the dashboard, the editor):
+        a run that cannot start ends with its failed Result instead, announced as its
+        ``task_finished`` (so recorded once: ``run``'s own record of why would close the run
+        first, and the announcement then open a second one)."""
         try:
-            return self.run()
+            return self._run()
+        except KeyboardInterrupt as exc:
+            self._keep_reason(exc)
+            raise
         except (LocalhandError, OSError) as exc:
             return self.failed(str(exc))
         except Exception as exc:  # whoever watches must see the run end, whatever went wrong
