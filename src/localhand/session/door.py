@@ -80,6 +80,7 @@ class Session:
         continuing: Continuation | None = None,
         output_schema: dict[str, Any] | None = None,
         wrap_tools: ToolWrapper | None = None,
+        cancellation: Cancellation | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -95,8 +96,10 @@ class Session:
         """``--output-schema`` (else the task's own): the final answer as JSON
         (``localhand.session.structured``)."""
         self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
-        self.cancellation = Cancellation()
-        """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
+        self.cancellation = cancellation or Cancellation()
+        """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check. A
+        door gives its own when a part it makes first must see it (the terminal's approver,
+        whose question a cancel ends)."""
         self._recording: RunRecording | None = None
         self.wrap_tools = wrap_tools
         """What a door puts around the run's tools (the editor's: each call shown, reads
