@@ -61,6 +61,12 @@ class Approver(Protocol):
         """Who answered, for the ``approval_decided`` event (``terminal``, ``page``, ...)."""
         ...
 
+    @property
+    def reason(self) -> str:
+        """The words the person gave with their last no (``""``: none), for the
+        ``approval_decided`` event; ``refusal`` quotes them to the model."""
+        ...
+
     def approve(self, command: str, risk: Risk) -> bool: ...
 
 
@@ -69,6 +75,7 @@ class BaseApprover:
 
     refusal = "it was not approved"
     decided_by = "approver"
+    reason = ""
 
     def approve(self, command: str, risk: Risk) -> bool:
         raise NotImplementedError
@@ -165,7 +172,7 @@ class TerminalApprover(BaseApprover):
             if scope is not None and self.allowed.issuperset(scope):
                 self.decided_by = f"terminal, 'a' to {', '.join(scope)}"  # no question
                 return True
-            self.decided_by = "terminal"
+            self.decided_by, self.reason = "terminal", ""
             answer = self._ask(lambda width: prompt(command, risk, scope, width))
         if answer is None:
             return False
@@ -174,9 +181,7 @@ class TerminalApprover(BaseApprover):
             with self._lock:
                 self.allowed.update(scope)
             self.decided_by = f"terminal, 'a' to {', '.join(scope)}"
-        self.refusal = "the user refused it"
-        if reason:
-            self.refusal += f' and said: "{reason}"'
+        self.refusal, self.reason = refused_saying("the user refused it", reason), reason
         return choice != "no"
 
     def _ask(self, question: Callable[[int | None], str]) -> str | None:
@@ -261,7 +266,18 @@ def read_answer(line: str) -> tuple[Choice, str]:
         return "always", ""
     if word in ("n", "no"):
         text = rest.lstrip(",.:;-! ")
-    return "no", escape(text[:MAX_REASON])
+    return "no", clean_reason(text)
+
+
+def clean_reason(text: str) -> str:
+    """A person's reason for a no as the model and the timeline get it: one line, inert,
+    cut at ``MAX_REASON`` characters."""
+    return escape(" ".join(text.split())[:MAX_REASON])
+
+
+def refused_saying(refusal: str, reason: str) -> str:
+    """``refusal`` with the person's ``reason`` quoted after it, when they gave one."""
+    return f'{refusal} and said: "{reason}"' if reason else refusal
 
 
 def prompt(
@@ -351,8 +367,10 @@ __all__ = [
     "DenyAll",
     "TerminalApprover",
     "check_policy",
+    "clean_reason",
     "needs_approval",
     "prompt",
     "read_answer",
     "refusal",
+    "refused_saying",
 ]
