@@ -208,8 +208,12 @@ class ApprovalDecided(Event):
     approved: bool
     by: str
     """Who decided: ``terminal``, ``page`` (the dashboard), ``timeout`` (nobody answered in
-    time), ``shutdown`` (the dashboard stopped), ``nobody`` (no one to ask: refused) or
-    ``approver`` (any other)."""
+    time), ``shutdown`` (the dashboard stopped), ``stop`` (the run was stopped on the
+    dashboard), ``cancelled`` (the run was cancelled while the terminal's question waited),
+    ``nobody`` (no one to ask: refused) or ``approver`` (any other)."""
+    reason: str = ""
+    """With a no: the words the person gave with it (the terminal's ``n WORDS``, the
+    dashboard's text box), which the model reads in the refusal; ``""`` when none."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -13,6 +13,7 @@
     model: qwen3:8b
     backend: ollama
     context_files: [calc.py]        # inside the workspace; no keys, .env or .ssh/
+    output_schema: answer.schema.json  # the final answer as JSON (or the schema itself)
 
 A plan task runs plan mode instead of the tool loop: it names a plan, or a mode alone (the
 model then drafts a plan for the description, and it runs without asking):
@@ -78,6 +79,7 @@ class _TaskFile(_Strict):
     context_files: list[str] = []
     plan: str | dict[str, Any] | None = None
     mode: Literal["teacher", "planner", "agentic"] | None = None
+    output_schema: str | dict[str, Any] | None = None
 
     @field_validator("backend")
     @classmethod
@@ -174,6 +176,7 @@ def _to_task(spec: _TaskFile, base: Path, root: Path | None = None) -> Task:
         "context_files": tuple(spec.context_files),
         "plan": str((base / spec.plan).resolve()) if isinstance(spec.plan, str) else spec.plan,
         "mode": spec.mode,
+        "output_schema": _output_schema(spec.output_schema, base),
     }
     if spec.id:
         fields["id"] = spec.id
@@ -220,6 +223,28 @@ def _context_file(name: str, workspace: Path) -> None:
         )
 
 
+def _output_schema(given: str | dict[str, Any] | None, base: Path) -> dict[str, Any] | None:
+    """A task's ``output_schema``: the schema itself, or a JSON file of it near the task file
+    (in its folder, under it or in one beside it, as ``workspace``). The schema is sent to
+    the model, so it is never a file that looks like it holds credentials."""
+    if given is None:
+        return None
+    from localhand.safety.risk_paths import is_secret_file
+    from localhand.session.structured import checked_schema, load_schema
+
+    if isinstance(given, dict):
+        return checked_schema(given, "output_schema")
+    path, base = (base / given).resolve(), base.resolve()
+    if path.parent != base and base.parent not in path.parent.parents:
+        raise ConfigError(
+            f"output_schema: {given} is {path}, outside the task file's folder {base} and "
+            "the folders beside it; keep the schema next to the task file"
+        )
+    if is_secret_file(given) or is_secret_file(path.name):
+        raise ConfigError(f"output_schema: {given} looks like it holds credentials, not a schema")
+    return load_schema(path)
+
+
 def _description(spec: _TaskFile) -> str:
     """What the task is: its description; for a plan task, the plan's goal if none is given."""
     if spec.description is None and spec.plan is None:
@@ -228,6 +253,11 @@ def _description(spec: _TaskFile) -> str:
         )
     if spec.plan is None and spec.mode is None:
         return str(spec.description)
+    if spec.output_schema is not None:
+        raise ConfigError(
+            "output_schema: a plan task's answer is localhand's summary of its steps, not the "
+            "model's; give the schema to a task the model carries out (no 'plan' or 'mode')"
+        )
     if spec.verify or spec.context_files or spec.agentic is not None:
         raise ConfigError(
             "a plan task runs the plan's steps: 'verify', 'context_files' and 'agentic' are "

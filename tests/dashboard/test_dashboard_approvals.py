@@ -245,6 +245,36 @@ def test_a_command_denied_on_the_page_is_refused_and_the_model_is_told(
     assert "the user denied it on the dashboard" in told["content"]
 
 
+def test_a_denial_with_a_reason_tells_the_model_why_and_records_it(
+    dashboard: DashboardServer, http: httpx.Client, store: Store, victim: Path, ollama: FakeOllama
+) -> None:
+    run_id, request = start_and_wait_for_approval(dashboard, victim.parent)
+    url = f"api/approvals/{request['id']}"
+    assert http.post(url, json={"approve": False, "reason": 7}).status_code == 422
+    assert http.post(url, json={"approve": False, "reason": "x" * 4001}).status_code == 422
+    said = "move it to\n  old/ \x1b[2Jinstead"  # one line, inert, as the terminal's reason
+    answer = http.post(url, json={"approve": False, "reason": said})
+    assert answer.status_code == 200
+    events = finished(store, run_id)
+    assert (victim / "keep.txt").read_text() == "precious\n"
+    decided = next(e for e in events if e["type"] == "approval_decided")
+    assert (decided["approved"], decided["by"]) == (False, "page")
+    assert decided["reason"] == "move it to old/ \\x1b[2Jinstead"
+    told = ollama.chat_requests[-1].body["messages"][-1]
+    assert told["role"] == "tool" and told["content"].startswith("Refused:")
+    assert (
+        'denied it on the dashboard and said: "move it to old/ \\x1b[2Jinstead"' in told["content"]
+    )
+
+
+def test_a_reason_given_with_a_yes_is_not_kept() -> None:
+    approvals = PageApprovals()
+    asking = Asking(approvals.approver("run1"))
+    (request,) = wait_pending(approvals, "run1")
+    assert approvals.decide(request.id, True, reason="fine, but be careful")
+    assert asking.done() is True and asking.approver.reason == ""
+
+
 def test_other_sites_and_token_less_clients_cannot_answer_approvals(
     dashboard: DashboardServer, http: httpx.Client, store: Store, victim: Path
 ) -> None:

@@ -151,6 +151,36 @@ def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
             assert not victim.exists()
 
 
+def test_a_command_denied_with_a_reason_tells_the_model_why(
+    page: Page, store: Store, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    victim = workspace / "victim"
+    victim.mkdir(parents=True)
+    script = [tool_call("run_command", command="rm -rf *"), "Kept everything."]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
+        settings = Settings(model="qwen3:8b", host=ollama.url)
+        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
+            page.goto(server.url)
+            start_task(page, "Remove the victim directory next door", workspace, mode="agentic")
+
+            request = page.locator("tr.note.approval")
+            reason = request.locator("input.deny-reason")
+            expect(reason).to_be_visible()
+            reason.fill("keep victim/, archive it instead")
+            request.locator("button.deny").click()
+
+            expect(page.locator("#run-status")).to_have_text("unverified")
+            expect(request).to_have_class("note approval denied")
+            expect(request).to_contain_text('"keep victim/, archive it instead"')
+            decision = page.locator("tr.note.decision.denied")
+            expect(decision).to_contain_text('by page · "keep victim/, archive it instead"')
+            told = ollama.chat_requests[-1].body["messages"][-1]
+    assert told["role"] == "tool" and told["content"].startswith("Refused:")
+    assert 'and said: "keep victim/, archive it instead"' in told["content"]
+    assert victim.exists()
+
+
 def test_the_printed_url_lets_the_browser_in_and_leaves_no_token_behind(
     browser: Browser, page: Page, store: Store
 ) -> None:

@@ -231,3 +231,20 @@ def test_default_tools_wires_the_policy_and_the_approver(tmp_path: Path) -> None
         done = registry.execute(ToolCall("run_command", {"command": "echo ok"}))
     assert done.content == "ok\n[Exit code 0.]"
     assert approver.asked == [("echo ok", Risk("safe"))]
+
+
+def test_a_reason_typed_with_a_no_is_kept_in_the_decision_event(
+    terminal: tuple[int, str],
+) -> None:
+    from localhand.events import EventBus, EventLog
+    from localhand.session.approvals import AnnouncedApprover
+
+    master, name = terminal
+    os.write(master, b"n use a \x1b[2Jtemp dir\n")
+    log, bus = EventLog(), EventBus()
+    bus.subscribe(log)
+    announced = AnnouncedApprover(TerminalApprover(name, interactive=True), bus, "t1")
+    assert announced.approve("rm -rf ./*", DANGEROUS) is False
+    (decided,) = log.of_type("approval_decided")
+    assert decided.to_dict()["reason"] == "use a \\x1b[2Jtemp dir"
+    assert announced.refusal == 'the user refused it and said: "use a \\x1b[2Jtemp dir"'

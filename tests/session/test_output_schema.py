@@ -147,3 +147,18 @@ def test_an_openai_compatible_server_gets_the_schema_as_response_format(
     assert last["response_format"]["json_schema"]["schema"] == SCHEMA
     assert not last.get("tools")
     assert all(r.body.get("tools") for r in requests[:-1])
+
+
+def test_a_plan_task_with_a_schema_is_refused_before_it_starts(tmp_path: Path) -> None:
+    from localhand.config import Settings
+    from localhand.errors import ConfigError
+    from localhand.models.scripted import ScriptedModel
+    from localhand.run.task import Task
+    from localhand.session.door import Session
+
+    plan = {"goal": "hi", "steps": [{"description": "hi", "command": "echo hi"}]}
+    task = Task("hi", workspace=tmp_path, plan=plan, output_schema=SCHEMA)
+    model = ScriptedModel([])
+    with pytest.raises(ConfigError, match="a plan's answer is localhand's summary"):
+        Session(task, Settings(), model=model).run()
+    assert model.calls == [] and not (tmp_path / "hi").exists()

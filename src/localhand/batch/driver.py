@@ -26,7 +26,7 @@ from localhand.batch.run_one import TaskOutcome
 from localhand.batch.runbook import RunBook
 from localhand.batch.slots import slot_warning
 from localhand.batch.state import BatchState, default_state_path
-from localhand.batch.tasks import BatchTask, load_batch
+from localhand.batch.tasks import BatchTask, load_batch, with_output_schema
 from localhand.batch.workspace import default_root
 from localhand.config import Settings
 from localhand.errors import ConfigError
@@ -65,6 +65,9 @@ class BatchOptions:
     """Times Ray reruns a task whose worker or node died."""
     watch: Callable[[Store | None], Callable[[Event], None]] | None = None
     """What else sees every event, given the batch's store (``--jsonl``'s stream)."""
+    output_schema: dict[str, Any] | None = None
+    """``--output-schema``: the JSON schema the final answer of every task the model carries
+    out must follow (a task's own ``output_schema`` wins); plan tasks are left without."""
 
 
 @dataclass
@@ -102,9 +105,15 @@ def run_batch(
     if options.concurrency is not None and options.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     path = Path(tasks_file)
-    items = load_batch(path)
+    items, plans = with_output_schema(load_batch(path), options.output_schema)
     _check_backends(items, settings)
     console = console or Console(stderr=True, highlight=False)
+    if plans:
+        names = ", ".join(item.id for item in plans)
+        console.print(
+            f"[yellow]note:[/] --output-schema is not for plan tasks (a plan's answer is "
+            f"localhand's summary of its steps): {escape(names)} run without it"
+        )
     on_result = on_result or (lambda result: None)
     state_path = options.state or default_state_path(path)
     report = BatchReport(state_path=state_path)

@@ -6,6 +6,7 @@ plain line instead. Both go to the console given (stderr when stdout carries ``-
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -152,14 +153,22 @@ def summary_table(rows: list[Row]) -> Table:
 
 
 def summary_notes(rows: list[Row]) -> list[str]:
-    """``task: note`` lines: errors, kept workspaces, refs holding changes, skipped tasks."""
+    """``task: note`` lines: errors, kept workspaces, refs holding changes, skipped tasks,
+    and the answer as JSON of a task given an output schema (cut short; ``--json`` has it
+    whole)."""
     lines = []
     for row in rows:
         error = row.result.get("error") if row.result.get("status") == "error" else None
-        for text in (row.note, error):
+        answer = row.result.get("answer_json")
+        shown = None if answer is None else "answer_json " + _short(_compact(answer), 120)
+        for text in (row.note, error, shown):
             if text:
                 lines.append(f"  {escape(row.task_id)}: {escape(str(text))}")
     return lines
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def totals_line(rows: list[Row], elapsed_s: float) -> str:

@@ -18,6 +18,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from localhand.errors import ConfigError
 from localhand.run.task import Task
@@ -82,6 +83,26 @@ def load_batch(path: str | Path) -> list[BatchTask]:
     if not tasks:
         raise ConfigError(f"batch file {path} has no tasks: write one JSON object per line")
     return tasks
+
+
+def with_output_schema(
+    items: list[BatchTask], schema: dict[str, Any] | None
+) -> tuple[list[BatchTask], list[BatchTask]]:
+    """The tasks with ``schema`` (``batch --output-schema``) given to each the model carries
+    out that names none of its own, and the plan tasks it was not given to (a plan's answer
+    is localhand's summary of its steps). A task given it is a changed task: its resume key
+    says so, so a result from before the schema is not taken for one that follows it."""
+    if schema is None:
+        return items, []
+    given, plans = [], []
+    for item in items:
+        if item.task.is_plan:
+            plans.append(item)
+        elif item.task.output_schema is None:
+            task = item.task.with_changes(output_schema=schema)
+            item = BatchTask(task, item.line, _key({"line": item.key, "output_schema": schema}))
+        given.append(item)
+    return given, plans
 
 
 def _key(data: dict) -> str:

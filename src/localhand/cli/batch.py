@@ -25,6 +25,7 @@ from localhand.cli.args import (
     number,
     stderr,
 )
+from localhand.cli.continuing import add_output_schema_option, schema_in
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.errors import ConfigError
 
@@ -55,6 +56,7 @@ def batch(
     ray_max_retries: int,
     json_output: bool,
     jsonl: bool = False,
+    output_schema: Path | None = None,
 ) -> int:
     """Run every task of TASKS.jsonl, several at once, on a pool of model servers or on Ray.
 
@@ -99,6 +101,7 @@ def batch(
             sandbox=sandbox,
         )
         forget_secrets()  # settings read: no secret stays where a command could read it
+        options.output_schema = schema_in(output_schema)
         report = run_batch(
             tasks,
             settings,
@@ -195,6 +198,11 @@ def batch_arguments(parser: ArgumentParser) -> None:
     )
     add_json_option(parser, "Print each Result as one JSON line on stdout.")
     add_jsonl_option(parser)
+    add_output_schema_option(
+        parser,
+        "A JSON schema the final answer of every task must follow (a task's own "
+        "output_schema wins; plan tasks run without it), into each Result's answer_json.",
+    )
 
 
 COMMANDS = {"batch": Command(with_jsonl(batch), batch_arguments)}

@@ -46,12 +46,13 @@ def continued_task(
     return continued_from_store(ref, given)
 
 
-def add_output_schema_option(parser: ArgumentParser) -> None:
+def add_output_schema_option(parser: ArgumentParser, text: str | None = None) -> None:
     parser.add_argument(
         "--output-schema",
         type=Path,
         metavar="FILE",
-        help="A JSON schema the final answer must follow: once the run has an answer, it is "
+        help=text
+        or "A JSON schema the final answer must follow: once the run has an answer, it is "
         "asked for as JSON (constrained where the backend can) and validated, into the "
         "Result's answer_json.",
     )

@@ -71,6 +71,7 @@ def plan(
     from localhand.events import EventBus
     from localhand.plan.model import load_plan
     from localhand.plan.view import PlanView
+    from localhand.run.cancel import Cancellation
     from localhand.run.task import Task
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
@@ -117,7 +118,15 @@ def plan(
             approve_draft=lambda drafted: _draft_approved(drafted, yes, view),
             step_timeout_s=step_timeout,
         )
-        session = Session(recorded, settings, bus=bus, approver=TerminalApprover(), plan=request)
+        cancellation = Cancellation()  # a Stop ends the plan even while a step's question waits
+        session = Session(
+            recorded,
+            settings,
+            bus=bus,
+            approver=TerminalApprover(cancellation=cancellation),
+            plan=request,
+            cancellation=cancellation,
+        )
         with session.recording() as recording, session.cancel_on_sigint():
             if stream is not None:
                 stream.run_id_of = lambda task_id: recording.run_id

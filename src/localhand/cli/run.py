@@ -85,6 +85,7 @@ def run(
         probe_early()
     from localhand.config import load_settings, with_mcp_config
     from localhand.events import EventBus
+    from localhand.run.cancel import Cancellation
     from localhand.run.verify import CommandCheck
     from localhand.safety.approval import TerminalApprover
     from localhand.safety.own_env import forget_secrets
@@ -130,14 +131,16 @@ def run(
             view = _view_for(spec, verbose, quiet, show_thinking)
             bus.subscribe(view)
         pause = getattr(view, "paused", None)  # the running line stops while a question is asked
+        cancellation = Cancellation()  # a Stop ends the run even while it asks on the terminal
         session = Session(
             spec,
             settings,
             bus=bus,
-            approver=TerminalApprover(pause=pause),
+            approver=TerminalApprover(pause=pause, cancellation=cancellation),
             own_checks=typed,
             continuing=parent,
             output_schema=schema_in(output_schema),
+            cancellation=cancellation,
         )
         live = _live_view() if serve else None
         with session.recording(serve=live) as recording, session.cancel_on_sigint():

@@ -14,8 +14,10 @@
     GET  /api/config             defaults for the page's form, and the workspace roots
     GET  /api/approvals?run=RUN  commands of page-started runs waiting for a yes or no, oldest
                                  first: ``RUN``'s (id or prefix, 404 if none), else all
-    POST /api/approvals/{id}     answer one (JSON body ``{"approve": true|false}``) → 200,
-                                 404 when it is not pending (unknown, decided, timed out)
+    POST /api/approvals/{id}     answer one (JSON body ``{"approve": true|false, "reason":
+                                 "..."}``, the reason optional, kept with a denial: the model
+                                 reads it) → 200, 404 when it is not pending (unknown,
+                                 decided, timed out)
     WS   /ws/runs/{run}?after=N  the run's events with ``seq > N``, then live (see ``live``)
 
 Every request needs the token (see ``security``); request bodies are capped (see ``limits``)
@@ -33,7 +35,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Query, WebSocket
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from localhand.config import Settings
 from localhand.dashboard.approvals import PageApprovals
@@ -55,6 +57,9 @@ class Decision(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     approve: StrictBool
+    reason: StrictStr = Field("", max_length=4000)
+    """With a denial: why, in the person's words; the model reads it in the refusal (one
+    line, cut at ``safety.approval.MAX_REASON`` characters)."""
 
 
 def create_app(
@@ -152,7 +157,7 @@ def create_app(
 
     @app.post("/api/approvals/{request_id}")
     def decide(request_id: str, decision: Decision) -> dict[str, Any]:
-        if not approvals.decide(request_id, decision.approve):
+        if not approvals.decide(request_id, decision.approve, decision.reason):
             raise HTTPException(404, f"no pending approval {request_id}: decided or timed out")
         return {"id": request_id, "approved": decision.approve}
 

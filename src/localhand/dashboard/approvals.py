@@ -4,6 +4,7 @@
     run_task(task, settings, approver=approvals.approver(run_id))   # in the run's thread
     approvals.pending(run_id)          # what the page shows, with Approve / Deny
     approvals.decide(request_id, True)  # the page's answer wakes the run
+    approvals.decide(request_id, False, reason="write it under build/")  # read by the model
 
 Nobody answering within the timeout is a refusal, and so is everything once the registry is
 closed (the server stopping): a run thread never hangs on a page that is gone.
@@ -17,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from localhand.safety.approval import BaseApprover
+from localhand.safety.approval import BaseApprover, clean_reason, refused_saying
 
 if TYPE_CHECKING:
     from localhand.safety.risk import Risk
@@ -55,6 +56,7 @@ class _Waiter:
     request: PendingApproval
     answered: threading.Event = field(default_factory=threading.Event)
     answer: Answer = "closed"
+    reason: str = ""
 
 
 class PageApprovals:
@@ -71,9 +73,10 @@ class PageApprovals:
         """An approver for ``run_id`` that asks through this registry."""
         return PageApprover(self, run_id, timeout_s=timeout_s)
 
-    def ask(self, run_id: str, command: str, risk: Risk, timeout_s: float) -> Answer:
+    def ask(self, run_id: str, command: str, risk: Risk, timeout_s: float) -> tuple[Answer, str]:
         """Wait for the page's answer (``approved``, ``denied``), ``timeout`` when nobody
-        gave one in time, ``closed`` (at once, or when it happens) once the registry closes."""
+        gave one in time, ``closed`` (at once, or when it happens) once the registry closes;
+        with the reason the page gave for a denial (``""``: none)."""
         request = PendingApproval(
             id=secrets.token_hex(8),
             run_id=run_id,
@@ -85,14 +88,16 @@ class PageApprovals:
         waiter = _Waiter(request)
         with self._lock:
             if self._closed:
-                return "closed"
+                return "closed", ""
             if run_id in self._stopped:
-                return "stopped"
+                return "stopped", ""
             self._waiting[request.id] = waiter
         waiter.answered.wait(timeout_s)
         with self._lock:  # an answer that lands as the time runs out still counts
             self._waiting.pop(request.id, None)
-            return waiter.answer if waiter.answered.is_set() else "timeout"
+            if not waiter.answered.is_set():
+                return "timeout", ""
+            return waiter.answer, waiter.reason
 
     def pending(self, run_id: str | None = None) -> list[PendingApproval]:
         """Requests still waiting, oldest first; only ``run_id``'s when given."""
@@ -101,14 +106,16 @@ class PageApprovals:
         found = [r for r in requests if run_id is None or r.run_id == run_id]
         return sorted(found, key=lambda r: r.asked_at)
 
-    def decide(self, request_id: str, approve: bool) -> bool:
-        """Answer a pending request; False when there is none by that id (unknown, already
-        decided or timed out)."""
+    def decide(self, request_id: str, approve: bool, reason: str = "") -> bool:
+        """Answer a pending request, a denial with the person's ``reason`` if they gave one
+        (one line, inert, cut: ``clean_reason``); False when there is none by that id
+        (unknown, already decided or timed out)."""
         with self._lock:
             waiter = self._waiting.pop(request_id, None)
             if waiter is None:
                 return False
             waiter.answer = "approved" if approve else "denied"
+            waiter.reason = "" if approve else clean_reason(reason)
             waiter.answered.set()
         return True
 
@@ -154,7 +161,7 @@ class PageApprover(BaseApprover):
         """Who gave the last answer, for the ``approval_decided`` event."""
 
     def approve(self, command: str, risk: Risk) -> bool:
-        answer = self.approvals.ask(self.run_id, command, risk, self.timeout_s)
+        answer, self.reason = self.approvals.ask(self.run_id, command, risk, self.timeout_s)
         self.decided_by = {"timeout": "timeout", "closed": "shutdown", "stopped": "stop"}.get(
             answer, "page"
         )
@@ -162,5 +169,5 @@ class PageApprover(BaseApprover):
             "timeout": f"nobody answered on the dashboard within {self.timeout_s:g} s",
             "closed": "the dashboard stopped before anyone answered",
             "stopped": "the run was stopped on the dashboard",
-        }.get(answer, "the user denied it on the dashboard")
+        }.get(answer, refused_saying("the user denied it on the dashboard", self.reason))
         return answer == "approved"

@@ -116,6 +116,7 @@ class McpGate:
                 command=command,
                 approved=approved,
                 by=self.approver.decided_by,
+                reason="" if approved else self.approver.reason,
             )
         )
         if approved:

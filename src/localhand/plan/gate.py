@@ -68,6 +68,7 @@ class ApprovalGate:
                 command=step.command,
                 approved=approved,
                 by="error" if broken else self.approver.decided_by,
+                reason="" if approved or broken else self.approver.reason,
             )
         )
         if broken:

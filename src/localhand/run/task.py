@@ -45,6 +45,9 @@ class Task:
     task runs through ``run_plan`` (``localhand.session.door.Session``) instead of the loop."""
     mode: str | None = None
     """Plan mode's mode (teacher | planner | agentic); else the plan's own, else the settings'."""
+    output_schema: dict[str, Any] | None = None
+    """A JSON schema the final answer must follow, into the Result's ``answer_json``
+    (``localhand.session.structured``); not for a plan task, whose answer is localhand's own."""
 
     @property
     def is_plan(self) -> bool:
@@ -88,7 +91,7 @@ class Task:
                 data[key] = getattr(self, key)
         if self.context_files:
             data["context_files"] = list(self.context_files)
-        for key in ("plan", "mode"):
+        for key in ("plan", "mode", "output_schema"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         return data

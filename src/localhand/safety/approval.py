@@ -17,6 +17,7 @@ import select
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, get_args
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
+    from localhand.run.cancel import Cancellation
     from localhand.safety.risk import Risk
 
 ApprovalPolicy = Literal["never", "dangerous", "always"]
@@ -59,6 +61,12 @@ class Approver(Protocol):
         """Who answered, for the ``approval_decided`` event (``terminal``, ``page``, ...)."""
         ...
 
+    @property
+    def reason(self) -> str:
+        """The words the person gave with their last no (``""``: none), for the
+        ``approval_decided`` event; ``refusal`` quotes them to the model."""
+        ...
+
     def approve(self, command: str, risk: Risk) -> bool: ...
 
 
@@ -67,6 +75,7 @@ class BaseApprover:
 
     refusal = "it was not approved"
     decided_by = "approver"
+    reason = ""
 
     def approve(self, command: str, risk: Risk) -> bool:
         raise NotImplementedError
@@ -127,6 +136,9 @@ class TerminalApprover(BaseApprover):
         timeout_s: give up (refuse) after this long without an answer; None waits.
         pause: what stops a live display (the elapsed-time line) while the question is
             asked: a context manager factory, e.g. ``TerminalView.paused``.
+        cancellation: the run's cancel switch: a question still waiting when the run is
+            cancelled (the dashboard's Stop, from this process or another) is given up, so
+            the run can end ``cancelled`` instead of waiting for a line nobody types.
     """
 
     def __init__(
@@ -136,11 +148,13 @@ class TerminalApprover(BaseApprover):
         interactive: bool | None = None,
         timeout_s: float | None = None,
         pause: Callable[[], AbstractContextManager[object]] | None = None,
+        cancellation: Cancellation | None = None,
     ) -> None:
         self.tty = tty
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.timeout_s = timeout_s
         self.pause = pause
+        self.cancellation = cancellation
         self.refusal = "the user refused it"
         self.decided_by = "terminal" if self.interactive else "nobody"  # nobody asked without one
         self.allowed: set[str] = set()
@@ -158,7 +172,7 @@ class TerminalApprover(BaseApprover):
             if scope is not None and self.allowed.issuperset(scope):
                 self.decided_by = f"terminal, 'a' to {', '.join(scope)}"  # no question
                 return True
-            self.decided_by = "terminal"
+            self.decided_by, self.reason = "terminal", ""
             answer = self._ask(lambda width: prompt(command, risk, scope, width))
         if answer is None:
             return False
@@ -167,9 +181,7 @@ class TerminalApprover(BaseApprover):
             with self._lock:
                 self.allowed.update(scope)
             self.decided_by = f"terminal, 'a' to {', '.join(scope)}"
-        self.refusal = "the user refused it"
-        if reason:
-            self.refusal += f' and said: "{reason}"'
+        self.refusal, self.reason = refused_saying("the user refused it", reason), reason
         return choice != "no"
 
     def _ask(self, question: Callable[[int | None], str]) -> str | None:
@@ -183,25 +195,48 @@ class TerminalApprover(BaseApprover):
                 return None
             try:
                 os.write(fd, question(_columns(fd)).encode("utf-8", "replace"))
-                answer = self._read_line(fd)
+                return self._read_line(fd)
             finally:
                 os.close(fd)
-        if answer is None:
-            self.refusal = "the user did not answer in time"
-        return answer
 
     def _read_line(self, fd: int) -> str | None:
+        """The line typed on ``fd``; None when the time ran out or the run was cancelled
+        (``refusal`` says which). With a cancel switch the wait looks at it every
+        ``CANCEL_POLL_S``: a blocking read would hold the run until somebody typed."""
         data = b""
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
         while not data.endswith(b"\n"):
-            if self.timeout_s is not None:
-                ready, _, _ = select.select([fd], [], [], self.timeout_s)
+            if self.cancellation is not None and self.cancellation.requested:
+                os.write(fd, b"\n(the run was cancelled: nothing was run)\n")
+                self.refusal = "the run was cancelled while the question waited for an answer"
+                self.decided_by = "cancelled"
+                return None
+            wait = _wait_s(deadline, self.cancellation is not None)
+            if wait is not None:
+                ready, _, _ = select.select([fd], [], [], wait)
                 if not ready:
-                    return None
+                    if deadline is not None and time.monotonic() >= deadline:
+                        self.refusal = "the user did not answer in time"
+                        return None
+                    continue
             chunk = os.read(fd, 1024)
             if not chunk:
                 break
             data += chunk
         return data.decode("utf-8", "replace")
+
+
+CANCEL_POLL_S = 0.2
+"""How often a waiting question looks at the run's cancel switch."""
+
+
+def _wait_s(deadline: float | None, polling: bool) -> float | None:
+    """How long the next wait for input may last: until the deadline, at most
+    ``CANCEL_POLL_S`` when a cancel switch is watched; None: block."""
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    if polling:
+        return CANCEL_POLL_S if left is None else min(left, CANCEL_POLL_S)
+    return left
 
 
 def _columns(fd: int) -> int | None:
@@ -231,7 +266,18 @@ def read_answer(line: str) -> tuple[Choice, str]:
         return "always", ""
     if word in ("n", "no"):
         text = rest.lstrip(",.:;-! ")
-    return "no", escape(text[:MAX_REASON])
+    return "no", clean_reason(text)
+
+
+def clean_reason(text: str) -> str:
+    """A person's reason for a no as the model and the timeline get it: one line, inert,
+    cut at ``MAX_REASON`` characters."""
+    return escape(" ".join(text.split())[:MAX_REASON])
+
+
+def refused_saying(refusal: str, reason: str) -> str:
+    """``refusal`` with the person's ``reason`` quoted after it, when they gave one."""
+    return f'{refusal} and said: "{reason}"' if reason else refusal
 
 
 def prompt(
@@ -321,8 +367,10 @@ __all__ = [
     "DenyAll",
     "TerminalApprover",
     "check_policy",
+    "clean_reason",
     "needs_approval",
     "prompt",
     "read_answer",
     "refusal",
+    "refused_saying",
 ]

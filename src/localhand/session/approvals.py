@@ -41,6 +41,7 @@ class AnnouncedApprover(BaseApprover):
                 command=command,
                 approved=approved,
                 by=self.inner.decided_by,
+                reason="" if approved else self.inner.reason,
             )
         )
         return approved
@@ -53,3 +54,7 @@ class AnnouncedApprover(BaseApprover):
     @property
     def decided_by(self) -> str:  # type: ignore[override]
         return self.inner.decided_by
+
+    @property
+    def reason(self) -> str:  # type: ignore[override]
+        return self.inner.reason

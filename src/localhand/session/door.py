@@ -82,6 +82,7 @@ class Session:
         continuing: Continuation | None = None,
         output_schema: dict[str, Any] | None = None,
         wrap_tools: ToolWrapper | None = None,
+        cancellation: Cancellation | None = None,
     ) -> None:
         self.task = task
         self.settings = settings
@@ -93,11 +94,14 @@ class Session:
         self.own_checks = own_checks
         self.continuing = continuing
         """The earlier run this one carries on (``localhand.session.continuing``)."""
-        self.output_schema = output_schema
-        """``--output-schema``: the final answer as JSON (``localhand.session.structured``)."""
+        self.output_schema = output_schema if output_schema is not None else task.output_schema
+        """``--output-schema`` (else the task's own): the final answer as JSON
+        (``localhand.session.structured``)."""
         self.plan = plan if plan is not None or not task.is_plan else _plan_of_task(task)
-        self.cancellation = Cancellation()
-        """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check."""
+        self.cancellation = cancellation or Cancellation()
+        """The run's cancel switch: ``cancel`` flips it, the loop stops at its next check. A
+        door gives its own when a part it makes first must see it (the terminal's approver,
+        whose question a cancel ends)."""
         self._recording: RunRecording | None = None
         self.wrap_tools = wrap_tools
         """What a door puts around the run's tools (the editor's: each call shown, reads
@@ -191,6 +195,11 @@ class Session:
         if not task.workspace.is_dir():
             raise ConfigError(
                 f"workspace {task.workspace} is not a directory; create it or pass --workspace DIR"
+            )
+        if self.plan is not None and self.output_schema is not None:
+            raise ConfigError(
+                "--output-schema is for a task the model carries out: a plan's answer is "
+                "localhand's summary of its steps; drop the schema or run the task without a plan"
             )
         # Before any tool or profile is looked up: a plugin the model could have installed
         # into the workspace (its .venv) is never loaded into this process.

@@ -324,7 +324,8 @@ class RunView {
       }
       case "approval_decided": {
         const outcome = e.approved ? "approved" : "denied";
-        return note("decision " + outcome, e, when, outcome, `${e.command} · by ${e.by}`);
+        const said = e.reason ? ` · "${inert(e.reason)}"` : "";
+        return note("decision " + outcome, e, when, outcome, `${e.command} · by ${e.by}${said}`);
       }
       case "hook_ran": { // the user's own command; its output is the workspace's, so text only
         const ended = e.blocked ? "blocked the call" : e.timed_out ? "timed out"
@@ -381,22 +382,29 @@ class RunView {
     entry.requestId = request.id;
     const approve = el("button", "approve", ["Approve"]);
     const deny = el("button", "deny", ["Deny"]);
+    // Why not, in the user's words: sent with a denial, the model reads it in the refusal.
+    const reason = Object.assign(el("input", "deny-reason", []), {
+      type: "text", maxLength: 500, placeholder: "reason for a no (optional)",
+    });
+    reason.setAttribute("aria-label", "reason for denying");
     const state = el("span", "approval-state", []);
     const answer = async (yes) => {
-      approve.disabled = deny.disabled = true;
+      approve.disabled = deny.disabled = reason.disabled = true;
+      const body = yes ? { approve: true } : { approve: false, reason: reason.value };
       try {
         await api(`/api/approvals/${encodeURIComponent(request.id)}`, {
-          method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ approve: yes }),
+          method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
         });
         state.textContent = yes ? "approved, waiting for the run…" : "denied, waiting for the run…";
       } catch (err) {
         state.textContent = err.message;
       }
-      approve.remove(); deny.remove();
+      approve.remove(); deny.remove(); reason.remove();
     };
     approve.addEventListener("click", () => answer(true));
     deny.addEventListener("click", () => answer(false));
-    entry.actions.replaceChildren(approve, deny, state);
+    reason.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && reason.value.trim()) answer(false); });
+    entry.actions.replaceChildren(approve, deny, reason, state);
   }
 
   decided(e) {
@@ -405,7 +413,8 @@ class RunView {
     entry.decided = true;
     const outcome = e.approved ? "approved" : "denied";
     entry.row.className = "note approval " + outcome;
-    entry.actions.replaceChildren(el("span", "approval-state", [`${outcome} (${e.by})`]));
+    const said = e.reason ? `: "${inert(e.reason)}"` : "";
+    entry.actions.replaceChildren(el("span", "approval-state", [`${outcome} (${e.by})${said}`]));
   }
 
   settleApprovals() {
