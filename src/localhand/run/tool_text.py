@@ -37,17 +37,9 @@ def template_hides_tools(profile: Profile, model: ChatModel) -> bool:
     """
     if model.server_kind != "openai" or model.call_transport != "native":
         return False
-    renders = server_renders_tools(model)
-    if renders is not None:
-        return not renders
+    if model.template_renders_tools is not None:
+        return not model.template_renders_tools
     return not profile.native_tools_llama_server
-
-
-def server_renders_tools(model: ChatModel) -> bool | None:
-    """``model.template_renders_tools``; None for a model that does not declare it (a
-    wrapper written before it was part of ``ChatModel``)."""
-    renders = getattr(model, "template_renders_tools", None)
-    return renders if isinstance(renders, bool) else None
 
 
 def describe_tools(
