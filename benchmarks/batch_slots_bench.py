@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from server_prefill_bench import request_row, start_server  # noqa: E402
+from server_prefill_bench import request_row, start_server  # a script: its folder is on the path
 
 SLOTS = 4
 TOPICS = ("glaciers", "deserts", "forests", "oceans", "volcanoes", "rivers", "caves", "reefs")
