@@ -4,9 +4,12 @@ A thread takes the next task, waits for a slot on the pool (so the task's clock 
 it can really run), makes its workspace and runs it. Threads are daemons: Ctrl-C or a kill
 ends the batch at once, and resume reruns what was cut off.
 
-Tasks on the same endpoint and model share one backend (``OllamaModel``): one set of HTTP
-connections, and one ``num_ctx`` that only grows, since Ollama reloads the model whenever a
-request asks for another context size. Its warnings reach the task on whose thread they occur.
+Tasks on the same Ollama endpoint and model share one backend (``OllamaModel``): one set of
+HTTP connections, and one ``num_ctx`` that only grows, since Ollama reloads the model whenever
+a request asks for another context size. Its warnings reach the task on whose thread they occur.
+On an OpenAI-compatible endpoint each task gets a backend of its own, closed when the task
+ends: each backend keeps one llama-server slot (``id_slot``, ``models._slots``), so tasks that
+shared one would share its slot and evict each other's cached prompt every turn.
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ def run_local(
 
 
 class SharedBackends:
-    """One backend per (endpoint, model), built on first use; thread-safe."""
+    """One backend per (endpoint, model), built on first use; on an OpenAI-compatible endpoint
+    one per task instead (``per_task``: its own slot). Thread-safe."""
 
     _task = threading.local()  # the calling thread's task: where warnings go
 
@@ -95,14 +99,22 @@ class SharedBackends:
         self._task.warn, self._task.status = warn, status
 
     def get(self, endpoint: Endpoint, model: str) -> ChatModel:
+        if endpoint.backend == "openai":
+            return self._build(endpoint, model)
         key = (endpoint.url, endpoint.backend, model)
         with self._lock:
             if key not in self._models:
-                at = self.settings.with_overrides(
-                    model=model, host=endpoint.url, backend=endpoint.backend
-                )
-                self._models[key] = build_model(at, on_warning=self._warn, on_status=self._status)
+                self._models[key] = self._build(endpoint, model)
             return self._models[key]
+
+    def per_task(self, model: ChatModel) -> bool:
+        """Whether ``model`` is one task's own (the task closes it), not shared."""
+        with self._lock:
+            return all(model is not shared for shared in self._models.values())
+
+    def _build(self, endpoint: Endpoint, model: str) -> ChatModel:
+        at = self.settings.with_overrides(model=model, host=endpoint.url, backend=endpoint.backend)
+        return build_model(at, on_warning=self._warn, on_status=self._status)
 
     def close(self) -> None:
         with self._lock:
@@ -153,7 +165,7 @@ def _run(
         backend=backend,
         on_warning=warn,
         on_endpoint=placed,
-        close_models=False,
+        close_models=backends.per_task,
     )
     try:
         model.open()

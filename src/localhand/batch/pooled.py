@@ -47,7 +47,7 @@ class PooledModel(BaseChatModel):
         on_endpoint: told of each endpoint the task is put on.
         busy_backoff: the first pause after a 503, doubling up to ``max_busy_backoff``.
         close_models: close each backend the factory made when done with it (off when the
-            factory shares them between tasks).
+            factory shares them between tasks), or which of them to close.
     """
 
     def __init__(
@@ -63,7 +63,7 @@ class PooledModel(BaseChatModel):
         max_busy_backoff: float = 30.0,
         max_busy_waits: int = 30,
         sleep: Callable[[float], None] = time.sleep,
-        close_models: bool = True,
+        close_models: bool | Callable[[ChatModel], bool] = True,
     ) -> None:
         self._pool, self._name, self._factory, self._backend = pool, model, factory, backend
         self._warn = on_warning or (lambda message: None)
@@ -114,6 +114,25 @@ class PooledModel(BaseChatModel):
 
     def plan_context(self, tokens: int) -> object:
         return self._bound(None).plan_context(tokens)
+
+    # The server's facts (what it is, how calls travel, whether its template shows the tools):
+    # without them a task on llama-server would be prompted as for an unknown server.
+
+    @property
+    def server_kind(self) -> str:  # type: ignore[override]
+        return self._bound(None).server_kind
+
+    @property
+    def call_transport(self) -> str:  # type: ignore[override]
+        return self._bound(None).call_transport
+
+    @property
+    def template_renders_tools(self) -> bool | None:  # type: ignore[override]
+        return self._bound(None).template_renders_tools
+
+    @property
+    def tiny(self) -> bool:  # type: ignore[override]
+        return self._bound(None).tiny
 
     def open(self, timeout: float | None = None) -> Endpoint:
         """Take a slot now (waiting for one), so the task's clock starts when it can run."""
@@ -201,7 +220,9 @@ class PooledModel(BaseChatModel):
     def _drop(self) -> None:
         model, endpoint = self._model, self.endpoint
         self._model = self.endpoint = None
-        if model is not None and self._close_models and hasattr(model, "close"):
+        close = self._close_models
+        owned = close(model) if callable(close) and model is not None else close
+        if model is not None and owned and hasattr(model, "close"):
             model.close()
         if endpoint is not None:
             self._pool.release(endpoint)

@@ -297,6 +297,13 @@ class TerminalView:
 
     def on_task_finished(self, event: Event) -> None:
         r = event.to_dict()["result"]
+        if "steps" in r and "files_modified" not in r:  # a plan's Result
+            self.message(plan_summary_line(r))
+            if r.get("error"):
+                self.message(f"[bold red]error:[/] {escape(r['error'])}")
+            if not self.quiet and (totals := server_totals_line(r.get("prefill"))):
+                self.message(f"[dim]{totals}[/]")
+            return
         colour = STATUS_COLOURS.get(r["status"], "red")
         files = ", ".join(r["files_modified"]) or "none"
         self.message(
@@ -319,6 +326,19 @@ class TerminalView:
             listed = escape(shown(", ".join(sensitive)))
             self.message(f"[bold yellow]! sensitive changes:[/] {listed}")
         after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
+
+
+def plan_summary_line(r: dict[str, Any]) -> str:
+    """A plan Result's closing line: status, reason, steps done, corrections, tokens, time."""
+    colour = STATUS_COLOURS.get(r.get("status", ""), "red")
+    steps = r.get("steps") or []
+    done = sum(1 for step in steps if step.get("status") == "done")
+    return (
+        f"[bold {colour}]■ {r.get('status')}[/] ({r.get('termination_reason')}) · plan · "
+        f"{done}/{len(steps)} steps done · {r.get('corrections_used', 0)} corrections · "
+        f"{r.get('tokens_in', 0)}+{r.get('tokens_out', 0)} tokens · "
+        f"{r.get('duration_s') or 0:.1f} s"
+    )
 
 
 def unverified_line(suggested: str | None) -> str:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from localhand.errors import ConfigError
 from localhand.models._ollama_wire import arguments
 from localhand.models._served_figures import openai_usage
+from localhand.models.base import ChatOptions
 from localhand.types import Message, Reply, ToolCall
 
 _THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")
@@ -174,3 +175,16 @@ def context_full(text: str) -> bool:
     (llama-server, vLLM, LM Studio and Ollama word it differently)."""
     lowered = text.lower()
     return any(s in lowered for s in _CONTEXT_FULL)
+
+
+def response_format(schema: dict[str, Any], style: str) -> dict[str, Any]:
+    """``response_format`` for ``schema``: the standard ``json_schema`` form, or llama.cpp's
+    older ``json_object`` with a ``schema`` (``style``) once the server refused the standard."""
+    if style == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+
+
+def think_of(options: ChatOptions | None) -> bool | str | None:
+    """This request's own thinking, if it has one (the think-budget retry's)."""
+    return options.think if options is not None else None

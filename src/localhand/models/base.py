@@ -135,6 +135,13 @@ class ChatModel(Protocol):
         tools natively (``native_tools_ollama``, ``native_tools_llama_server``)."""
         ...
 
+    @property
+    def template_renders_tools(self) -> bool | None:
+        """Whether the server's chat template shows the model the tools sent natively, as the
+        server says (llama-server's ``/apply-template``); ``None``: unknown, and the family's
+        profile decides (``native_tools_llama_server``)."""
+        ...
+
     def chat(
         self,
         messages: Sequence[Message],
@@ -250,6 +257,7 @@ class BaseChatModel:
     tiny: bool = False
     call_transport: str = "native"
     server_kind: str = "other"
+    template_renders_tools: bool | None = None
 
     @property
     def name(self) -> str:

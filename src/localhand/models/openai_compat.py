@@ -18,11 +18,9 @@ transport's, the same for both network backends: see ``models.transport``):
   reject it with a 400/422, and from then on get that form.
 - **Errors** name the host and say what to do (``_openai_errors.OpenAIWire``): a missing
   model, a wrong base URL, refused tools, a prompt over the window, a missing API key.
-- **Reply ceiling.** ``max_tokens`` on every request (4096 by default): the one field that
-  llama-server, vLLM, LM Studio, ``llama_cpp.server`` and Ollama's ``/v1`` all take
-  (``max_completion_tokens`` is newer and not read by all of them), and their default is
-  unlimited. Each counts reasoning tokens against it; a reply that reaches it ends with
-  ``finish_reason: length``.
+- **Reply ceiling.** ``max_tokens`` on every request (4096 by default), the one field all of
+  these servers take (``max_completion_tokens`` is newer), where the default is unlimited;
+  reasoning counts against it, and a reply that reaches it ends ``finish_reason: length``.
 - **Slot affinity** (llama-server): every request names the one slot this backend keeps
   (``id_slot``), so parallel tasks do not evict each other's prompt cache (``_slots``).
 - **The server's own figures**: tokens prefilled and reused, prefill and generation time, from
@@ -31,20 +29,18 @@ transport's, the same for both network backends: see ``models.transport``):
   server-sent events read by ``_openai_stream``, with ``stream_options.include_usage`` for the
   counts; an ``error`` event mid-stream (llama-server sends them with status 200) is an error.
   A refusal before the first delta is handled as ``chat`` handles it (tool mode, format).
-- **Why not the official ``openai`` SDK.** It was the first choice; importing it costs about
-  half a second (its generated types), against a start-up target of 0.3 s for the whole CLI,
-  and every request walks the whole history through its TypedDict transforms (about 18 ms a
-  request at 60 messages, more than the round trip to a local server). The two endpoints are
-  small and stable, so we speak them directly, as the SDK did on the wire: ``Authorization:
-  Bearer`` with ``api_key``, ``OPENAI_API_KEY`` or a placeholder, JSON in and out,
-  ``extra_body`` merged into the body, ``OPENAI_BASE_URL`` honoured, redirects followed.
-  ``tests/testing/test_fake_ollama_v1.py`` keeps the fake server honest against the SDK.
+- **Whether the template shows the tools**: llama-server's ``/apply-template``, asked once
+  (``_template_probe``); where not, the loop describes them in its prompt.
+- **Why not the official ``openai`` SDK.** Importing it costs about half a second (against a
+  0.3 s start-up target for the whole CLI), and each request walks the history through its
+  TypedDict transforms (about 18 ms at 60 messages). The two endpoints are small and stable,
+  so we speak them as the SDK does on the wire: ``Authorization: Bearer`` with ``api_key``,
+  ``OPENAI_API_KEY`` or a placeholder, ``extra_body`` merged into the body,
+  ``OPENAI_BASE_URL`` honoured, redirects followed (``tests/testing/test_fake_ollama_v1.py``).
 
-The context window is the server's business here (``llama-server -c``, vLLM
-``--max-model-len``; Ollama's ``/v1`` uses the model's default, so prefer ``--backend ollama``
-for Ollama): a request that does not fit is reported with that advice. Before the first
-request the window is read from the server (``_served_context``: llama-server's ``/props``,
-vLLM's ``/v1/models``), so that the loop compacts in time.
+The context window is the server's (``llama-server -c``, vLLM ``--max-model-len``; prefer
+``--backend ollama`` for Ollama), read before the first request (``_served_context``) so
+that the loop compacts in time; a request that does not fit is reported with that advice.
 
 The model's profile (``localhand.profiles``) adds the sampling its makers recommend (under
 ``temperature`` and ``extra_body``, which win), the template's thinking switch in
@@ -66,7 +62,14 @@ from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._network import ConnectionSetting, NetworkBackend
 from localhand.models._openai_errors import FormatRefused, OpenAIWire
-from localhand.models._openai_wire import base_url, request_headers, to_openai_messages, to_reply
+from localhand.models._openai_wire import (
+    base_url,
+    request_headers,
+    response_format,
+    think_of,
+    to_openai_messages,
+    to_reply,
+)
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
@@ -113,11 +116,9 @@ class OpenAICompatModel(NetworkBackend):
         sleep: the backoff's sleep function, replaceable in tests.
         on_warning: receives retry and mode-switch warnings; defaults to the ``localhand``
             logger.
-        settings: any field of ``Connection`` but ``host``: ``api_key`` (sent as a bearer
-            token; ``None`` means ``OPENAI_API_KEY`` or a placeholder, which local servers
-            ignore unless started with a key), ``max_tokens`` or ``max_reply_tokens`` (the
-            reply ceiling, thinking included, 4096 by default; ``None`` leaves the server's
-            default, which is unlimited on llama-server, vLLM and LM Studio),
+        settings: any field of ``Connection`` but ``host``: ``api_key`` (a bearer token;
+            ``None``: ``OPENAI_API_KEY`` or a placeholder), ``max_tokens`` or
+            ``max_reply_tokens`` (4096 by default; ``None``: the server's, unlimited),
             ``request_timeout``, ``stream_idle_timeout``...
     """
 
@@ -166,7 +167,7 @@ class OpenAICompatModel(NetworkBackend):
         self._wire = OpenAIWire(url, model)
         self._warn = on_warning or _log.warning
         api_key = given.api_key or os.getenv("OPENAI_API_KEY") or "no-key-needed"
-        headers = request_headers(api_key)
+        headers = self._headers = request_headers(api_key)
         self.transport = Transport(url, headers, given, self._wire, warn=self._warn, sleep=sleep)
         self.tool_mode: ToolMode = tool_mode
         self.reasoning_effort = reasoning_effort
@@ -199,6 +200,14 @@ class OpenAICompatModel(NetworkBackend):
         return self.context_length
 
     @functools.cached_property
+    def template_renders_tools(self) -> bool | None:  # type: ignore[override]
+        """Whether the server's template shows the model the tools: llama-server's
+        ``/apply-template``, asked once (``_template_probe``); None where it cannot say."""
+        from localhand.models._template_probe import template_renders_tools as probe
+
+        return probe(self.base_url, self._headers, self.connection.metadata_timeout)
+
+    @functools.cached_property
     def _server_props(self) -> dict[str, Any] | None:
         """llama-server's ``/props``, asked once for the window and the slot count both."""
         from localhand.models._served_context import server_props
@@ -216,7 +225,7 @@ class OpenAICompatModel(NetworkBackend):
         fmt = options.format if options is not None else None
         while True:
             schema_mode = self.tool_mode == "schema"
-            body = self._request(messages, tools, fmt, schema_mode, think=_think(options))
+            body = self._request(messages, tools, fmt, schema_mode, think=think_of(options))
             try:
                 data = self.transport.ask("/chat/completions", body, deadline, self._completion)
             except (FormatRefused, ToolsUnsupported) as exc:
@@ -230,7 +239,7 @@ class OpenAICompatModel(NetworkBackend):
         self, messages: Sequence[Message], options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
-        body = self._request(messages, None, None, False, stream=True, think=_think(options))
+        body = self._request(messages, None, None, False, stream=True, think=think_of(options))
         yield from self._streamed(body, deadline_of(options))
 
     def stream_reply(
@@ -248,7 +257,7 @@ class OpenAICompatModel(NetworkBackend):
             schema_mode = self.tool_mode == "schema"
             calls: dict[int, dict[str, Any]] = {}
             body = self._request(
-                messages, tools, fmt, schema_mode, stream=True, think=_think(options)
+                messages, tools, fmt, schema_mode, stream=True, think=think_of(options)
             )
             chunks = self._streamed(body, deadline, calls)
             try:
@@ -360,7 +369,7 @@ class OpenAICompatModel(NetworkBackend):
             if tools and fmt is None:  # with a format the reply is JSON: no tools then
                 body["tools"] = list(tools)
         if fmt is not None:
-            body["response_format"] = self._response_format(fmt)
+            body["response_format"] = response_format(fmt, self.format_style)
         if self.reasoning_effort is not None:
             body["reasoning_effort"] = self.reasoning_effort
         if self.max_tokens is not None:
@@ -388,13 +397,3 @@ class OpenAICompatModel(NetworkBackend):
             release(self.base_url, self.slot)
             self.slot, self._slot_asked = None, not self.pin_slot
         super().close()
-
-    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
-        if self.format_style == "json_object":
-            return {"type": "json_object", "schema": schema}
-        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
-
-
-def _think(options: ChatOptions | None) -> bool | str | None:
-    """This request's own thinking, if it has one (the think-budget retry's)."""
-    return options.think if options is not None else None

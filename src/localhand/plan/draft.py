@@ -7,7 +7,7 @@ classification. A draft that does not validate is sent back once with the proble
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from localhand.parsing.json_load import load_at, loads_lenient
 from localhand.parsing.json_scan import scan_spans
 from localhand.parsing.thinking import split_thinking
 from localhand.plan.model import Plan, plan_from_data
-from localhand.types import Message, Usage
+from localhand.types import Message, Prefill, Usage
 
 MAX_DRAFT_STEPS = 12
 LISTING_ENTRIES = 40
@@ -63,6 +63,8 @@ class Draft:
     plan: Plan
     usage: Usage
     """Tokens the drafting spent, to count against the task's budget."""
+    prefill: Prefill = field(default_factory=Prefill)
+    """What the server said of its prefill and cache over the drafting's requests."""
 
 
 def draft_plan(model: ChatModel, goal: str, workspace: Path) -> Draft:
@@ -72,11 +74,12 @@ def draft_plan(model: ChatModel, goal: str, workspace: Path) -> Draft:
         {"role": "system", "content": DRAFT_PROMPT},
         {"role": "user", "content": f"Goal: {goal}\n\nWorkspace contents:\n{listing(workspace)}"},
     ]
-    usage = Usage()
+    usage, prefill = Usage(), Prefill()
     problem = ""
     for _ in range(DRAFT_TRIES):
         reply = model.chat(messages, options=ChatOptions(format=DRAFT_SCHEMA))
         usage = usage + reply.usage
+        prefill.add(reply.usage)
         data = _plan_data(reply.content)
         if data is None:
             problem = "the reply is not a JSON object with 'steps'"
@@ -84,7 +87,7 @@ def draft_plan(model: ChatModel, goal: str, workspace: Path) -> Draft:
             if not str(data.get("goal") or "").strip():
                 data["goal"] = goal
             try:
-                return Draft(plan_from_data(data, workspace), usage)
+                return Draft(plan_from_data(data, workspace), usage, prefill)
             except ConfigError as exc:
                 problem = str(exc).strip()
         messages += [

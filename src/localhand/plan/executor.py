@@ -11,6 +11,7 @@ The task's wall clock and token budget apply as in run mode.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -31,7 +32,7 @@ from localhand.run.cancel import Cancellation
 from localhand.run.guardrails import Limits
 from localhand.run.lifecycle import CANCELLED, Run
 from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll, check_policy
-from localhand.types import Usage
+from localhand.types import Prefill, Usage
 
 Mode = Literal["teacher", "planner", "agentic"]
 MODES: tuple[str, ...] = ("teacher", "planner", "agentic")
@@ -64,6 +65,7 @@ class PlanExecutor:
         memory: RollingMemory | None = None,
         step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
         spent: Usage | None = None,
+        spent_prefill: Prefill | None = None,
         cancellation: Cancellation | None = None,
     ) -> None:
         if mode not in MODES:
@@ -86,6 +88,8 @@ class PlanExecutor:
                 spent.prompt_tokens,
                 spent.completion_tokens,
             )
+        if spent_prefill is not None:  # and its server figures count in the plan's
+            self.state.prefill = replace(spent_prefill)
         self.step_timeout_s = step_timeout_s
         self.model = (
             MeteredModel(model, self.limits, self.state, self.emit, self.task_id)
@@ -146,6 +150,7 @@ class PlanExecutor:
             model_used=self.model.name if self.model else "",
             tokens_in=self.state.tokens_in,
             tokens_out=self.state.tokens_out,
+            prefill=replace(self.state.prefill),
             duration_s=self.life.duration_s(),
         )
         return self.life.finish(result)

@@ -8,7 +8,9 @@ corrections, which the per-step breaker counts), ``risk``, ``added``, ``modified
 ``corrections_used``, ``steps_added``, ``termination_reason`` (``completed``, ``step_failed``,
 ``refused``, ``aborted``, ``stuck``, ``max_corrections``, ``timeout``, ``budget``,
 ``cancelled``, ``not_approved``, ``error``), ``output`` (one line for people), ``model_used``,
-``tokens_in``, ``tokens_out``, ``duration_s``, ``error``.
+``tokens_in``, ``tokens_out``, ``prefill`` (the model server's own prefill and cache figures
+over the plan's model requests, drafting included: ``types.Prefill``, as in a run's Result),
+``duration_s``, ``error``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from localhand.plan.model import Plan
+from localhand.types import Prefill
 
 STEP_KEYS = (
     "id",
@@ -46,6 +49,8 @@ class PlanResult:
     model_used: str = ""
     tokens_in: int = 0
     tokens_out: int = 0
+    prefill: Prefill = field(default_factory=Prefill)
+    """The server's own prefill and cache figures over the plan's model requests."""
     duration_s: float = 0.0
     error: str | None = None
 

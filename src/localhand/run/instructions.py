@@ -23,6 +23,7 @@ from pathlib import Path
 
 from localhand.models.tokens import estimate_text_tokens
 from localhand.safety.trust import use_discovered
+from localhand.types import Message
 
 DEFAULT_NAMES = ("AGENTS.md",)
 CAP_TOKENS = 1000
@@ -88,3 +89,19 @@ def project_instructions(
         return ""
     where = os.path.relpath(found, workspace.resolve())
     return f"Project instructions ({where}):\n{capped(seen.text.strip())}"
+
+
+def with_instructions(
+    messages: list[Message],
+    workspace: Path,
+    warn: Callable[[str], None],
+    *,
+    files: Sequence[str] = (),
+    names: Sequence[str] = DEFAULT_NAMES,
+) -> list[Message]:
+    """``messages`` with the trusted instruction file's block after the first user message's
+    text (the agentic and simple paths alike); unchanged when there is none."""
+    block = project_instructions(workspace, warn, files=files, names=names)
+    if not block or not messages or messages[-1].get("role") != "user":
+        return messages
+    return [*messages[:-1], {**messages[-1], "content": f"{messages[-1]['content']}\n\n{block}"}]

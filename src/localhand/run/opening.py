@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.models.base import ChatModel
 from localhand.profiles import Profile
-from localhand.run.instructions import project_instructions
+from localhand.run.instructions import with_instructions
 from localhand.run.prompt import build_messages, call_format, system_prompt
 from localhand.run.tool_text import with_tool_text
 from localhand.types import Message
@@ -37,8 +37,6 @@ def opening_messages(
         return [*config.history, {"role": "user", "content": task}]
     prompt = config.system_prompt or system_prompt(call_format(model, profile))
     messages = build_messages(task, workspace, prompt, config.context_files)
-    names = config.instruction_files
-    block = project_instructions(workspace, warn, files=config.context_files, names=names)
-    if block and names and messages and messages[-1].get("role") == "user":
-        messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n\n{block}"}
+    files, names = config.context_files, config.instruction_files
+    messages = with_instructions(messages, workspace, warn, files=files, names=names)
     return with_tool_text(messages, profile, definitions, model)

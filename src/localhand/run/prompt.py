@@ -132,7 +132,8 @@ def call_format(model: ChatModel, profile: Profile) -> str | None:
     Text when the reply is constrained to a JSON object (``SCHEMA_CALLS``); in the family's
     format when its template renders no calls (``text_call_history = "as_text"``) or its
     profile says the backend cannot carry them (``native_tools_ollama``,
-    ``native_tools_llama_server``), as the model declares them (``call_transport``,
+    ``native_tools_llama_server``) or the server shows its template does not
+    (``template_renders_tools``), as the model declares them (``call_transport``,
     ``server_kind``)."""
     if model.call_transport == "schema":
         return SCHEMA_CALLS
@@ -141,7 +142,11 @@ def call_format(model: ChatModel, profile: Profile) -> str | None:
     if model.server_kind == "ollama":
         native = profile.native_tools_ollama
     else:
+        from localhand.run.tool_text import template_hides_tools
+
         native = profile.native_tools_llama_server
+        if model.server_kind == "openai":
+            native = not template_hides_tools(profile, model)
     return None if native else profile.text_format
 
 

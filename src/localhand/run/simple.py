@@ -50,6 +50,7 @@ from localhand.events import (
 from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, StreamChunk, declared
 from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.run.cancel import Cancellation
+from localhand.run.instructions import DEFAULT_NAMES, with_instructions
 from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Run
 from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
@@ -58,7 +59,7 @@ from localhand.run.task import Task
 from localhand.run.verify import grade
 from localhand.types import CheckResult, Message, Prefill, Result, Status, Usage
 
-__all__ = ["DeltaCoalescer", "run_simple"]
+__all__ = ["DeltaCoalescer", "run_simple", "simple_messages"]
 
 FLUSH_S = 0.05
 FLUSH_CHARS = 200
@@ -114,16 +115,44 @@ def run_simple(
     ledger: Ledger | None = None,
     follow_up: Callable[[Result], str | None] | None = None,
     cancellation: Cancellation | None = None,
+    instruction_files: Sequence[str] = DEFAULT_NAMES,
+    messages: Sequence[Message] | None = None,
 ) -> Result:
     """Answer ``task`` with one streamed reply; model errors end up in the Result.
+
+    The request is ``simple_messages``: the task, the workspace context, the context files and
+    the trusted instruction file (``AGENTS.md``, or ``instruction_files``), as the agentic path
+    sends them; ``messages`` when the caller built them (to keep the conversation).
 
     ``model`` streams when it has a ``stream`` method (every backend here does); otherwise its
     one ``chat`` reply is handed out as a single delta. ``ledger`` books the call and checks
     the daily budget; ``follow_up`` writes a task file for a run that did not pass.
     """
-    return _SimpleRun(
-        model, task, bus or EventBus(), routing, ledger, follow_up, cancellation
-    ).run()
+    simple = _SimpleRun(model, task, bus or EventBus(), routing, ledger, follow_up, cancellation)
+    if messages is None:
+        messages = simple_messages(task, simple.model, simple.warn, instruction_files)
+    return simple.run(list(messages))
+
+
+def simple_messages(
+    task: Task,
+    model: ChatModel | PlainChatModel,
+    warn: Callable[[str], None],
+    instruction_files: Sequence[str] = DEFAULT_NAMES,
+) -> list[Message]:
+    """The simple path's one request: its system prompt, the task, the workspace context and
+    context files, then the trusted instruction file, which is read as the agentic path reads
+    it (``run.instructions``: only when the user trusted that content)."""
+    workspace = Path(task.workspace).resolve()
+    messages = build_messages(
+        task.description,
+        workspace,
+        SIMPLE_SYSTEM_PROMPT,
+        task.context_files,
+        context_chars=context_chars(declared(model)),
+    )
+    files, names = task.context_files, instruction_files
+    return with_instructions(messages, workspace, warn, files=files, names=names)
 
 
 class _SimpleRun:
@@ -157,14 +186,7 @@ class _SimpleRun:
         self.usage = Usage()
         self.asked = False
 
-    def run(self) -> Result:
-        messages = build_messages(
-            self.task.description,
-            self.workspace,
-            SIMPLE_SYSTEM_PROMPT,
-            self.task.context_files,
-            context_chars=context_chars(self.model),
-        )
+    def run(self, messages: list[Message]) -> Result:
         self.life.start(
             self.task.description,
             self.model.name,

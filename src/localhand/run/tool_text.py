@@ -3,7 +3,8 @@
 Gemma 3's chat template renders no tool schema: a server sent ``tools`` with it (llama-server
 ``--jinja``) shows the model nothing, so the model is never told which tools exist (measured
 here: 441 prompt tokens under Gemma 3's template against 1,199 under Qwen3's for the same
-request). A family profile says so (``native_tools_llama_server=False``); then the tools are
+request). A family profile says so (``native_tools_llama_server=False``), or llama-server's
+``/apply-template`` shows it (``ChatModel.template_renders_tools``); then the tools are
 written into the system prompt once, in the family's own text-call format
 (``Profile.call_example``), before the first request. The system turn never changes after
 that, so the text sits in the cached prefix of every later request.
@@ -30,11 +31,15 @@ def template_hides_tools(profile: Profile, model: ChatModel) -> bool:
     """Whether ``model`` sends tools natively to a server whose template will not show them.
 
     Only the OpenAI-compatible backend (llama-server, vLLM...) sends tools that way; in its
-    ``schema`` mode it describes them itself.
+    ``schema`` mode it describes them itself. What the server says of its template
+    (``template_renders_tools``: llama-server's ``/apply-template``) wins; where it cannot
+    say, the family's profile does.
     """
-    if profile.native_tools_llama_server:
+    if model.server_kind != "openai" or model.call_transport != "native":
         return False
-    return model.server_kind == "openai" and model.call_transport == "native"
+    if model.template_renders_tools is not None:
+        return not model.template_renders_tools
+    return not profile.native_tools_llama_server
 
 
 def describe_tools(

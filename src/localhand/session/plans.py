@@ -55,11 +55,11 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
     try:
         if model is None and (the_plan is None or chosen == "agentic"):
             model = build_model(settings, on_warning=ready.warn)
-        spent = None
+        spent, spent_prefill = None, None
         if the_plan is None:
             assert model is not None
             draft = draft_plan(model, task.description, root)
-            the_plan, spent = draft.plan, draft.usage
+            the_plan, spent, spent_prefill = draft.plan, draft.usage, draft.prefill
             if request.approve_draft is not None and not request.approve_draft(the_plan):
                 return build_result(
                     the_plan,
@@ -70,6 +70,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
                     model_used=model.name,
                     tokens_in=spent.prompt_tokens,
                     tokens_out=spent.completion_tokens,
+                    prefill=draft.prefill,
                 )
         limits = replace(
             PLAN_LIMITS,
@@ -95,6 +96,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
             task_id=task.id,
             step_timeout_s=request.step_timeout_s,
             spent=spent,
+            spent_prefill=spent_prefill,
             cancellation=ready.cancellation,
             **extra,
         )

@@ -68,8 +68,9 @@ def run_loop(ready: Prepared) -> Result:
     ledger = _ledger(settings, store)
     follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
-        from localhand.run.simple import run_simple
+        from localhand.run.simple import run_simple, simple_messages
 
+        asked = simple_messages(task, model, ready.warn, settings.instruction_files)
         simple = run_simple(
             model,
             task,
@@ -78,8 +79,9 @@ def run_loop(ready: Prepared) -> Result:
             ledger=ledger,
             follow_up=follow_up,
             cancellation=ready.cancellation,
+            messages=asked,
         )
-        return _after_simple(ready, model, simple)
+        return _after_simple(ready, model, simple, asked)
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
@@ -141,21 +143,13 @@ def _final_answer(
     return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
 
 
-def _after_simple(ready: Prepared, model: ChatModel, simple: Result) -> Result:
-    """A simple-path run's conversation kept (its one request, rebuilt as ``run_simple``
-    built it, and the answer), so that it can be continued; then ``--output-schema``. The
-    run has announced its Result already: only the caller's copy has ``answer_json``."""
-    from localhand.run.prompt import SIMPLE_SYSTEM_PROMPT, build_messages
-    from localhand.run.simple import context_chars
-
+def _after_simple(
+    ready: Prepared, model: ChatModel, simple: Result, asked: Sequence[Message]
+) -> Result:
+    """A simple-path run's conversation kept (its one request, ``asked``, and the answer),
+    so that it can be continued; then ``--output-schema``. The run has announced its Result
+    already: only the caller's copy has ``answer_json``."""
     task = ready.task
-    asked = build_messages(
-        task.description,
-        task.workspace,
-        SIMPLE_SYSTEM_PROMPT,
-        task.context_files,
-        context_chars=context_chars(model),
-    )
     messages = [*asked, {"role": "assistant", "content": simple.output}]
     if ready.store is not None and simple.output:
         try:

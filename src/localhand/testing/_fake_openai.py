@@ -58,7 +58,20 @@ class OpenAIEndpoints:
             routes[path] = {"GET": self._v1_model}
         if self.server.fake.props:
             routes["/props"] = {"GET": self._props}
+        if self.server.fake.template_renders_tools is not None:
+            routes["/apply-template"] = {"POST": self._apply_template}
         return routes
+
+    def _apply_template(self, body: Any) -> None:
+        """llama-server's ``POST /apply-template``: the prompt its chat template renders for
+        ``body``'s messages, with the tools' names in it only if the template renders tools
+        (``template_renders_tools``), as Qwen's does and Gemma 3's does not."""
+        body = body if isinstance(body, dict) else {}
+        turns = [f"<{m.get('role')}>{m.get('content')}" for m in body.get("messages") or []]
+        if self.server.fake.template_renders_tools:
+            for tool in body.get("tools") or []:
+                turns.insert(0, f"<tool>{(tool.get('function') or {}).get('name')}")
+        self._send(200, _line({"prompt": "\n".join(turns) + "\n<assistant>"}), "application/json")
 
     def _props(self, body: Any) -> None:
         """llama-server's ``GET /props`` (at the root, not under ``/v1``): its global

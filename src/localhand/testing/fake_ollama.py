@@ -108,6 +108,9 @@ class FakeOllama:
         props: also answer llama-server's ``GET /props``, whose ``total_slots`` publishes
             ``slots`` (1 when None) as llama-server publishes its ``--parallel``. Ollama has
             no such endpoint (404), hence off by default.
+        template_renders_tools: also answer llama-server's ``POST /apply-template``, with a
+            prompt that names the tools sent (True) or leaves them out (False, as Gemma 3's
+            template does); ``None``: no such endpoint (404), as on Ollama and vLLM.
         strict_format: hold a scripted reply to a request with a ``format`` to it, as
             Ollama's constrained decoding would: a reply that is not JSON is answered 500
             (the script is wrong). Off by default: some tests script a model that ignores
@@ -131,6 +134,7 @@ class FakeOllama:
         max_queue: int | None = None,
         props: bool = False,
         strict_format: bool = False,
+        template_renders_tools: bool | None = None,
     ) -> None:
         self._script: list[Item] = list(script)
         self._models = {
@@ -154,6 +158,7 @@ class FakeOllama:
         self.slots, self.latency, self.max_queue = slots, latency, max_queue
         self.props = props
         self.strict_format = strict_format
+        self.template_renders_tools = template_renders_tools
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._inside = self._peak = 0
         self._httpd = _Server(("127.0.0.1", port), _Handler)

@@ -1,0 +1,39 @@
+"""Batch tasks on one llama-server keep a slot each: every task gets its own backend, which
+pins one slot (``id_slot``) for all its requests, and parallel tasks pin different ones, so
+that they do not evict each other's cached prompt. The slots are given back when the tasks end."""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+
+from localhand.batch import run_batch
+from localhand.config import Settings
+from localhand.models import _slots
+from localhand.testing import FakeOllama
+from test_batch import QWEN, options, task_file, write_batch, writer
+
+
+def test_two_parallel_batch_tasks_name_different_slots(tmp_path: Path) -> None:
+    tasks = write_batch(tmp_path, ["a", "b"])
+    with FakeOllama(writer(), models=QWEN, slots=2, latency=0.2, props=True) as server:
+        url = server.url + "/v1"
+        report = run_batch(
+            tasks,
+            Settings(backend="openai"),
+            options(tmp_path, hosts=[url], concurrency=2),
+            console=Console(file=io.StringIO(), width=500),
+            live=False,
+        )
+        assert report.exit_code == 0, [r.result for r in report.rows]
+        slots: dict[str, set[object]] = defaultdict(set)
+        for request in server.openai_requests:
+            slots[task_file(request.body)].add(request.body.get("id_slot"))
+        assert server.peak_requests == 2, "the two tasks ran side by side"
+        assert _slots.held(url) == [0, 0], "each task gave its slot back"
+    assert set(slots) == {"a.txt", "b.txt"}
+    assert all(len(named) == 1 for named in slots.values()), slots  # one slot a task
+    assert slots["a.txt"] | slots["b.txt"] == {0, 1}, slots  # and not the same one
