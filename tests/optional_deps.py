@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -109,3 +111,13 @@ def chromium() -> Path:
         "apt-get install chromium",
     )
     return CHROMIUM
+
+
+def console_script(name: str) -> str:
+    """A server's command, installed with localhand's dev dependency group next to this Python."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    missing = None if found else "not installed"
+    require(f"the MCP server {name}", missing, "pip install -e . --group dev")
+    assert found is not None
+    return found

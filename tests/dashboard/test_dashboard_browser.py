@@ -243,11 +243,12 @@ def test_a_call_of_an_mcp_servers_tool_is_approved_from_the_timeline(
     page: Page, store: Store, tmp_path: Path
 ) -> None:
     from localhand.mcp.config import McpServer
-    from test_mcp_servers import console_script
 
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    time_server = McpServer("time", command=console_script("mcp-server-time"), source="test")
+    time_server = McpServer(
+        "time", command=optional_deps.console_script("mcp-server-time"), source="test"
+    )
     script = [tool_call("get_current_time", timezone="Asia/Tokyo"), "It is evening in Tokyo."]
     with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
         settings = Settings(model="qwen3:8b", host=ollama.url, mcp_servers=(time_server,))

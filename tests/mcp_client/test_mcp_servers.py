@@ -34,16 +34,6 @@ pytestmark = pytest.mark.timeout(120)
 NPM_PREFIX = Path(os.environ.get("LOCALHAND_NPM_PREFIX", Path.home() / ".cache/localhand/npm"))
 
 
-def console_script(name: str) -> str:
-    """A server's command, installed with localhand's dev dependency group next to this Python."""
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    optional_deps.require(f"the MCP server {name}", None if found else "not installed",
-                          "pip install -e . --group dev")  # fmt: skip
-    assert found is not None
-    return found
-
-
 def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
 
@@ -61,7 +51,13 @@ def test_a_run_calls_get_current_time_from_mcp_server_time(
     workspace.mkdir()
     config = mcp_json(
         tmp_path / "mcp.json",
-        {"time": {"command": console_script("mcp-server-time"), "args": [], "trust": "allow"}},
+        {
+            "time": {
+                "command": optional_deps.console_script("mcp-server-time"),
+                "args": [],
+                "trust": "allow",
+            }
+        },
     )
     script = [
         tool_call("get_current_time", timezone="Europe/Paris"),
@@ -117,7 +113,9 @@ class Asked(BaseApprover):
 def test_an_untrusted_servers_call_needs_approval_showing_server_tool_and_arguments(
     tmp_path: Path, answer: bool
 ) -> None:
-    time_server = McpServer("time", command=console_script("mcp-server-time"), source="test")
+    time_server = McpServer(
+        "time", command=optional_deps.console_script("mcp-server-time"), source="test"
+    )
     model = ScriptedModel([call("get_current_time", timezone="Asia/Tokyo"), "Done."])
     approver = Asked(answer)
     bus, log = EventBus(), EventLog()
@@ -145,7 +143,7 @@ def test_an_untrusted_servers_call_needs_approval_showing_server_tool_and_argume
 
 
 def test_trusted_tools_and_approve_never_ask_nothing(tmp_path: Path) -> None:
-    command = console_script("mcp-server-time")
+    command = optional_deps.console_script("mcp-server-time")
     for server, approve in (
         (McpServer("time", command=command, trusted_tools=("get_current_time",)), "dangerous"),
         (McpServer("time", command=command), "never"),
@@ -172,7 +170,7 @@ def test_git_tools_from_localhand_toml_keep_the_list_short(
     home = tmp_path / "home"  # a localhand.toml the user names, outside the project
     home.mkdir()
     (home / "localhand.toml").write_text(
-        f'[mcp.servers.git]\ncommand = "{console_script("mcp-server-git")}"\n'
+        f'[mcp.servers.git]\ncommand = "{optional_deps.console_script("mcp-server-git")}"\n'
         f'args = ["--repository", "{repo}"]\n'
         'tools = ["git_status", "git_diff_unstaged"]\ntrust = "allow"\n'
     )

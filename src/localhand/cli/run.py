@@ -311,7 +311,7 @@ def _print_result(result: Result, json_output: bool) -> None:
         sys.stdout.write(result.to_json() + "\n")
     elif result.output and not streamed:
         from localhand.cli.lines import answer_width, wrap
-        from localhand.cli.view import printable  # the model's text: its escapes written out
+        from localhand.cli.printable import printable  # the model's text: its escapes written out
 
         text = wrap(printable(result.output.rstrip()), answer_width(sys.stdout))
         sys.stdout.write(text + "\n")  # on a terminal, wrapped at words

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.cli.args import Command, add_db_option, add_json_option, fail, number
+from localhand.cli.printable import printable
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
@@ -122,7 +123,7 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
         found = [scrub_data(e.to_dict()) for e in events]
         _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
-    from localhand.cli.view import TimelineView, printable
+    from localhand.cli.view import TimelineView
 
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
@@ -368,10 +369,8 @@ def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
 
 def _shown(text: str) -> str:
     """``text`` (from a model, a command or a page) for Rich on a terminal: its control
-    characters written out (``view.printable``), its markup brackets escaped."""
+    characters written out (``cli.printable``), its markup brackets escaped."""
     from rich.markup import escape
-
-    from localhand.cli.view import printable
 
     return escape(printable(text))
 

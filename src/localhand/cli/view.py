@@ -35,6 +35,7 @@ from localhand.cli.lines import (
     one_line,
     terminal_width,
 )
+from localhand.cli.printable import Printable
 from localhand.cli.running import Waiting, arguments_shown, running_label
 from localhand.cli.server_figures import server_figures_line, server_totals_line
 from localhand.events import Event
@@ -379,34 +380,3 @@ class TimelineView(TerminalView):
             fields = {k: v for k, v in event.to_dict().items() if k not in skip}
             text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
             self.console.print(f"  [magenta]• {event.type}[/] [dim]{escape(text[:200])}[/]")
-
-
-def printable(text: str) -> str:
-    """``text`` safe to write to a terminal: every control or invisible formatting character
-    (escape sequences, bells, C1 controls, bidi overrides) written out as ``\\x1b`` by the same
-    ``escape`` that shows commands for approval; newlines and tabs are kept."""
-    if text.isprintable():
-        return text
-    return "\n".join(line if line.isprintable() else shown(line) for line in text.split("\n"))
-
-
-def printable_data(data: Any) -> Any:
-    """``data`` (an event's JSON-like fields) with ``printable`` applied to every string."""
-    if isinstance(data, str):
-        return printable(data)
-    if isinstance(data, dict):
-        return {key: printable_data(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [printable_data(value) for value in data]
-    return data
-
-
-class Printable:
-    """An event as the views read it (``type``, ``to_dict()``), its strings made printable."""
-
-    def __init__(self, event: Any) -> None:
-        self.type: str = event.type
-        self._data = printable_data(event.to_dict())
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._data
