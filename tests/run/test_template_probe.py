@@ -5,8 +5,6 @@ without the endpoint (404: Ollama's ``/v1``, vLLM) leaves it unknown and the pro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,32 +13,11 @@ from localhand.batch.pool import EndpointPool
 from localhand.batch.pooled import PooledModel
 from localhand.models._json_calls import TOOL_TEXT_MARK
 from localhand.models._template_probe import PROBE_TOOL, template_renders_tools
-from localhand.models.openai_compat import OpenAICompatModel
 from localhand.profiles import profile_for
-from localhand.run.agent import Agent
 from localhand.run.prompt import call_format
 from localhand.run.tool_text import template_hides_tools
 from localhand.testing.fake_ollama import FakeOllama
-
-READ = {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.txt"}}}]}
-ANSWER = {"content": "It says hello."}
-
-
-@contextmanager
-def served(
-    name: str, renders: bool | None, **settings: Any
-) -> Iterator[tuple[FakeOllama, OpenAICompatModel]]:
-    with FakeOllama([READ, ANSWER], models={name: {}}, template_renders_tools=renders) as fake:
-        model = OpenAICompatModel(name, fake.url, backoff=0.0, **settings)
-        try:
-            yield fake, model
-        finally:
-            model.close()
-
-
-def _run(tmp_path: Path, model: Any) -> Any:
-    (tmp_path / "a.txt").write_text("hello\n")
-    return Agent(model, tmp_path).run("Say what a.txt holds")
+from served_helpers import read_a_file, served
 
 
 def _probes(fake: FakeOllama) -> list[Any]:
@@ -50,7 +27,7 @@ def _probes(fake: FakeOllama) -> list[Any]:
 def test_a_template_that_drops_the_tools_gets_them_in_the_system_prompt(tmp_path: Path) -> None:
     # Qwen3's profile says its template renders tools: only the server can say this one does not
     with served("qwen3:8b", renders=False) as (fake, model):
-        result = _run(tmp_path, model)
+        result = read_a_file(tmp_path, model)
         first, second = (request.body["messages"] for request in fake.openai_requests)
         probes = _probes(fake)
     assert result.status != "error", result.error
@@ -70,7 +47,7 @@ def test_a_template_that_renders_the_tools_gets_no_text_whatever_the_profile(
 ) -> None:
     # Gemma 3's profile says its template drops tools; this server's template shows them
     with served("gemma-3-4b-it", renders=True) as (fake, model):
-        _run(tmp_path, model)
+        read_a_file(tmp_path, model)
         systems = [request.body["messages"][0]["content"] for request in fake.openai_requests]
     assert systems and all(TOOL_TEXT_MARK not in system for system in systems)
     assert model.template_renders_tools is True

@@ -6,16 +6,11 @@ Result."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from localhand.models._json_calls import TOOL_TEXT_MARK, plain_messages
-from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.scripted import ScriptedModel, call
 from localhand.profiles import profile_for
-from localhand.run.agent import Agent
 from localhand.run.tool_text import (
     describe_tools,
     known_window,
@@ -26,26 +21,7 @@ from localhand.run.tool_text import (
 from localhand.testing.fake_ollama import FakeOllama
 from localhand.tools import default_tools
 from localhand.types import Reply, Usage
-
-READ = {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.txt"}}}]}
-ANSWER = {"content": "It says hello."}
-
-
-@contextmanager
-def served(name: str, **settings: Any) -> Iterator[tuple[FakeOllama, OpenAICompatModel]]:
-    """A real OpenAI-compatible backend over HTTP to the fake server, scripted to read a.txt
-    and answer."""
-    with FakeOllama([READ, ANSWER], models={name: {}}) as fake:
-        model = OpenAICompatModel(name, fake.url, backoff=0.0, **settings)
-        try:
-            yield fake, model
-        finally:
-            model.close()
-
-
-def _run(tmp_path: Path, model: Any) -> Any:
-    (tmp_path / "a.txt").write_text("hello\n")
-    return Agent(model, tmp_path).run("Say what a.txt holds")
+from served_helpers import read_a_file, served
 
 
 def _systems(fake: FakeOllama) -> list[str]:
@@ -54,7 +30,7 @@ def _systems(fake: FakeOllama) -> list[str]:
 
 def test_gemma3_on_a_server_gets_the_tools_in_its_system_prompt_once(tmp_path: Path) -> None:
     with served("gemma-3-4b-it") as (fake, model):
-        result = _run(tmp_path, model)
+        result = read_a_file(tmp_path, model)
         first, second = (request.body["messages"] for request in fake.openai_requests)
     assert result.status != "error", result.error
     system = first[0]["content"]
@@ -67,7 +43,7 @@ def test_gemma3_on_a_server_gets_the_tools_in_its_system_prompt_once(tmp_path: P
 
 def test_families_whose_template_renders_tools_get_no_text(tmp_path: Path) -> None:
     with served("qwen3:8b") as (fake, model):
-        _run(tmp_path, model)
+        read_a_file(tmp_path, model)
         systems = _systems(fake)
     assert systems and all(TOOL_TEXT_MARK not in system for system in systems)
 
@@ -108,7 +84,7 @@ def test_result_carries_the_first_prompt_tokens(tmp_path: Path) -> None:
         Reply(tool_calls=call("read_file", path="a.txt").tool_calls, usage=Usage(812, 20)),
         Reply(content="It says hello.", done_reason="stop", usage=Usage(900, 8)),
     ]
-    result = _run(tmp_path, ScriptedModel(replies, name="qwen3-8b"))
+    result = read_a_file(tmp_path, ScriptedModel(replies, name="qwen3-8b"))
     assert result.first_prompt_tokens == 812  # type: ignore[attr-defined]
     assert result.tokens_in == 812 + 900  # type: ignore[attr-defined]
     assert result.to_dict()["first_prompt_tokens"] == 812  # type: ignore[attr-defined]
@@ -125,7 +101,7 @@ def test_a_small_window_gets_short_schemas_sent(tmp_path: Path) -> None:
     assert edit["parameters"]["required"] == ["path", "old_text", "new_text"]
     assert "description" not in edit["parameters"]["properties"]["old_text"]
     with served("qwen3:8b", context_length=4096) as (fake, model):
-        _run(tmp_path, model)
+        read_a_file(tmp_path, model)
         sent = fake.openai_requests[0].body["tools"]
     assert [tool["function"] for tool in sent] == [tool["function"] for tool in short]
 
