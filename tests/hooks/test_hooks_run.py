@@ -171,6 +171,22 @@ def test_a_stop_hook_reads_the_result_before_it_is_announced(workspace: Path) ->
     assert (ran.hook, ran.tool_name, ran.output_summary) == ("stop", None, "recorded")
 
 
+def test_a_simple_task_runs_the_stop_hook_too(workspace: Path) -> None:
+    """One streamed answer and no tools: no call to hook, but the run ends, so ``stop`` runs,
+    before the Result is announced, as it does after the tool loop."""
+    bus, log = EventBus(), EventLog()
+    bus.subscribe(log)
+    hooks = hooks_from_toml({"stop": [{"command": "cat > stop.json"}]}, "config.toml")
+    task = Task("What is 2 + 2?", workspace=workspace, agentic=False)
+    run_task(task, Settings(hooks=hooks), bus=bus, model=ScriptedModel(["4"]))
+
+    seen = json.loads((workspace / "stop.json").read_text())
+    assert seen["result"]["output"] == "4"
+    types = [event.type for event in log.events]
+    assert "tool_call" not in types
+    assert types.index("hook_ran") < types.index("task_finished")
+
+
 def test_hooks_run_in_the_run_s_sandbox(workspace: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     hooks = {"post_tool": [{"command": f"echo no > {outside}; echo $?"}]}

@@ -43,7 +43,6 @@ def run_with_schema(server: FakeOllama, demo: Path, tmp_path: Path, *flags: str)
         str(demo),
         "--model",
         "qwen3:8b",
-        "--agentic",
         "--output-schema",
         str(schema),
         *flags,
@@ -60,7 +59,7 @@ def test_the_answer_is_asked_for_without_tools_and_validated(demo: Path, tmp_pat
         {"content": json.dumps({"bug": "add() subtracts", "line": 2})},
     ]
     with FakeOllama(script, models={"qwen3:8b": {}}, strict_format=True) as server:
-        done = run_with_schema(server, demo, tmp_path, "--jsonl")
+        done = run_with_schema(server, demo, tmp_path, "--agentic", "--jsonl")
         requests = server.chat_requests
     assert done.returncode == 3, done.stderr  # unverified, as without the schema
     records = [json.loads(line) for line in done.stdout.splitlines()]
@@ -81,12 +80,35 @@ def test_the_answer_is_asked_for_without_tools_and_validated(demo: Path, tmp_pat
     assert json.loads(shown.stdout)["run"]["result"]["answer_json"]["line"] == 2
 
 
+def test_a_simple_task_s_answer_is_json_in_its_announced_and_stored_result(
+    demo: Path, tmp_path: Path
+) -> None:
+    """The simple path (one streamed answer, no tools) asks for the JSON before its Result is
+    announced, so the stream's last line and the store's copy both carry ``answer_json``."""
+    script = [
+        {"content": "add() subtracts, on line 2."},
+        {"content": json.dumps({"bug": "add() subtracts", "line": 2})},
+    ]
+    with FakeOllama(script, models={"qwen3:8b": {}}, strict_format=True) as server:
+        done = run_with_schema(server, demo, tmp_path, "--simple", "--jsonl")
+        requests = server.chat_requests
+    assert done.returncode == 0, done.stderr  # an answer to a question, as without the schema
+    assert not any(r.body.get("tools") for r in requests)
+    assert requests[-1].body["format"] == SCHEMA
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert records[-1]["payload"]["answer_json"] == {"bug": "add() subtracts", "line": 2}
+    finished = [r for r in records if r["type"] == "task_finished"]
+    assert finished[-1]["payload"]["result"]["answer_json"]["line"] == 2
+    shown = localhand("show", "last", "--json", cwd=tmp_path)
+    assert json.loads(shown.stdout)["run"]["result"]["answer_json"]["line"] == 2
+
+
 def test_an_answer_that_never_validates_fails_the_run(demo: Path, tmp_path: Path) -> None:
     script = [{"content": "It subtracts."}, '{"bug": 1}', '{"bug": 2}']
     with FakeOllama(
         [tool_call("list_directory", path="."), *script], models={"qwen3:8b": {}}
     ) as server:
-        done = run_with_schema(server, demo, tmp_path, "--json")
+        done = run_with_schema(server, demo, tmp_path, "--agentic", "--json")
     assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "fail" and "answer_json" not in result
@@ -138,7 +160,15 @@ def test_an_openai_compatible_server_gets_the_schema_as_response_format(
     ]
     with FakeOllama(script, models={"qwen3:8b": {}}, strict_format=True) as server:
         done = run_with_schema(
-            server, demo, tmp_path, "--backend", "openai", "--host", server.url, "--json"
+            server,
+            demo,
+            tmp_path,
+            "--agentic",
+            "--backend",
+            "openai",
+            "--host",
+            server.url,
+            "--json",
         )
         requests = server.openai_requests
     assert done.returncode == 3, done.stderr

@@ -117,6 +117,7 @@ def run_simple(
     cancellation: Cancellation | None = None,
     instruction_files: Sequence[str] = DEFAULT_NAMES,
     messages: Sequence[Message] | None = None,
+    final_answer: Callable[[Result, Sequence[Message]], Result] | None = None,
 ) -> Result:
     """Answer ``task`` with one streamed reply; model errors end up in the Result.
 
@@ -127,8 +128,12 @@ def run_simple(
     ``model`` streams when it has a ``stream`` method (every backend here does); otherwise its
     one ``chat`` reply is handed out as a single delta. ``ledger`` books the call and checks
     the daily budget; ``follow_up`` writes a task file for a run that did not pass.
+    ``final_answer`` gets the Result and the conversation (the request and the answer) before
+    the Result is announced, as the tool loop's does (the session keeps the conversation, asks
+    for ``--output-schema``'s JSON and runs the ``stop`` hooks there), and returns the Result.
     """
     simple = _SimpleRun(model, task, bus or EventBus(), routing, ledger, follow_up, cancellation)
+    simple.final_answer = final_answer
     if messages is None:
         messages = simple_messages(task, simple.model, simple.warn, instruction_files)
     return simple.run(list(messages))
@@ -185,8 +190,11 @@ class _SimpleRun:
         self.final: StreamChunk | None = None
         self.usage = Usage()
         self.asked = False
+        self.final_answer: Callable[[Result, Sequence[Message]], Result] | None = None
+        self.messages: list[Message] = []
 
     def run(self, messages: list[Message]) -> Result:
+        self.messages = messages
         self.life.start(
             self.task.description,
             self.model.name,
@@ -297,6 +305,9 @@ class _SimpleRun:
             routing=self.routing.to_dict() if self.routing else None,
             cost=self.cost(),
         )
+        if self.final_answer is not None:
+            said = {"role": "assistant", "content": output}
+            result = self.final_answer(result, [*self.messages, said])
         return self.life.finish(result)
 
     def incomplete(self, reason: str, output: str) -> list[str]:

@@ -70,8 +70,7 @@ def run_loop(ready: Prepared) -> Result:
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
         from localhand.run.simple import run_simple, simple_messages
 
-        asked = simple_messages(task, model, ready.warn, settings.instruction_files)
-        simple = run_simple(
+        return run_simple(
             model,
             task,
             bus=bus,
@@ -79,9 +78,9 @@ def run_loop(ready: Prepared) -> Result:
             ledger=ledger,
             follow_up=follow_up,
             cancellation=ready.cancellation,
-            messages=asked,
+            messages=simple_messages(task, model, ready.warn, settings.instruction_files),
+            final_answer=_kept(ready, _final_answer(ready, model), hooks_for(ready)),
         )
-        return _after_simple(ready, model, simple, asked)
     tools = default_tools(
         task.workspace,
         policy=check_policy(settings.approve),
@@ -143,27 +142,6 @@ def _final_answer(
     return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
 
 
-def _after_simple(
-    ready: Prepared, model: ChatModel, simple: Result, asked: Sequence[Message]
-) -> Result:
-    """A simple-path run's conversation kept (its one request, ``asked``, and the answer),
-    so that it can be continued; then ``--output-schema``. The run has announced its Result
-    already: only the caller's copy has ``answer_json``."""
-    task = ready.task
-    messages = [*asked, {"role": "assistant", "content": simple.output}]
-    if ready.store is not None and simple.output:
-        try:
-            from localhand.store.lineage import save_conversation
-
-            found = ready.store.runs(limit=1, task_id=task.id)  # closed by now: the newest
-            if found:
-                save_conversation(ready.store, found[0].id, messages)
-        except Exception as exc:  # a store that fails here must not cost the run its Result
-            ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
-    shape = _final_answer(ready, model)
-    return simple if shape is None else shape(simple, messages)
-
-
 def hooks_for(ready: Prepared) -> Hooks | None:
     """The user's hooks for this run (``[hooks]`` in their config.toml), or None."""
     if not ready.settings.hooks:
@@ -203,7 +181,7 @@ def _kept(
         store = ready.store
         try:
             run_id = store.open_run_for(ready.task.id) if store is not None else None
-            if store is not None and run_id is not None:
+            if store is not None and run_id is not None and _answered(messages):
                 from localhand.store.lineage import save_conversation
 
                 save_conversation(store, run_id, messages)
@@ -215,6 +193,14 @@ def _kept(
         return result
 
     return keep
+
+
+def _answered(messages: Sequence[Message]) -> bool:
+    """Whether the model said anything: a run that ended before it did leaves nothing to
+    continue (``continuation`` then says so, rather than carry on a bare question)."""
+    return any(
+        m.get("role") == "assistant" and (m.get("content") or m.get("tool_calls")) for m in messages
+    )
 
 
 def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
