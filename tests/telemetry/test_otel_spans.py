@@ -287,3 +287,25 @@ def test_plan_mode_is_traced_with_its_repair_requests(
         chat.parent is not None and chat.parent.span_id == run.context.span_id for chat in chats
     )
     assert run.attributes["localhand.result.status"] == result.status
+
+
+class _Embedded(ScriptedModel):
+    """A scripted model that says it is the embedded backend, as ``--backend auto``'s
+    fallback is when no Ollama answers."""
+
+    server_kind = "embedded"
+
+
+def test_the_provider_is_the_backend_the_run_settled_on(
+    exported: InMemorySpanExporter, workspace: Path
+) -> None:
+    task = Task(TASK, workspace=workspace, agentic=True, model="qwen3:8b")
+    model = _Embedded(script(), name="qwen3:8b")
+    Session(task, Settings(otel=True, backend="auto"), model=model).run()
+
+    spans = exported.get_finished_spans()
+    assert spans and {
+        span.attributes["gen_ai.provider.name"]
+        for span in spans
+        if span.name != "execute_tool read_file"
+    } == {"llama_cpp"}

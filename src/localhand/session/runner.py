@@ -20,6 +20,7 @@ from localhand.run.ledger import Ledger
 from localhand.run.routing import route
 from localhand.run.task import Task
 from localhand.safety.approval import check_policy
+from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
 from localhand.types import Result
 
@@ -65,6 +66,7 @@ def run_loop(ready: Prepared) -> Result:
     decision = route(task.description, True if ready.continuing else task.agentic)
     _link_parent(task, store, ready)
     model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
+    backend_chosen(getattr(model, "server_kind", ""))  # auto may have fallen back: traces say
     ledger = _ledger(settings, store)
     follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple

@@ -23,7 +23,8 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from localhand.config import Settings
@@ -36,6 +37,8 @@ CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """OpenTelemetry's own switch for message content in GenAI spans; localhand honours it too."""
 
 _warned_missing = False
+_traced: ContextVar[Any] = ContextVar("localhand_traced_run", default=None)
+"""The spans of the run being traced in this context (``traced_run``), for ``backend_chosen``."""
 
 
 def tracing_on(settings: Settings) -> bool:
@@ -77,6 +80,7 @@ def traced_run(
         description=task.description,
     )
     unsubscribe = bus.subscribe(spans)
+    current = _traced.set(spans)
     try:
         yield
     except BaseException as exc:
@@ -85,7 +89,18 @@ def traced_run(
     else:
         spans.close()
     finally:
+        _traced.reset(current)
         unsubscribe()
+
+
+def backend_chosen(server_kind: str) -> None:
+    """The backend the run's model is on (``ChatModel.server_kind``), once it is built: the
+    traced run's spans name it, since ``--backend auto`` falls back to the embedded model when
+    no Ollama answers. Nothing when the run is not traced, or for a kind without a name."""
+    spans = _traced.get()
+    provider = _KINDS.get(server_kind)
+    if spans is not None and provider is not None:
+        spans.name_provider(provider)
 
 
 def _warn_missing(warn: Callable[[str], None]) -> None:
@@ -101,12 +116,14 @@ def _warn_missing(warn: Callable[[str], None]) -> None:
 
 
 _PROVIDERS = {"ollama": "ollama", "openai": "openai", "embedded": "llama_cpp"}
+_KINDS = {"ollama": "ollama", "embedded": "llama_cpp"}
+"""The servers whose backend names them (an OpenAI-compatible one keeps the settings' name)."""
 
 
 def provider_name(settings: Settings) -> str:
     """``gen_ai.provider.name``: the backend the settings ask for. ``auto`` is named as what it
-    tries first: the embedded model for a model given as a ``.gguf`` path, else ``ollama``
-    (a run that falls back to the embedded model is still named ``ollama``)."""
+    tries first: the embedded model for a model given as a ``.gguf`` path, else ``ollama``,
+    until the model is built (``backend_chosen``)."""
     if settings.backend == "auto":
         return "llama_cpp" if settings.model.endswith(".gguf") else "ollama"
     return _PROVIDERS.get(settings.backend, settings.backend)
@@ -115,6 +132,7 @@ def provider_name(settings: Settings) -> str:
 __all__ = [
     "CONTENT_VARIABLE",
     "INSTALL",
+    "backend_chosen",
     "content_on",
     "provider_name",
     "traced_run",

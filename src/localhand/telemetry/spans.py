@@ -95,6 +95,11 @@ class RunSpans:
         if content and description:
             self.run.set_attribute("gen_ai.input.messages", _messages("user", text=description))
 
+    def name_provider(self, provider: str) -> None:
+        """The backend the run settled on: the run's span and the spans still to come."""
+        self.provider = provider
+        self.run.set_attribute("gen_ai.provider.name", provider)
+
     def _common(self, operation: str) -> Attributes:
         return {
             "gen_ai.operation.name": operation,
