@@ -73,6 +73,7 @@ def test_a_trusted_workspace_file_gives_no_hooks_and_says_so(
     (warning,) = heard
     assert "hooks (commands localhand runs" in warning
     assert "where the model can write" in warning
+    assert "config.toml (hooks: there only)" in warning
 
 
 def test_a_bad_hooks_table_in_a_workspace_file_is_not_even_read(

@@ -131,10 +131,11 @@ def without_withheld(
         {*also, *(name for name, value in values.items() if name in KEYS and withheld(name, value))}
     )
     if dropped:
+        only_there = " (hooks: there only)" if "hooks" in dropped else ""
         warn(
             f"{path} is in the project, where the model can write, so these of its settings "
             f"are not used: {explained(dropped)}. Give them as flags, LOCALHAND_* variables, "
-            "or in your own ~/.config/localhand/config.toml."
+            f"or in your own ~/.config/localhand/config.toml{only_there}."
         )
     return {name: value for name, value in values.items() if name not in dropped}
 
