@@ -9,6 +9,7 @@ copies it to ``docs/dashboard.png`` for README.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -83,6 +84,12 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
             expect(page.locator("tr.verification.passed")).to_contain_text("python3 check_calc.py")
             expect(page.locator("#result-output")).to_contain_text("Fixed add()")
             expect(page.locator("#stat-tools")).to_have_text("4")
+            # the server's own figures (the fake, as Ollama, counts its cached prefix)
+            expect(page.locator("#result-fields")).to_contain_text(
+                re.compile(
+                    r"prefilled [\d,]+ tok in [\d.]+ s · cache hit \d+% \(\d of 5 replies said\)"
+                )
+            )
             assert "return a + b" in (workspace / "calc.py").read_text()
 
             shot = tmp_path / "dashboard.png"

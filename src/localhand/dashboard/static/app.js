@@ -441,6 +441,8 @@ class RunView {
       const done = r.steps.filter((st) => st.status === "done").length;
       fields.push(["Plan", `${r.mode ? r.mode + " mode, " : ""}${done} of ${plural(r.steps.length, "step")} done`]);
     }
+    const server = serverTotals(r.prefill);
+    if (server) fields.push(["Server", server]);
     if (r.status === "unverified") fields.push(["Not verified", unverifiedText(r.suggested_check)]);
     if (r.error) fields.push(["Error", r.error]);
     $("result-fields").replaceChildren(...fields.flatMap(([k, v]) => [el("dt", "", [k]), el("dd", "", [v ?? ""])]));
@@ -475,6 +477,17 @@ function titled(node, title) { node.title = title || ""; return node; }
 function unverifiedText(suggested) {
   const text = "no check ran, so only the model says the work is done";
   return suggested ? `${text}; \`${suggested}\` would check it (verify "auto" runs it)` : `${text}; give a verify command to check it`;
+}
+
+// What the model server said of its prompt processing over the run (the Result's prefill), in
+// the words of the terminal's closing line (cli/server_figures.py); "" when no server said.
+function serverTotals(prefill) {
+  if (!prefill || !prefill.reported) return "";
+  const done = prefill.tokens_prefilled, reused = prefill.tokens_reused;
+  const amount = done == null ? "unknown" : `${done.toLocaleString("en")} tok`;
+  const took = prefill.prefill_s == null ? "" : ` in ${prefill.prefill_s.toFixed(1)} s`;
+  const hit = done != null && reused != null && done + reused ? `${Math.round(100 * reused / (done + reused))}%` : "unknown";
+  return `prefilled ${amount}${took} · cache hit ${hit} (${prefill.reported} of ${prefill.requests} replies said)`;
 }
 
 function pill(status) { return el("span", "pill " + status, [String(status).replace("_", " ")]); }
