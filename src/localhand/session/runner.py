@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.config import Settings
 from localhand.errors import ConfigError
-from localhand.models.base import ChatModel
+from localhand.models.base import ChatModel, declared
 from localhand.paths import data_dir
 from localhand.run.agent import Agent
 from localhand.run.ledger import Ledger
@@ -66,7 +66,7 @@ def run_loop(ready: Prepared) -> Result:
     decision = route(task.description, True if ready.continuing else task.agentic)
     _link_parent(task, store, ready)
     model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
-    backend_chosen(getattr(model, "server_kind", ""))  # auto may have fallen back: traces say
+    backend_chosen(declared(model).server_kind)  # auto may have fallen back: traces say which
     ledger = _ledger(settings, store)
     follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
