@@ -129,6 +129,21 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def write_private(target: Path, content: bytes) -> None:
+    """Write ``content`` to ``target`` atomically (a new file renamed over the old, so a reader
+    sees one or the other, never half), mode 0600; no temporary file is left on failure."""
+    import tempfile  # only when writing: reading localhand's files must stay cheap at start-up
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:100]}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def private_data_dir(env: dict[str, str] | None = None) -> Path:
     """``data_dir()``, created or tightened as ``private_dir`` does: call it before writing
     anything under it (follow-up task files, say)."""

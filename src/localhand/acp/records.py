@@ -10,15 +10,13 @@ reader (another ``localhand acp`` loading the session) never sees half of one.""
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp import RequestError
 
-from localhand.paths import data_dir, private_dir
+from localhand.paths import data_dir, private_dir, write_private
 
 SESSIONS_DIR = "acp-sessions"
 """The folder of session records in localhand's data directory."""
@@ -61,15 +59,8 @@ def save_record(record: SessionRecord) -> None:
         "runs": list(record.runs),
         "title": record.title,
     }
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".session-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, folder / f"{record.session_id}.json")
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(data, indent=2) + "\n"
+    write_private(folder / f"{record.session_id}.json", text.encode("utf-8"))
 
 
 def title_of(prompt: str) -> str:

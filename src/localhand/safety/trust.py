@@ -102,10 +102,10 @@ class TrustStore:
 
     def trust(self, seen: Seen) -> None:
         """Pin ``seen``'s content as the trusted content of its file."""
-        from localhand.paths import private_dir
+        from localhand.paths import private_dir, write_private
 
         copies = private_dir(self.directory / "copies")
-        _write_private(copies / seen.sha256, seen.content)
+        write_private(copies / seen.sha256, seen.content)
         index = self._index()
         index[seen.real] = Entry(seen.real, seen.sha256, time.time())
         self._save(index)
@@ -147,32 +147,18 @@ class TrustStore:
         }
 
     def _save(self, index: dict[str, Entry]) -> None:
-        from localhand.paths import private_dir
+        from localhand.paths import private_dir, write_private
 
         private_dir(self.directory)
         files = {e.path: {"sha256": e.sha256, "trusted_at": e.trusted_at} for e in index.values()}
         text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
-        _write_private(self.directory / "index.json", text.encode())
+        write_private(self.directory / "index.json", text.encode())
 
     def _copy(self, sha256: str) -> bytes | None:
         try:
             return (self.directory / "copies" / sha256).read_bytes()
         except OSError:
             return None
-
-
-def _write_private(target: Path, content: bytes) -> None:
-    """Write ``content`` to ``target`` atomically, mode 0600."""
-    import tempfile  # only when trusting: reading a file must stay cheap at start-up
-
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".trust-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def trust_hint(path: Path) -> str:
