@@ -309,3 +309,17 @@ def test_the_provider_is_the_backend_the_run_settled_on(
         for span in spans
         if span.name != "execute_tool read_file"
     } == {"llama_cpp"}
+
+
+def test_a_door_that_takes_the_outcome_is_traced_too(
+    exported: InMemorySpanExporter, workspace: Path
+) -> None:
+    """The dashboard and the editor call ``Session.outcome`` (no exception to hand anyone),
+    not ``run``: their runs are traced all the same."""
+    task = Task(TASK, workspace=workspace, agentic=True, model="qwen3:8b")
+    model = ScriptedModel(script(), name="qwen3:8b")
+    Session(task, Settings(otel=True, backend="ollama"), model=model).outcome()
+
+    spans = by_name(exported.get_finished_spans())
+    assert len(spans["invoke_agent localhand"]) == 1
+    assert len(spans["chat qwen3:8b"]) == 3

@@ -164,8 +164,7 @@ class Session:
         anything the model or a command does ends up in the Result. A run that ends by an
         exception (bad input, Ctrl-C) before it has a Result keeps why in the store."""
         try:
-            with traced_run(self.task, self.settings, self.bus, self.warn):
-                return self._run()
+            return self._run()
         except (ConfigError, KeyboardInterrupt) as exc:
             self._keep_reason(exc)
             raise
@@ -191,6 +190,12 @@ class Session:
         store.finish_run(run_id, dict(event["result"]))
 
     def _run(self) -> Result | PlanResult:
+        """The run of ``run`` and ``outcome``, traced (``localhand.telemetry``) when tracing is
+        on, whichever door called."""
+        with traced_run(self.task, self.settings, self.bus, self.warn):
+            return self._started()
+
+    def _started(self) -> Result | PlanResult:
         task = self.task
         if not task.workspace.is_dir():
             raise ConfigError(
