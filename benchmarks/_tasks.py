@@ -10,7 +10,7 @@ Each step is a tool call ``{"tool", "args", "expect"}`` or, last, ``{"final": te
 tool result sent back after the call) or ``{"file": path, "contains": s}`` (the workspace
 shows the change). ``checks`` grade the workspace at the end: ``{"file", "contains"}`` or
 ``{"command"}`` (exits 0 in the workspace), what a user would give localhand as verification
-(``localhand.run.verify.FileContains``, ``CommandCheck``; ``--verify`` on the command line).
+(``localhand.evidence.verify.FileContains``, ``CommandCheck``; ``--verify`` on the command line).
 A trajectory run to its end passes all of them.
 
 A step is rendered into a *dialect*, the tool vocabulary of one agent:

@@ -27,7 +27,7 @@ from _common import emit, machine
 from rich.console import Console
 
 from localhand.batch import BatchOptions, run_batch
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.testing import FakeOllama
 
 MODEL = "qwen3:8b"

@@ -67,9 +67,9 @@ from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.profiles import GENERIC, PROFILES
+from localhand.prompt.system import SCHEMA_CALLS, SYSTEM_PROMPT, call_format, system_prompt
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
-from localhand.run.prompt import SCHEMA_CALLS, SYSTEM_PROMPT, call_format, system_prompt
 from localhand.tools import default_tools
 from localhand.types import ToolCall
 
@@ -101,7 +101,7 @@ def fixed_prompt(tok: Tokenizer) -> dict[str, Any]:
 def per_family(tok: Tokenizer) -> dict[str, Any]:
     """The first prompt (system prompt + the default tools' schemas) each family gets on each
     backend: before issue 33 every family got the native prompt; now one whose calls travel
-    as text sees its worked examples written in its own format (``run/prompt.py``)."""
+    as text sees its worked examples written in its own format (``prompt/system.py``)."""
     definitions = default_tools(tempfile.gettempdir()).definitions()
     tools = tok.count("\n".join(json.dumps(d, ensure_ascii=False) for d in definitions))
     before = tok.count(SYSTEM_PROMPT) + tools

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from localhand.safety.sandbox import Sandbox, available
+from localhand.safety.box.sandbox import Sandbox, available
 from localhand.tools.shell import run_shell
 
 BARE = "bare_bash"

@@ -12,7 +12,7 @@ request reaching the server.
   the first request, of any kind, and of the first ``/api/chat`` (when the model gets the
   task: what a user waits for). Measured with ``--backend auto`` (the default: it probes
   Ollama first) and ``--backend ollama``. What the repository adds is localhand's work before
-  the first chat request: the git snapshot of the workspace (``run/gitstate.py``) and the
+  the first chat request: the git snapshot of the workspace (``evidence/gitstate.py``) and the
   change tracker's first walk.
 - ``run_to_first_request``: the same in a workspace of one file, not a git repository (the
   figure of earlier editions: the least a start can cost).

@@ -1,7 +1,7 @@
 """How often the embedded tiny model passes small tasks of the shapes held-back checks try
 (``benchmarks/tiny_tasks/tasks.json``): no quoted check, multi-dot file names, repairing its
 own writes. Each task runs in a fresh workspace through the tool loop, graded as
-``--verify auto`` grades it (the command ``localhand.run.project_checks`` finds), over
+``--verify auto`` grades it (the command ``localhand.evidence.project_checks`` finds), over
 several seeds. Prints one JSON object: per task the statuses, and the overall pass rate.
 
     python benchmarks/tiny_tasks_bench.py [--seeds 3] [--temperature 0.2] [--only NAME,...]
@@ -31,10 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as missing:
         print(json.dumps({"error": f"needs the embedded extra: {missing}"}))
         return 0
+    from localhand.evidence.project_checks import detect_check
+    from localhand.evidence.verify import CommandCheck
     from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
-    from localhand.run.project_checks import detect_check
-    from localhand.run.verify import CommandCheck
 
     gguf = default_gguf()
     if gguf is None:

@@ -79,7 +79,7 @@ def sigint_reaches_children() -> Iterator[None]:
 def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A machine whose bubblewrap cannot create namespaces, as many users' machines are:
     the fallback path of the sandbox, its network and its report."""
-    from localhand.safety.sandbox import available
+    from localhand.safety.box.sandbox import available
 
     fake = tmp_path / "fakebin" / "bwrap"
     fake.parent.mkdir()

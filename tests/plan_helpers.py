@@ -11,7 +11,7 @@ from localhand.events import EventBus, EventLog
 from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, PlanResult, RollingMemory, plan_from_data
 from localhand.plan.runstep import StepOutcome
-from localhand.safety.approval import BaseApprover
+from localhand.safety.approval.approver import BaseApprover
 
 
 def fix(action: str, **fields: Any) -> str:

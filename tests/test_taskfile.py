@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ConfigError
+from localhand.evidence.verify import CommandCheck, FileContains, FileExists
 from localhand.paths import data_dir
 from localhand.run.task import Task
-from localhand.run.verify import CommandCheck, FileContains, FileExists
 from localhand.taskfile import load_task_file, write_task_file
 
 YAML = """\

@@ -292,7 +292,7 @@ _holds: ContextVar[list[Callable[[], None]] | None] = ContextVar("localhand_hold
 def hold(wait: Callable[[], None]) -> None:
     """For a subscriber that records the workspace as the run found it (the store's copy for
     replay) in the background: ``wait`` is called before the first tool may change anything
-    (``localhand.run.baseline``); where no run collects holds, at once."""
+    (``localhand.evidence.baseline``); where no run collects holds, at once."""
     pending = _holds.get()
     if pending is None:
         wait()

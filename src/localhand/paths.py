@@ -29,7 +29,7 @@ SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
 DATA_SUBDIRS = ("checkpoints", "tasks", "acp-sessions")
 """What localhand makes in its data directory besides the run store: checkpoints
-(``localhand.safety.checkpoint``), follow-up task files (``localhand.session.runner``) and
+(``localhand.safety.undo.checkpoint``), follow-up task files (``localhand.session.runner``) and
 the records of editors' sessions (``localhand.acp.records``)."""
 
 
@@ -75,7 +75,7 @@ def claimed_stores() -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class OwnPaths:
     """localhand's own directories and files inside one root, relative to it and separated
-    by ``os.sep`` (as ``localhand.run.snapshot`` names paths)."""
+    by ``os.sep`` (as ``localhand.evidence.snapshot`` names paths)."""
 
     dirs: frozenset[str] = frozenset()
     files: frozenset[str] = frozenset()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ModelError
 from localhand.events import EventBus, EventLog
 from localhand.models.base import ChatOptions

@@ -22,7 +22,7 @@ model then drafts a plan for the description, and it runs without asking):
     mode: agentic                   # teacher | planner | agentic; else the plan's, else default
     workspace: ./app
 
-The file is used as the user trusted it (``localhand.safety.trust``: at its first use, or
+The file is used as the user trusted it (``localhand.safety.trust.store``: at its first use, or
 since), and what it names stays where it lies: ``workspace`` is the task file's folder, one
 under it or beside it (never one that holds it: ``..``, ``$HOME``, ``/``), and
 ``context_files`` (read by localhand outside the sandbox, and sent to the model) may not
@@ -39,10 +39,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localhand.config import BACKENDS
+from localhand.config.settings import BACKENDS
 from localhand.errors import ConfigError
+from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
 from localhand.run.task import Task
-from localhand.run.verify import Check, CommandCheck, FileContains, FileExists
 
 
 class _Strict(BaseModel):
@@ -91,14 +91,14 @@ class _TaskFile(_Strict):
 
 def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     """Read and validate a task file; ``ConfigError`` says which field is wrong and why.
-    ``pin``: use it only as the user trusted it (``localhand.safety.trust.use_named``). A
+    ``pin``: use it only as the user trusted it (``localhand.safety.trust.store.use_named``). A
     file in localhand's data directory (a follow-up localhand wrote, where commands cannot
     write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
     own = _in_data_dir(path)
     try:
         if pin and not own:
-            from localhand.safety.trust import use_named
+            from localhand.safety.trust.store import use_named
 
             text = use_named(path, "task file").text
         else:
@@ -121,8 +121,8 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
 
 
 def _in_data_dir(path: Path) -> bool:
+    from localhand.config.files import inside
     from localhand.paths import data_dir
-    from localhand.safety.config_file import inside
 
     return inside(path, data_dir())
 
@@ -205,7 +205,7 @@ def _within(workspace: Path, base: Path, root: Path | None, given: str) -> None:
 def _context_file(name: str, workspace: Path) -> None:
     """A context file is read by localhand, outside the sandbox, and sent to the model: it
     must be a relative path inside the workspace (symlinks resolved) and not a credential."""
-    from localhand.safety.risk_paths import is_secret_file
+    from localhand.safety.risk.paths import is_secret_file
 
     path = Path(name)
     if not name.strip() or path.is_absolute() or ".." in path.parts or name.startswith("~"):
@@ -229,7 +229,7 @@ def _output_schema(given: str | dict[str, Any] | None, base: Path) -> dict[str, 
     the model, so it is never a file that looks like it holds credentials."""
     if given is None:
         return None
-    from localhand.safety.risk_paths import is_secret_file
+    from localhand.safety.risk.paths import is_secret_file
     from localhand.session.structured import checked_schema, load_schema
 
     if isinstance(given, dict):

@@ -174,7 +174,7 @@ class Result:
     check_files_changed: list[str] = field(default_factory=list)
     """The checks' own files (tests, the verify script, test configuration) the run created,
     changed or deleted: its checks ran against them as they were before the run, or did not
-    count as passed where they could not (``localhand.run.checkguard``)."""
+    count as passed where they could not (``localhand.evidence.checkguard``)."""
     sensitive_changes: list[str] = field(default_factory=list)
     """Changes ``files_modified`` leaves out or does not single out: code that runs later
     under ignored folders (``.venv`` start-up hooks and scripts, ``node_modules/.bin``,
@@ -196,7 +196,7 @@ class Result:
     """In a git workspace: the commit of the state before the run, how to restore it, the diff."""
     suggested_check: str | None = None
     """For an ``unverified`` run: the command that would check the work, told from the
-    project's files (``localhand.run.project_checks``; ``--verify auto`` runs it), or None
+    project's files (``localhand.evidence.project_checks``; ``--verify auto`` runs it), or None
     when they do not say."""
     profile: dict[str, Any] | None = None
     """Which model-family profile applied (``localhand.profiles``): its name, thinking,

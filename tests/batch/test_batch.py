@@ -13,7 +13,7 @@ import pytest
 
 from localhand.batch import BatchOptions, EndpointPool, PooledModel, run_batch
 from localhand.batch.endpoints import Endpoint
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError, ServerUnavailable
 from localhand.models.ollama import OllamaModel
 from localhand.store import open_store

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from localhand.batch import Endpoint, EndpointPool, pool_endpoints, read_pool
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError, ModelTimeout, ServerUnavailable
 from localhand.testing import FakeOllama
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from localhand.batch import run_batch
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.models import _slots
 from localhand.testing import FakeOllama
 from test_batch import QWEN, options, task_file, write_batch, writer

@@ -16,7 +16,7 @@ from rich.console import Console
 from localhand.batch import Endpoint, EndpointPool, run_batch
 from localhand.batch.pool import EndpointStatus
 from localhand.batch.slots import published_slots, slot_warning
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ModelTimeout
 from localhand.testing import FakeOllama
 from test_batch import QWEN, options, write_batch, writer

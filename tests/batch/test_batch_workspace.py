@@ -11,7 +11,7 @@ import pytest
 
 from localhand.batch import BatchOptions, run_batch
 from localhand.batch.workspace import task_workspace
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.testing import FakeOllama
 
 
@@ -166,7 +166,7 @@ def test_batch_git_after_a_task_writes_only_where_the_worktree_was(tmp_path: Pat
     """A task that points its worktree's .git at another repository (it can write the
     worktree) gets no write there from localhand's git keeping its changes: that git runs in
     the sandbox, writing only the worktree and its git directories as they were before."""
-    from localhand.safety.sandbox import available
+    from localhand.safety.box.sandbox import available
 
     if available() is not None:
         pytest.skip(f"no sandbox: {available()}")

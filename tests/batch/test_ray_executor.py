@@ -28,7 +28,7 @@ from ray._private import ray_constants  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from localhand.batch import BatchOptions, run_batch  # noqa: E402
-from localhand.config import Settings  # noqa: E402
+from localhand.config.settings import Settings  # noqa: E402
 from localhand.store import open_store  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.run.cancel import request_cancel
+from localhand.cancel import request_cancel
 from localhand.store import Store
 from localhand.testing import FakeOllama
 from pty_helpers import Terminal

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from localhand.mcp.labels import call_label, call_risk
-from localhand.safety.approval import TerminalApprover, read_answer
-from localhand.safety.approval_scope import scope_of
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import TerminalApprover, read_answer
+from localhand.safety.approval.scope import scope_of
+from localhand.safety.risk.classify import Risk
 from localhand.tools import ShellTool, Workspace
 
 DANGEROUS = Risk("dangerous", ("does something",))
@@ -201,7 +201,7 @@ def test_a_read_only_call_is_not_called_dangerous_and_says_why() -> None:
 
 
 def test_the_question_wraps_its_prose_at_words_and_never_the_command() -> None:
-    from localhand.safety.approval import prompt
+    from localhand.safety.approval.approver import prompt
 
     command = "echo " + " ".join(f"word{n}" for n in range(20))
     risk = Risk("dangerous", ("deletes every file under the directory named build/output/x",))

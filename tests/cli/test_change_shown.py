@@ -159,7 +159,7 @@ def live_run(
     """A run in this process, as ``localhand run`` wires it: the live view on a 60-column
     colour terminal, the run recorded in the store; what the view printed."""
     from localhand.cli.view import TerminalView
-    from localhand.config import load_settings
+    from localhand.config.settings import load_settings
     from localhand.events import EventBus
     from localhand.run.task import Task
     from localhand.session.api import run_task

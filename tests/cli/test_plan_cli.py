@@ -16,7 +16,7 @@ from cli_helpers import localhand
 from localhand.cli import main
 from localhand.errors import ServerUnavailable
 from localhand.models import ScriptedModel
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.session import plans
 from localhand.store import open_store
 from localhand.testing import FakeOllama

@@ -12,7 +12,7 @@ import pytest
 
 from localhand import run_plan
 from localhand.cli import main
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.models import ScriptedModel
 from localhand.testing import FakeOllama
 from localhand.types import Reply, Usage

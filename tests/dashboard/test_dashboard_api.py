@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from dashboard_helpers import client, ws_connect
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import check_bind, start_dashboard
 from localhand.dashboard.server import DashboardServer
 from localhand.errors import ConfigError

@@ -16,15 +16,15 @@ from rich.console import Console
 
 from dashboard_helpers import client
 from localhand.cli.view import TerminalView
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.approvals import PageApprovals, PageApprover
 from localhand.dashboard.server import DashboardServer
 from localhand.events import ApprovalDecided, EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.task import Task
-from localhand.safety.approval import TerminalApprover
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import TerminalApprover
+from localhand.safety.risk.classify import Risk
 from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.testing import FakeOllama

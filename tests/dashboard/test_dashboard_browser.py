@@ -18,7 +18,7 @@ import pytest
 
 import optional_deps
 from dashboard_helpers import start_task, tool_call
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.store import Store
 from localhand.testing import FakeOllama

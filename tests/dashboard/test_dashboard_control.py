@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from dashboard_helpers import client, tool_call
-from localhand.config import Settings
+from localhand.cancel import request_file
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.launcher import Launcher, StartRequest
-from localhand.run.cancel import request_file
 from localhand.session.door import Session
 from localhand.store import Store
 from localhand.testing import FakeOllama

@@ -20,7 +20,7 @@ import pytest
 import optional_deps
 from dashboard_helpers import start_task, tool_call
 from localhand import run_plan
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.events import EventBus, EventLog
 from localhand.models import ScriptedModel

@@ -13,7 +13,7 @@ import pytest
 
 import optional_deps
 from dashboard_helpers import tool_call
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.events import EventBus
 from localhand.run.task import Task

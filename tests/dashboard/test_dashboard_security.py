@@ -21,13 +21,13 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from dashboard_helpers import client, ws_connect, ws_url
-from localhand.config import Settings, load_settings
+from localhand.config.settings import Settings, load_settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.limits import MAX_BODY_BYTES
 from localhand.dashboard.server import DashboardServer
 from localhand.dashboard.settings import load_dashboard_settings
 from localhand.errors import ConfigError
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.store import Store
 from localhand.testing import FakeOllama
 

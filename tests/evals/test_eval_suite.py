@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.evals.matrix import batch_line, cells, staged
 from localhand.evals.measure import grade

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from cli_helpers import localhand
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.store import open_store
 from localhand.testing import FakeOllama
 

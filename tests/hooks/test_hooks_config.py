@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import localhand
-from localhand.config import distrusting, load_settings
+from localhand.config.settings import distrusting, load_settings
 from localhand.errors import ConfigError
 from localhand.hooks.config import Hook, hooks_from_toml
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 
 HOOKS = """
 [hooks]

@@ -9,7 +9,7 @@ import pytest
 
 import optional_deps
 from dashboard_helpers import start_task, tool_call
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.hooks.config import hooks_from_toml
 from localhand.store import Store

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.events import EventBus, EventLog
 from localhand.hooks.config import hooks_from_toml
 from localhand.session.api import run_plan

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ToolError
 from localhand.events import EventBus, EventLog
 from localhand.hooks.config import hooks_from_toml

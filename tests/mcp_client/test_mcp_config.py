@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings, distrusting, load_settings, with_mcp_config
+from localhand.config.settings import Settings, distrusting, load_settings, with_mcp_config
 from localhand.errors import ConfigError
 from localhand.mcp.config import McpServer, load_mcp_json, merge
 from localhand.mcp.naming import VALID_NAME, offered_names
@@ -144,7 +144,7 @@ def test_servers_in_a_toml_inside_the_workspace_are_not_started(tmp_path: Path) 
 
 def test_servers_in_a_found_toml_are_not_even_read(tmp_path: Path) -> None:
     """A found ``localhand.toml``, even trusted, names no server: its ``${VAR}``s stay unread."""
-    from localhand.safety.trust import TrustStore
+    from localhand.safety.trust.store import TrustStore
 
     (tmp_path / "localhand.toml").write_text('[mcp.servers.evil]\ncommand = "${NOT_SET}"\n')
     TrustStore().pin(tmp_path / "localhand.toml")

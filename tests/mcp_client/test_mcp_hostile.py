@@ -114,7 +114,7 @@ if __name__ == "__main__":
 # The tests.
 optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
-from localhand.config import Settings  # noqa: E402
+from localhand.config.settings import Settings  # noqa: E402
 from localhand.errors import ConfigError  # noqa: E402
 from localhand.events import EventBus, EventLog  # noqa: E402
 from localhand.mcp.client import McpClients  # noqa: E402
@@ -123,7 +123,7 @@ from localhand.mcp.naming import VALID_NAME  # noqa: E402
 from localhand.mcp.tools import McpGate, build_tools  # noqa: E402
 from localhand.models.scripted import ScriptedModel, call  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
-from localhand.safety.approval import DenyAll  # noqa: E402
+from localhand.safety.approval.approver import DenyAll  # noqa: E402
 from localhand.session.api import run_task  # noqa: E402
 from localhand.tools import ToolRegistry, default_tools  # noqa: E402
 from localhand.types import ToolCall  # noqa: E402

@@ -20,13 +20,13 @@ import optional_deps
 optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group dev)")
 
 from localhand.cli import main  # noqa: E402
-from localhand.config import Settings  # noqa: E402
+from localhand.config.settings import Settings  # noqa: E402
 from localhand.events import EventBus, EventLog  # noqa: E402
 from localhand.mcp.config import McpServer  # noqa: E402
 from localhand.models.scripted import ScriptedModel, call  # noqa: E402
 from localhand.run.task import Task  # noqa: E402
-from localhand.safety.approval import BaseApprover, prompt  # noqa: E402
-from localhand.safety.risk import Risk  # noqa: E402
+from localhand.safety.approval.approver import BaseApprover, prompt  # noqa: E402
+from localhand.safety.risk.classify import Risk  # noqa: E402
 from localhand.session.api import run_task  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
 

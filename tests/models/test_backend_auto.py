@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel

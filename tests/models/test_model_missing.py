@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ModelNotFound
 from localhand.models.missing import has_models, listed_names, pick_tool_model
 from localhand.session.backend import select_backend

@@ -14,7 +14,7 @@ from llama_server_helpers import TEMPLATES, TOOL_TEMPLATE, llama_server
 from localhand.models._json_calls import TOOL_TEXT_MARK
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.profiles import profile_for
-from localhand.run.tool_text import template_hides_tools, with_tool_text
+from localhand.prompt.tool_text import template_hides_tools, with_tool_text
 from localhand.tools import default_tools
 
 pytestmark = pytest.mark.slow  # a real server

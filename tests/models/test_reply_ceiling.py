@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from localhand.cli import main, parse_command
-from localhand.config import Settings, load_settings
+from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS
@@ -18,7 +18,7 @@ from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.run.agent import Agent
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama
 from localhand.types import Result

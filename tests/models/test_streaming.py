@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel

@@ -13,10 +13,10 @@ import pytest
 import optional_deps
 from cli_helpers import localhand
 from localhand.events import EventBus, EventLog
+from localhand.evidence.verify import CommandCheck
 from localhand.models.embedded import EmbeddedModel
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
-from localhand.run.verify import CommandCheck
 from workspaces import example_copy
 
 pytestmark = pytest.mark.slow  # a real model: seconds each run

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from localhand.cli import parse_command
 from localhand.cli.view import TerminalView, TimelineView
-from localhand.config import Settings, load_settings
+from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog, ModelProgress, ModelReply, ModelRequest
 from localhand.models.base import ReplyStreamingModel, StreamChunk
@@ -24,7 +24,7 @@ from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.watch import LoopDetector, longest_periodic_suffix, readable, watch_reply
 from localhand.run.agent import Agent
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama
 from localhand.types import Reply, Result, Usage
@@ -340,8 +340,8 @@ def test_the_embedded_model_keeps_to_its_ceiling_and_streams_the_reply_chat_give
 ) -> None:
     import optional_deps
     from localhand.models.embedded import EmbeddedModel
+    from localhand.prompt.system import build_messages
     from localhand.run.guardrails import Limits
-    from localhand.run.prompt import build_messages
     from localhand.tools import default_tools
 
     gguf = optional_deps.tiny_gguf()  # skipped without the embedded extra, required in CI

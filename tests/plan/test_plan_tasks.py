@@ -14,7 +14,7 @@ import pytest
 from cli_helpers import localhand
 from dashboard_helpers import client
 from localhand.batch import BatchOptions, run_batch
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.errors import ConfigError
 from localhand.session.api import run_task

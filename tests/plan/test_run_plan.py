@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from localhand import run_plan
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError, ServerUnavailable
 from localhand.events import EventBus, EventLog
 from localhand.models import ScriptedModel

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from localhand.cli import parse_command
-from localhand.config import load_settings
+from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 
 
 def settings_from(tmp_path: Path, toml: str, **env: str):

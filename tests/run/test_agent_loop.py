@@ -10,10 +10,10 @@ import pytest
 
 from localhand.errors import ModelNotFound
 from localhand.events import EventBus, EventLog
+from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
-from localhand.run.verify import CommandCheck
 from localhand.types import Reply, ToolCall
 from workspaces import BUGGY, CHECK, workspace_with
 

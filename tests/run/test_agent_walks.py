@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from localhand.events import EventBus, EventLog
+from localhand.evidence.changes import READ_ONLY_TOOLS
+from localhand.evidence.snapshot import ChangeTracker
 from localhand.models.scripted import ScriptedModel, Step, call
+from localhand.prompt import context as context_module
 from localhand.run import agent_config as agent_module
-from localhand.run import context as context_module
 from localhand.run.agent import Agent
-from localhand.run.changes import READ_ONLY_TOOLS
 from localhand.run.guardrails import Limits
-from localhand.run.snapshot import ChangeTracker
 from localhand.tools import FileTools, ShellTool, ToolRegistry, Workspace
 from localhand.types import Reply, ToolCall
 

@@ -12,16 +12,16 @@ from rich.console import Console
 
 from localhand.cli.run import _print_result
 from localhand.cli.view import TerminalView
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import BadResponse
 from localhand.events import EventBus, EventLog
+from localhand.evidence.verify import CommandCheck
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.scripted import ScriptedModel, Streamed
 from localhand.replay import ReplayModel, replay_run
 from localhand.run.routing import route
 from localhand.run.simple import EMPTY, TRUNCATED, DeltaCoalescer, run_simple
 from localhand.run.task import Task
-from localhand.run.verify import CommandCheck
 from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.types import Message, Reply, Result, Usage

@@ -12,7 +12,7 @@ from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel
 from localhand.run.simple import run_simple
 from localhand.run.task import Task
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 
 
 def _workspace(root: Path) -> Path:
@@ -61,7 +61,7 @@ def test_the_door_sends_the_files_the_setting_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from localhand import run_task
-    from localhand.config import load_settings
+    from localhand.config.settings import load_settings
 
     root = _workspace(tmp_path / "ws")
     TrustStore().pin(root / "CLAUDE.md")

@@ -14,8 +14,8 @@ from localhand.batch.pooled import PooledModel
 from localhand.models._json_calls import TOOL_TEXT_MARK
 from localhand.models._template_probe import PROBE_TOOL, template_renders_tools
 from localhand.profiles import profile_for
-from localhand.run.prompt import call_format
-from localhand.run.tool_text import template_hides_tools
+from localhand.prompt.system import call_format
+from localhand.prompt.tool_text import template_hides_tools
 from localhand.testing.fake_ollama import FakeOllama
 from served_helpers import read_a_file, served
 

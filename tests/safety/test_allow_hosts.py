@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import distrusting, load_settings
+from localhand.config.settings import distrusting, load_settings
 from localhand.errors import ConfigError
-from localhand.safety.allow_hosts import Entry, package_tool_hosts, parse_entry, url_entry
-from localhand.safety.netproxy import NetProxy
-from localhand.safety.sandbox import ProxySlot, run_sandbox
-from localhand.safety.trust import TrustStore
+from localhand.safety.box.allow_hosts import Entry, package_tool_hosts, parse_entry, url_entry
+from localhand.safety.box.netproxy import NetProxy
+from localhand.safety.box.sandbox import ProxySlot, run_sandbox
+from localhand.safety.trust.store import TrustStore
 from localhand.tools import run_shell
 
 
@@ -179,7 +179,7 @@ def test_closing_the_proxy_ends_a_connection_a_slow_upstream_holds(hanging_upstr
 def test_connections_beyond_the_bound_are_refused(
     hanging_upstream: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import localhand.safety.netproxy as netproxy
+    import localhand.safety.box.netproxy as netproxy
 
     monkeypatch.setattr(netproxy, "MAX_CONNECTIONS", 2)
     proxy = NetProxy([f"127.0.0.1:{hanging_upstream}"], tool_hosts=lambda _: ())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ConfigError, ToolError
-from localhand.safety.approval import (
+from localhand.safety.approval.approver import (
     BaseApprover,
     DenyAll,
     TerminalApprover,
@@ -19,7 +19,7 @@ from localhand.safety.approval import (
     prompt,
     refusal,
 )
-from localhand.safety.risk import Risk
+from localhand.safety.risk.classify import Risk
 from localhand.tools import FileTools, ShellTool, Workspace, default_tools
 from localhand.types import ToolCall
 

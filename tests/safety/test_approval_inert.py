@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from localhand.plan.view import PlanView
-from localhand.safety.approval import TerminalApprover, prompt
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import TerminalApprover, prompt
+from localhand.safety.risk.classify import Risk
 
 ATTACKS = [
     "\x1b[2K\x1b[1A\x1b[2Kpip install -r requirements.txt",  # CSI: erase and redraw

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from localhand.safety.environment import command_environment, host_service
-from localhand.safety.sandbox import available
+from localhand.safety.box.sandbox import available
+from localhand.safety.secrets.environment import command_environment, host_service
 from localhand.tools import run_shell
 from sandbox_helpers import Listener, place_in_sight
 

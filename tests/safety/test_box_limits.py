@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from localhand.config import Settings, load_settings
+from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.task import Task
-from localhand.safety import box_limits
-from localhand.safety.box_limits import BoxLimits, configured, parse_count, parse_size
-from localhand.safety.sandbox import Sandbox, available, run_sandbox
+from localhand.safety.box import limits as box_limits
+from localhand.safety.box.limits import BoxLimits, configured, parse_count, parse_size
+from localhand.safety.box.sandbox import Sandbox, available, run_sandbox
 from localhand.session.api import run_task
 from localhand.tools import ShellTool, Workspace, run_shell
 

@@ -16,14 +16,15 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import localhand
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.task import Task
-from localhand.safety import checkpoint, undo
-from localhand.safety.approval import BaseApprover, DenyAll
-from localhand.safety.risk import Risk
-from localhand.safety.sandbox import available, run_sandbox
+from localhand.safety.approval.approver import BaseApprover, DenyAll
+from localhand.safety.box.sandbox import available, run_sandbox
+from localhand.safety.risk.classify import Risk
+from localhand.safety.undo.restore import checkpoint
+from localhand.safety.undo.restore import restore as undo
 from localhand.session.api import run_task
 from localhand.session.recording import RunRecording
 from localhand.tools.shell import ShellTool

@@ -662,7 +662,7 @@ raise SystemExit(1)
 """
 VERIFY = [
     # A --verify command runs code the model wrote (the code under test it imports; a check
-    # script the model wrote itself is never run: localhand.run.checkguard): in the sandbox,
+    # script the model wrote itself is never run: localhand.evidence.checkguard): in the sandbox,
     # with the scrubbed environment, and its output (in the Result, the store, the follow-up
     # task) holds no secret.
     Attack(

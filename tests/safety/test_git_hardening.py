@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from localhand.batch.workspace import task_workspace
-from localhand.run import gitstate
-from localhand.run.prompt import _git_branch
-from localhand.safety import git as safegit
+from localhand.evidence import gitstate
+from localhand.prompt.system import _git_branch
+from localhand.safety.box import git as safegit
 
 SECRET = "sk-test-0123456789abcdefghijklmnopqrstuv"
 PLAIN_GIT_ENV = {

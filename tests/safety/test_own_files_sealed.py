@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ToolError
-from localhand.safety.sandbox import available
+from localhand.safety.box.sandbox import available
 from localhand.tools import FileTools, ShellTool, Workspace
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}")
@@ -139,7 +139,7 @@ def test_an_install_dir_deep_in_the_workspace_cannot_be_moved_aside(
     package = ws / "src" / "pkg"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("SAFE = True\n")
-    from localhand.safety import own_files
+    from localhand.safety.box import own_files
 
     monkeypatch.setattr(own_files, "install_paths", lambda: (str(package),))
     tool = ShellTool(Workspace(ws), policy="never")

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localhand.safety import risk_rules
-from localhand.safety.risk import Risk, classify
-from localhand.safety.shellparse import TooDeep, parse
+from localhand.safety.risk.classify import Risk, classify
+from localhand.safety.risk.classify import rules as risk_rules
+from localhand.safety.risk.shellparse import TooDeep, parse
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ConfigError, ToolError
-from localhand.safety import sandbox as sandbox_module
-from localhand.safety.sandbox import Sandbox, available, run_sandbox, use_sandbox
+from localhand.safety.box import sandbox as sandbox_module
+from localhand.safety.box.sandbox import Sandbox, available, run_sandbox, use_sandbox
 from localhand.tools import ShellTool, Workspace, run_shell
 from sandbox_helpers import Listener, place_in_sight
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from localhand.safety.allow_hosts import Entry
-from localhand.safety.netproxy import NetProxy
-from localhand.safety.risk_types import Risk
-from localhand.safety.sandbox import ProxySlot, Sandbox, available, run_sandbox
+from localhand.safety.box.allow_hosts import Entry
+from localhand.safety.box.netproxy import NetProxy
+from localhand.safety.box.sandbox import ProxySlot, Sandbox, available, run_sandbox
+from localhand.safety.risk.types import Risk
 from localhand.testing.fake_ollama import FakeOllama
 from localhand.tools import ShellTool, Workspace, run_shell
 from sandbox_helpers import Listener, place_in_sight
@@ -322,7 +322,7 @@ def test_a_new_host_is_asked_for_once_and_a_refusal_reaches_the_tool_result(
     asker = _Recorder(answer=False)
     box, proxy = boxed()
     tool = ShellTool(Workspace(workspace), approver=asker, policy="never")
-    from localhand.safety.sandbox import use_sandbox
+    from localhand.safety.box.sandbox import use_sandbox
 
     try:
         with use_sandbox(box):
@@ -373,7 +373,7 @@ def test_a_run_without_a_person_refuses_a_new_host_in_its_events_and_tool_result
 ) -> None:
     """Through a whole run (as batch, MCP and --json runs are: nobody to ask): the question
     is announced and refused, and the model reads which setting would allow the host."""
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
     from localhand.events import ApprovalDecided, EventBus, EventLog
     from localhand.models.scripted import ScriptedModel, call
     from localhand.run.task import Task

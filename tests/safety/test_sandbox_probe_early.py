@@ -11,8 +11,8 @@ import sys
 
 COLD = (
     "import json\n"
-    "from localhand.safety.sandbox import available\n"
-    "from localhand.safety.box_limits import tmp_size_supported\n"
+    "from localhand.safety.box.sandbox import available\n"
+    "from localhand.safety.box.limits import tmp_size_supported\n"
     "print(json.dumps([available(), tmp_size_supported()]))\n"
 )
 
@@ -23,8 +23,8 @@ EARLY = (
     "    if event == 'subprocess.Popen':\n"
     "        spawned.append(list(args[1]))\n"
     "sys.addaudithook(hook)\n"
-    "from localhand.safety.sandbox import available, probe_early\n"
-    "from localhand.safety.box_limits import tmp_size_supported\n"
+    "from localhand.safety.box.sandbox import available, probe_early\n"
+    "from localhand.safety.box.limits import tmp_size_supported\n"
     "probe_early()\n"
     "probe_early()  # a second call starts nothing\n"
     "verdict = [available(), tmp_size_supported()]\n"

@@ -18,8 +18,8 @@ from cli_helpers import localhand as _localhand
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.agent import Agent
-from localhand.safety.environment import is_secret
-from localhand.safety.scrub import remember_environment, scrub_text
+from localhand.safety.secrets.environment import is_secret
+from localhand.safety.secrets.scrub import remember_environment, scrub_text
 from localhand.store import Store
 from localhand.testing import FakeOllama
 from localhand.tools import default_tools
@@ -258,7 +258,7 @@ def test_the_model_and_the_store_never_see_the_secrets(tmp_path: Path) -> None:
 
 FORGET = """
 import os, subprocess, sys
-from localhand.safety.own_env import forget_secrets
+from localhand.safety.secrets.own_env import forget_secrets
 os.environ.pop("STALE_TOKEN")  # unset before: gone from os.environ, its bytes still in /proc
 removed = forget_secrets()
 child = subprocess.run(["env"], capture_output=True, text=True).stdout

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from localhand.run.cancel import Cancellation, request_cancel
-from localhand.safety.approval import CANCEL_POLL_S, TerminalApprover
-from localhand.safety.risk import Risk
+from localhand.cancel import Cancellation, request_cancel
+from localhand.safety.approval.approver import CANCEL_POLL_S, TerminalApprover
+from localhand.safety.risk.classify import Risk
 
 pytestmark = pytest.mark.timeout(30)
 DANGEROUS = Risk("dangerous", ("deletes every file in the workspace",))

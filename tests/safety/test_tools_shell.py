@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ToolError
-from localhand.safety.environment import is_secret
-from localhand.safety.proc import kill_group
-from localhand.safety.sandbox import Sandbox, use_sandbox
-from localhand.safety.supervise import network_isolation, release
+from localhand.safety.box.proc import kill_group
+from localhand.safety.box.sandbox import Sandbox, use_sandbox
+from localhand.safety.box.supervise import network_isolation, release
+from localhand.safety.secrets.environment import is_secret
 from localhand.tools import ShellTool, ToolLimits, Workspace, default_tools, run_shell
 from localhand.tools import shell as shell_module
 from localhand.types import ToolCall

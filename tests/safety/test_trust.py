@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings, distrusting, load_settings, with_mcp_config
+from localhand.config.settings import Settings, distrusting, load_settings, with_mcp_config
+from localhand.config.workspace_keys import KEYS, PROVENANCE, withheld
 from localhand.errors import ConfigError
-from localhand.safety.trust import TrustStore, shown, use_discovered, use_named
-from localhand.safety.workspace_keys import KEYS, PROVENANCE, withheld
+from localhand.safety.trust.store import TrustStore, shown, use_discovered, use_named
 
 PLANTED = """
 model = "m:1"
@@ -128,7 +128,7 @@ def test_what_is_shown_for_review_is_inert_and_a_diff_once_trusted(tmp_path: Pat
 def test_every_setting_is_classified_with_a_reason() -> None:
     settings = {f.name for f in dataclasses.fields(Settings)} - PROVENANCE
     unclassified = settings - set(KEYS)
-    assert unclassified == set(), f"classify {unclassified} in safety/workspace_keys.py KEYS"
+    assert unclassified == set(), f"classify {unclassified} in config/workspace_keys.py KEYS"
     assert all(key.reason.strip() for key in KEYS.values())
 
 
@@ -257,7 +257,7 @@ def test_reading_a_trusted_file_loads_nothing_heavy(tmp_path: Path) -> None:
     (tmp_path / "localhand.toml").write_text('model = "m:1"\n')
     TrustStore().pin(tmp_path / "localhand.toml")
     code = (
-        "import json, sys; from localhand.config import load_settings; "
+        "import json, sys; from localhand.config.settings import load_settings; "
         "print(json.dumps([load_settings().model, sorted(sys.modules)]))"
     )
     import localhand
@@ -269,4 +269,6 @@ def test_reading_a_trusted_file_loads_nothing_heavy(tmp_path: Path) -> None:
     )  # fmt: skip
     model, modules = json.loads(done.stdout)
     assert model == "m:1"
-    assert not {"difflib", "tempfile", "localhand.safety.approval", "pydantic"} & set(modules)
+    assert not {"difflib", "tempfile", "localhand.safety.approval.approver", "pydantic"} & set(
+        modules
+    )

@@ -17,7 +17,7 @@ import localhand as package
 from cli_helpers import localhand
 from localhand.batch.tasks import load_batch
 from localhand.errors import ConfigError
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.taskfile import load_task_file
 from localhand.testing import FakeOllama
 
@@ -127,7 +127,7 @@ def test_the_trust_command_end_to_end(tmp_path: Path, user_env: dict[str, str]) 
     toml.write_text('model = "m:1"\nhost = "http://198.51.100.7:11434"\n')
     show = [
         "-c",
-        "from localhand.config import load_settings as l; s = l(); print(s.model, s.host)",
+        "from localhand.config.settings import load_settings as l; s = l(); print(s.model, s.host)",
     ]
 
     def settings() -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from localhand.safety import checkpoint, undo
-from localhand.safety.checkpoint import UndoError
+from localhand.safety.undo.checkpoint import UndoError
+from localhand.safety.undo.restore import checkpoint
+from localhand.safety.undo.restore import restore as undo
 
 RUN = "run-forged"
 TASK = "task-forged"
@@ -109,7 +110,7 @@ def test_localhand_own_files_in_the_workspace_are_left_alone(
 ) -> None:
     ws, _ = taken
     own = ws / "src"  # as if localhand's package lived here (an editable install)
-    from localhand.safety import own_files
+    from localhand.safety.box import own_files
 
     monkeypatch.setattr(own_files, "install_paths", lambda: (str(own),))
     (own / "app.py").write_text("print('planted by a forged checkpoint? no: kept')\n")

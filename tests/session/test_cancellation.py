@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from dashboard_helpers import client
-from localhand.config import Settings
+from localhand.cancel import POLL_S, Cancellation, request_cancel, request_file
+from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.models.base import ChatOptions
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.cancel import POLL_S, Cancellation, request_cancel, request_file
 from localhand.run.task import Task
 from localhand.session.door import Session
 from localhand.store import Store

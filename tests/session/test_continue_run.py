@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import localhand
-from localhand.config import load_settings
+from localhand.config.settings import load_settings
 from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.store import open_store

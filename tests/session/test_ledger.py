@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.task import Task

@@ -180,7 +180,7 @@ def test_an_openai_compatible_server_gets_the_schema_as_response_format(
 
 
 def test_a_plan_task_with_a_schema_is_refused_before_it_starts(tmp_path: Path) -> None:
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
     from localhand.errors import ConfigError
     from localhand.models.scripted import ScriptedModel
     from localhand.run.task import Task

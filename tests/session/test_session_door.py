@@ -14,15 +14,15 @@ import pytest
 
 from cli_helpers import localhand
 from localhand.batch.run_one import run_one
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard.approvals import PageApprovals
 from localhand.dashboard.launcher import Launcher, StartRequest
 from localhand.events import EventBus, EventLog
+from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel
 from localhand.run.task import Task
-from localhand.run.verify import CommandCheck
-from localhand.safety.approval import BaseApprover, DenyAll
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import BaseApprover, DenyAll
+from localhand.safety.risk.classify import Risk
 from localhand.session.door import Session
 from localhand.session.verify_gate import CheckpointedCommand
 from localhand.store import Store

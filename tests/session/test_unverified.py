@@ -14,19 +14,19 @@ from cli_helpers import localhand
 from localhand.batch import BatchOptions, run_batch
 from localhand.batch.driver import BatchReport
 from localhand.batch.progress import Row, totals_line
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.evals.html import render_html
 from localhand.evals.measure import grade as eval_grade
 from localhand.evals.measure import run_figures
 from localhand.evals.report import model_summary
 from localhand.evals.table import report_tables
 from localhand.events import EventBus, EventLog
+from localhand.evidence.verify import CommandCheck, grade
 from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import REGRADED_NOTE, regraded, replay_run
 from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.task import Task
-from localhand.run.verify import CommandCheck, grade
 from localhand.session.api import run_task
 from localhand.store import Store
 from localhand.testing import FakeOllama

@@ -25,7 +25,7 @@ RUNNER = textwrap.dedent(
     from localhand.events import EventBus
     from localhand.models.scripted import ScriptedModel, call
     from localhand.store import Store
-    from localhand.safety.sandbox import Sandbox, use_sandbox
+    from localhand.safety.box.sandbox import Sandbox, use_sandbox
     from localhand.tools import default_tools, fsio
 
     workspace, db, mode = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from localhand.cli import main
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.events import EventBus, ModelReply, TaskFinished, TaskStarted
+from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import compare, replay_run
 from localhand.run.task import Task
-from localhand.run.verify import CommandCheck
 from localhand.session.api import run_task
 from localhand.store import Store, StoreError
 from workspaces import BUGGY, CHECK, workspace_with

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import localhand
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import replay_dir, replay_run, written

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import load_settings
+from localhand.config.settings import load_settings
 from localhand.events import EventBus, TaskStarted
 from localhand.paths import private_data_dir
 from localhand.run.task import Task

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E4
 )
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 
-from localhand.config import Settings  # noqa: E402
+from localhand.config.settings import Settings  # noqa: E402
 from localhand.errors import ConfigError  # noqa: E402
 from localhand.models.scripted import ScriptedModel, call  # noqa: E402
 from localhand.run.task import Task  # noqa: E402

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from localhand.config import Settings, load_settings
+from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel
 from localhand.run.task import Task
-from localhand.safety.trust import TrustStore
+from localhand.safety.trust.store import TrustStore
 from localhand.session.door import Session
 from localhand.telemetry import INSTALL, content_on, provider_name, tracing_on
 
@@ -131,7 +131,7 @@ def test_off_a_whole_run_imports_nothing_of_opentelemetry(tmp_path: Path) -> Non
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from localhand.config import Settings\n"
+        "from localhand.config.settings import Settings\n"
         "from localhand.models.scripted import ScriptedModel, call\n"
         "from localhand.run.task import Task\n"
         "from localhand.session.door import Session\n"

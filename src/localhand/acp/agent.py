@@ -43,7 +43,7 @@ from localhand.acp.records import SessionRecord, listed, reopened, save_record, 
 from localhand.acp.replay import replay
 from localhand.acp.servers import editor_servers
 from localhand.acp.tools import EditorTools
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus
 from localhand.mcp.config import McpServer, merge

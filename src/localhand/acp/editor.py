@@ -20,8 +20,8 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from localhand.safety.approval import BaseApprover
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import BaseApprover
+from localhand.safety.risk.classify import Risk
 
 READ_TIMEOUT_S = 30.0
 """How long a read of the editor's buffer may take before the file is read from disk."""

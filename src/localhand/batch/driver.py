@@ -28,7 +28,7 @@ from localhand.batch.slots import slot_warning
 from localhand.batch.state import BatchState, default_state_path
 from localhand.batch.tasks import BatchTask, load_batch, with_output_schema
 from localhand.batch.workspace import default_root
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.events import Event, EventBus
 

@@ -26,7 +26,7 @@ from localhand.batch.pool import EndpointPool
 from localhand.batch.pooled import PooledModel
 from localhand.batch.run_one import TaskOutcome, error_result, run_one
 from localhand.batch.tasks import BatchTask
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models.base import ChatModel

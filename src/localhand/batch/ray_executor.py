@@ -33,7 +33,7 @@ from typing import Any
 
 from localhand.batch.run_one import TaskOutcome, error_result, run_one
 from localhand.batch.tasks import BatchTask
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models._ollama_wire import canonical

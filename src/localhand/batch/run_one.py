@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.batch.workspace import task_workspace
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus
 from localhand.models.base import ChatModel

@@ -5,7 +5,7 @@
 
 Relative workspaces are resolved against the batch file's folder and stay near it (never a
 folder that holds it), and context files in their workspace (``localhand.taskfile``). The
-file is used as the user trusted it (``localhand.safety.trust``: at its first use, or
+file is used as the user trusted it (``localhand.safety.trust.store``: at its first use, or
 since). Blank lines are skipped.
 A line without an ``id`` gets one from its content (``task-<hash>``), so the same line keeps
 its id when lines are added or removed around it; that is what resume matches on.
@@ -42,7 +42,7 @@ class BatchTask:
 
 def load_batch(path: str | Path) -> list[BatchTask]:
     """Read and validate a batch file; ``ConfigError`` names the line and the field."""
-    from localhand.safety.trust import use_named
+    from localhand.safety.trust.store import use_named
 
     path = Path(path)
     try:

@@ -11,7 +11,7 @@ Workspaces live under one root per batch file; a task's is ``<root>/<task-id>``.
 there when a task starts (left by a killed batch) is removed first, worktree registration
 included, so a rerun always starts clean.
 
-git runs through ``localhand.safety.git``: no hook (``post-checkout``), smudge filter or
+git runs through ``localhand.safety.box.git``: no hook (``post-checkout``), smudge filter or
 fsmonitor from the repository's config runs when a worktree is added, kept or removed. Every
 git that writes runs in the command sandbox, as ``localhand run``'s own does, writing only
 where it must: the repository's directories and the batch's root when a worktree is added or
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localhand.errors import ConfigError
-from localhand.run.gitstate import snapshot_commit
-from localhand.safety.git import git, run_git
+from localhand.evidence.gitstate import snapshot_commit
+from localhand.safety.box.git import git, run_git
 
 _repo_locks: dict[str, threading.Lock] = {}
 _locks_lock = threading.Lock()

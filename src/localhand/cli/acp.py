@@ -45,9 +45,9 @@ def acp(
     except ImportError:
         fail("localhand acp needs the ACP SDK: pip install 'localhand[acp]'")
     from localhand.acp.agent import LocalhandAgent
-    from localhand.config import load_settings, with_mcp_config
-    from localhand.safety.own_env import forget_secrets
-    from localhand.safety.trust import never_ask
+    from localhand.config.settings import load_settings, with_mcp_config
+    from localhand.safety.secrets.own_env import forget_secrets
+    from localhand.safety.trust.store import never_ask
 
     never_ask()  # stdin is the protocol: a question about a changed file is refused, not asked
     try:

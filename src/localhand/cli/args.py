@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 if TYPE_CHECKING:
     from rich.console import Console
 
-BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.BACKENDS
-APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.APPROVE_POLICIES
+BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.settings.BACKENDS
+APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.settings.APPROVE_POLICIES
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox_table
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
@@ -163,7 +163,7 @@ def add_mcp_option(parser: argparse.ArgumentParser) -> None:
 
 def add_file_option(parser: argparse.ArgumentParser) -> None:
     """``--file PATH``, for every command that puts a task to a model
-    (``localhand.run.attached_files``)."""
+    (``localhand.prompt.attached_files``)."""
     parser.add_argument(
         "--file",
         action="append",
@@ -181,10 +181,10 @@ def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
 
 class _JsonOutput(argparse._StoreTrueAction):
     """``--json``: output for a program, so nobody is asked about a changed file
-    (``localhand.safety.trust.never_ask``); the file is refused instead."""
+    (``localhand.safety.trust.store.never_ask``); the file is refused instead."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        from localhand.safety.trust import never_ask  # only when --json is given
+        from localhand.safety.trust.store import never_ask  # only when --json is given
 
         never_ask()
         super().__call__(parser, namespace, values, option)

@@ -67,8 +67,8 @@ def batch(
 
     from localhand.batch.driver import BatchOptions, run_batch
     from localhand.batch.progress import summary_notes, summary_table, totals_line
-    from localhand.config import load_settings
-    from localhand.safety.own_env import forget_secrets
+    from localhand.config.settings import load_settings
+    from localhand.safety.secrets.own_env import forget_secrets
 
     err = stderr()
     stream = current_stream()
@@ -87,7 +87,7 @@ def batch(
         ray_max_retries=ray_max_retries,
         watch=stream.watching if stream else None,
     )
-    from localhand.safety.trust import never_ask
+    from localhand.safety.trust.store import never_ask
 
     never_ask()  # a batch runs unattended: a changed file is refused, not asked about
     try:

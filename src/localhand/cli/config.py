@@ -1,6 +1,6 @@
 """``localhand config``: the settings a run would use, merged, and where each came from.
 
-The layers (``localhand.config``): default, the user's ``config.toml``, the workspace file
+The layers (``localhand.config.settings``): default, the user's ``config.toml``, the workspace file
 (``./localhand.toml``, or the file ``LOCALHAND_CONFIG`` names), ``LOCALHAND_*`` variables,
 flags. The flags this command takes are the common ones of ``localhand run``, so a person can
 see what a flag would change. Keys a file inside the workspace may not give are shown at
@@ -28,7 +28,7 @@ from localhand.cli.args import (
 if TYPE_CHECKING:
     from argparse import ArgumentParser
 
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
 
 FLAG_NAMES = {"isolate_network": "--no-network"}
 """Settings whose flag is not ``--`` and the name with dashes."""
@@ -49,9 +49,9 @@ def config(
     json_output: bool,
 ) -> int:
     """Print the merged settings and where each came from (default, file, variable, flag)."""
-    from localhand.config import distrusting, load_settings
+    from localhand.config.files import user_config_path
+    from localhand.config.settings import distrusting, load_settings
     from localhand.errors import ConfigError
-    from localhand.safety.config_file import user_config_path
 
     notes: list[str] = []
     root = (workspace or Path.cwd()).expanduser().resolve()
@@ -108,8 +108,8 @@ COMMANDS = {"config": Command(config, config_arguments)}
 
 
 def setting_names() -> list[str]:
-    from localhand.config import Settings
-    from localhand.safety.workspace_keys import PROVENANCE
+    from localhand.config.settings import Settings
+    from localhand.config.workspace_keys import PROVENANCE
 
     return [f.name for f in fields(Settings) if f.name not in PROVENANCE]
 
@@ -145,7 +145,7 @@ def shown(settings: Settings, name: str) -> Any:
 
 
 def _print(document: dict[str, Any], user: Path | None) -> None:
-    from localhand.safety.approval import escape  # paths and values: control chars inert
+    from localhand.safety.approval.approver import escape  # paths and values: control chars inert
 
     files = document["files"]
     read = "read" if files["user_read"] else "not there"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from localhand.safety.approval import escape as shown
+from localhand.safety.approval.approver import escape as shown
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -122,11 +122,11 @@ def _run(
 ) -> int:
     from rich.console import Console
 
-    from localhand.config import load_settings
+    from localhand.config.settings import load_settings
     from localhand.evals.runner import EvalOptions, run_eval
     from localhand.evals.suites import load_suite
     from localhand.evals.table import report_tables
-    from localhand.safety.own_env import forget_secrets
+    from localhand.safety.secrets.own_env import forget_secrets
 
     chosen = load_suite(suite).select(tier, task)
     settings = load_settings().with_overrides(

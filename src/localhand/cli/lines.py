@@ -148,7 +148,7 @@ def hook_line(e: dict[str, Any]) -> str:
     it said; a blocking ``pre_tool`` hook in red."""
     from rich.markup import escape
 
-    from localhand.safety.approval import escape as inert
+    from localhand.safety.approval.approver import escape as inert
 
     if e["blocked"]:
         mark, ended = "[red]⛔[/]", "[red]blocked the call[/]"

@@ -44,11 +44,11 @@ def mcp(
         import mcp as _sdk  # noqa: F401  (the extra: say how to get it before anything else)
     except ImportError:
         fail("localhand mcp needs the MCP SDK: pip install 'localhand[mcp]'")
-    from localhand.config import load_settings, with_mcp_config
+    from localhand.config.settings import load_settings, with_mcp_config
     from localhand.mcp_server.http import new_token, serve_http
     from localhand.mcp_server.server import build_server
-    from localhand.safety.own_env import forget_secrets
-    from localhand.safety.trust import never_ask
+    from localhand.safety.secrets.own_env import forget_secrets
+    from localhand.safety.trust.store import never_ask
 
     never_ask()  # the client cannot answer a question about a changed file: it is refused
     try:

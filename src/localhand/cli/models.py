@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def models(*, json_out: bool, host: str | None, backend: str | None, timeout: float) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
-    from localhand.config import load_settings
+    from localhand.config.settings import load_settings
     from localhand.errors import ConfigError
     from localhand.models.catalog import gather
 
@@ -52,7 +52,7 @@ def models(*, json_out: bool, host: str | None, backend: str | None, timeout: fl
 def _say_default(model: str, places: list[Place]) -> None:
     """Which model `localhand run` takes, and whether a server listed here has it."""
     from localhand.models._ollama_wire import canonical
-    from localhand.safety.approval import escape
+    from localhand.safety.approval.approver import escape
 
     wanted = canonical(model)
     has = [p for p in places if any(canonical(m.name) == wanted for m in p.models)]
@@ -68,7 +68,7 @@ def _builtin(name: str) -> str:
 
 
 def _print(places: list[Place]) -> None:
-    from localhand.safety.approval import escape
+    from localhand.safety.approval.approver import escape
 
     out: list[str] = []
     for place in places:

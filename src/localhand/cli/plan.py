@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands s
     from localhand.plan.view import PlanView
 
 MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
-DEFAULT_MODE = "planner"  # localhand.config.Settings.plan_mode, for the help
+DEFAULT_MODE = "planner"  # localhand.config.settings.Settings.plan_mode, for the help
 
 
 def plan(
@@ -67,14 +67,14 @@ def plan(
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
     # The docstring is the command's help. Without --mode (``mode`` None), the plan file's
     # mode says, else LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
-    from localhand.config import load_settings
+    from localhand.cancel import Cancellation
+    from localhand.config.settings import load_settings
     from localhand.events import EventBus
     from localhand.plan.model import load_plan
     from localhand.plan.view import PlanView
-    from localhand.run.cancel import Cancellation
     from localhand.run.task import Task
-    from localhand.safety.approval import TerminalApprover
-    from localhand.safety.own_env import forget_secrets
+    from localhand.safety.approval.approver import TerminalApprover
+    from localhand.safety.secrets.own_env import forget_secrets
     from localhand.session.door import Session
     from localhand.session.plans import PlanRequest
 
@@ -164,7 +164,7 @@ def plan_view(
 
 
 def _inert(text: str) -> str:
-    from localhand.safety.approval import escape
+    from localhand.safety.approval.approver import escape
 
     return escape(text)
 

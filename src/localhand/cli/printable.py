@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localhand.safety.approval import escape as shown
+from localhand.safety.approval.approver import escape as shown
 
 
 def printable(text: str) -> str:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from argparse import ArgumentParser
     from collections.abc import Callable
 
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
     from localhand.dashboard import DashboardServer
     from localhand.events import Event
     from localhand.run.task import Task
@@ -80,15 +80,15 @@ def run(
 ) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     if sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
-        from localhand.safety.sandbox import probe_early
+        from localhand.safety.box.sandbox import probe_early
 
         probe_early()
-    from localhand.config import load_settings, with_mcp_config
+    from localhand.cancel import Cancellation
+    from localhand.config.settings import load_settings, with_mcp_config
     from localhand.events import EventBus
-    from localhand.run.cancel import Cancellation
-    from localhand.run.verify import CommandCheck
-    from localhand.safety.approval import TerminalApprover
-    from localhand.safety.own_env import forget_secrets
+    from localhand.evidence.verify import CommandCheck
+    from localhand.safety.approval.approver import TerminalApprover
+    from localhand.safety.secrets.own_env import forget_secrets
     from localhand.session.door import Session
 
     try:
@@ -108,7 +108,7 @@ def run(
         parent = None
         if continue_run is not None:
             spec, parent = continued_task(continue_run, spec, workspace, task_file)
-        if files:  # --file: checked now, read into the first prompt (run/attached_files.py)
+        if files:  # --file: checked now, read into the first prompt (prompt/attached_files.py)
             spec = _with_files(spec, files)
         settings = load_settings().with_overrides(
             host=host,
@@ -263,7 +263,7 @@ def _with_files(spec: Task, patterns: list[str]) -> Task:
     and what the cap will cut."""
     from rich.markup import escape
 
-    from localhand.run.attached_files import announce, expand
+    from localhand.prompt.attached_files import announce, expand
 
     if spec.is_plan:
         raise ConfigError("--file is for a task the model carries out, not a plan's steps")

@@ -16,7 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from localhand.cli.lines import fit, one_line
-from localhand.safety.approval import escape as shown
+from localhand.safety.approval.approver import escape as shown
 
 
 def running_label(call: dict[str, Any]) -> str:

@@ -105,7 +105,7 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
 
     RUN is a run id (or a unique prefix), ``last``, or the Result's ``task_id``: a task run
     several times shows its latest run, and a note on stderr says so."""
-    from localhand.safety.scrub import scrub_data
+    from localhand.safety.secrets.scrub import scrub_data
     from localhand.store.run_diff import stored_change
 
     store = _open(db)
@@ -179,7 +179,7 @@ def replay(
 
     Exit code 0 when the replay did the same as the recording, 1 when it differs."""
     from localhand.replay import replay_run
-    from localhand.safety.own_env import forget_secrets
+    from localhand.safety.secrets.own_env import forget_secrets
 
     forget_secrets()  # the replay runs the recorded commands again: nothing for them to read
     store = _open(db)
@@ -243,8 +243,8 @@ def serve(
     Every request needs the token (given, or generated and printed in the URL); tasks started
     from the page may only use workspaces under the roots (--workspace-root, else
     [dashboard] workspaces in localhand.toml, else the current directory)."""
-    from localhand.config import load_settings
-    from localhand.safety.own_env import forget_secrets
+    from localhand.config.settings import load_settings
+    from localhand.safety.secrets.own_env import forget_secrets
 
     try:
         from localhand.dashboard import start_dashboard
@@ -259,7 +259,7 @@ def serve(
         settings = load_settings().with_overrides(model=model)
         forget_secrets()  # settings and --token read: no secret stays where commands look
         dashboard = load_dashboard_settings(workspace_roots or ())
-        from localhand.safety.trust import never_ask
+        from localhand.safety.trust.store import never_ask
 
         never_ask()  # from here on, nobody at this terminal answers for the page's tasks
         server = start_dashboard(
@@ -343,7 +343,7 @@ class _Recorded:
     """A stored event with the two things the terminal view asks of an Event."""
 
     def __init__(self, event: StoredEvent) -> None:
-        from localhand.safety.scrub import scrub_data
+        from localhand.safety.secrets.scrub import scrub_data
 
         self.type = event.type
         self._data = scrub_data(event.data)

@@ -2,7 +2,7 @@
 
 A ``localhand.toml`` in the project, an MCP config, a task, batch or plan file can be written
 by the model's commands; localhand uses one only with content the user approved
-(``localhand.safety.trust``). This command shows the file (or what changed since it was last
+(``localhand.safety.trust.store``). This command shows the file (or what changed since it was last
 trusted), asks, and pins its sha256 and a copy in localhand's data directory.
 """
 
@@ -17,13 +17,13 @@ from localhand.cli.args import Command, fail
 if TYPE_CHECKING:
     from argparse import ArgumentParser
 
-    from localhand.safety.trust import TrustStore
+    from localhand.safety.trust.store import TrustStore
 
 
 def trust(*, file: Path | None, yes: bool, list_files: bool, forget: Path | None) -> int:
     """Trust the content of FILE (default: ./localhand.toml) after showing it or its changes."""
     from localhand.errors import ConfigError
-    from localhand.safety.trust import TrustStore
+    from localhand.safety.trust.store import TrustStore
 
     store = TrustStore()
     try:
@@ -40,7 +40,7 @@ def trust(*, file: Path | None, yes: bool, list_files: bool, forget: Path | None
 
 
 def _trust(store: TrustStore, path: Path, yes: bool) -> int:
-    from localhand.safety.trust import confirm, may_ask
+    from localhand.safety.trust.store import confirm, may_ask
 
     if not path.is_file():
         fail(f"{path} is not a file; name the file to trust: localhand trust FILE")
@@ -84,7 +84,7 @@ def _say(message: str) -> None:
 
 
 def _inert(text: str) -> str:
-    from localhand.safety.approval import escape
+    from localhand.safety.approval.approver import escape
 
     return escape(text)
 

@@ -1,9 +1,9 @@
 """``localhand undo RUN``: put a run's workspace back as a checkpoint kept it.
 
-Wiring only; the checkpoints are ``localhand.safety.checkpoint``'s and the restoring is
-``localhand.safety.undo``'s. ``RUN`` is what ``show`` takes (a run id, a unique prefix of it,
-or ``last``), resolved through the store (``--db``); the checkpoints themselves live in
-localhand's data directory.
+Wiring only; the checkpoints are ``localhand.safety.undo.checkpoint``'s and the restoring is
+``localhand.safety.undo.restore``'s. ``RUN`` is what ``show`` takes (a run id, a unique
+prefix of it, or ``last``), resolved through the store (``--db``); the checkpoints themselves
+live in localhand's data directory.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from localhand.cli.args import Command, add_db_option, fail, number
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
-    from localhand.safety.checkpoint import Checkpoint
-    from localhand.safety.undo import UndoPlan
+    from localhand.safety.undo.checkpoint import Checkpoint
+    from localhand.safety.undo.restore import UndoPlan
 
 SHOWN = 20
 """Paths listed per kind of change before "... and N more"."""
@@ -30,7 +30,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
 
     Shows what will change and asks first (--yes does not). Exit code 0 when restored or
     nothing differs, 1 when the answer was no, 2 when it cannot be done."""
-    from localhand.safety import undo as restoring
+    from localhand.safety.undo.restore import restore as restoring
     from localhand.store import open_store
 
     try:
@@ -90,7 +90,7 @@ def _pick(found: list[Checkpoint], number: int | None, run_id: str) -> Checkpoin
     """The checkpoint asked for; by default the oldest, taken before the run's first
     dangerous command: later ones already hold what the earlier commands destroyed."""
     if not found:
-        from localhand.safety.checkpoint import KEEP_DAYS
+        from localhand.safety.undo.checkpoint import KEEP_DAYS
 
         raise ConfigError(
             f"run {run_id} has no checkpoint, so there is nothing to undo: the workspace is "
@@ -153,7 +153,7 @@ def _when(ts: float) -> str:
 
 def _shown(text: str) -> str:
     """``text`` with control characters escaped: a model wrote the command and file names."""
-    from localhand.safety.approval import escape
+    from localhand.safety.approval.approver import escape
 
     return escape(text)
 

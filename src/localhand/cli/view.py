@@ -39,7 +39,7 @@ from localhand.cli.printable import Printable
 from localhand.cli.running import Waiting, arguments_shown, running_label
 from localhand.cli.server_figures import server_figures_line, server_totals_line
 from localhand.events import Event
-from localhand.safety.approval import escape as shown
+from localhand.safety.approval.approver import escape as shown
 
 if TYPE_CHECKING:
     from rich.status import Status

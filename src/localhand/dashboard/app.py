@@ -37,7 +37,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard.approvals import PageApprovals
 from localhand.dashboard.errors import install_error_handlers
 from localhand.dashboard.launcher import Launcher, StartRequest

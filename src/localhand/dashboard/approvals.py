@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from localhand.safety.approval import BaseApprover, clean_reason, refused_saying
+from localhand.safety.approval.approver import BaseApprover, clean_reason, refused_saying
 
 if TYPE_CHECKING:
-    from localhand.safety.risk import Risk
+    from localhand.safety.risk.classify import Risk
 
 DEFAULT_TIMEOUT_S = 300.0
 

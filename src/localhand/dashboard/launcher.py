@@ -10,7 +10,7 @@ A page-started task gets no shortcut: its workspace must be inside a configured 
 classified and, when the approval policy says so, approved on the page before it starts
 (``localhand.session.verify_gate``). The page's Stop calls ``cancel``: a run started here
 stops through its session, one started elsewhere (``localhand run --serve`` in a terminal)
-through a cancel request file (``localhand.run.cancel``).
+through a cancel request file (``localhand.cancel``).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localhand.config import Settings
+from localhand.cancel import request_cancel
+from localhand.config.settings import Settings
 from localhand.dashboard.approvals import PageApprovals
 from localhand.dashboard.workspaces import resolve_workspace
 from localhand.errors import ConfigError
 from localhand.events import EventBus
-from localhand.run.cancel import request_cancel
+from localhand.evidence.verify import CommandCheck
 from localhand.run.task import Task
-from localhand.run.verify import CommandCheck
 from localhand.session.door import Session
 from localhand.store import Store
 

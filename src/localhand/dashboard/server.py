@@ -14,7 +14,7 @@ from urllib.parse import quote
 import uvicorn
 from fastapi import FastAPI
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.dashboard.app import create_app
 from localhand.dashboard.security import check_bind, is_loopback
 from localhand.errors import ConfigError

@@ -10,7 +10,7 @@ only root is the directory ``localhand serve`` started in. Relative roots are re
 file that names them; ``~`` is expanded.
 
 The table is read from the same file ``load_settings`` reads, with trusted content only
-(``localhand.safety.config_file``), as ``[dashboard]`` or ``[localhand.dashboard]``; a
+(``localhand.config.files``), as ``[dashboard]`` or ``[localhand.dashboard]``; a
 ``localhand.toml`` in the project gives no roots (the model could have written ``"/"``).
 """
 
@@ -46,7 +46,7 @@ def load_dashboard_settings(
     cwd = cwd or Path.cwd()
     if roots:
         return DashboardSettings(_roots([str(r) for r in roots], cwd, "--workspace-root"))
-    from localhand.safety.config_file import read_config, withheld_table
+    from localhand.config.files import read_config, withheld_table
 
     config = read_config(env, cwd)
     table = _table(config.data, config.path) if config is not None else {}

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.evals.matrix import Cell, cells, eval_tag, staged
 from localhand.evals.measure import run_figures

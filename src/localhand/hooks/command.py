@@ -12,7 +12,7 @@ from typing import Any
 
 from localhand.errors import ToolError
 from localhand.hooks.config import Hook
-from localhand.safety.approval import Approver
+from localhand.safety.approval.approver import Approver
 from localhand.tools.deadline import remaining_s
 from localhand.tools.shell import run_shell
 

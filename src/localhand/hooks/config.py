@@ -10,7 +10,7 @@ Each ``[[hooks.KIND]]`` (``pre_tool``, ``post_tool``, ``post_edit``, ``stop``) i
 ``command`` (required), ``match`` (a tool-name regex or glob), ``path`` (a glob on the call's
 ``path`` argument) and ``timeout_s``. A mistake is a ``ConfigError`` naming the key and the
 file, never a traceback. Where hooks may come from (the user's file only) is
-``localhand.config``'s business.
+``localhand.config.settings``'s business.
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from localhand.events import HookRan, summarize
 from localhand.hooks.command import HookOutcome, run_hook
 from localhand.hooks.config import EDIT_TOOLS, Hook
-from localhand.safety.scrub import scrub_text
+from localhand.safety.secrets.scrub import scrub_text
 from localhand.types import ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from localhand.events import EventBus
-    from localhand.safety.approval import Approver
+    from localhand.safety.approval.approver import Approver
 
 
 class Announced(Protocol):

@@ -39,7 +39,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from localhand.errors import ConfigError
 from localhand.mcp.config import McpServer
-from localhand.safety.environment import command_environment
+from localhand.safety.secrets.environment import command_environment
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -365,7 +365,7 @@ class StderrTail:
         with self._lock:
             data = b"".join(self._chunks)[-self.keep :]
         text = data.decode("utf-8", "replace").replace("\r", "")
-        from localhand.safety.approval import escape  # a server's bytes, shown to a person
+        from localhand.safety.approval.approver import escape  # a server's bytes, shown to a person
 
         kept = [escape(line) for line in text.splitlines()[-lines:] if line.strip()]
         return "\n".join(f"  {line}" for line in kept)

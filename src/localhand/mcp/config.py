@@ -81,7 +81,7 @@ class McpServer:
 
     def describe(self) -> str:
         """``'time' (uvx mcp-server-time)``: how messages name it."""
-        from localhand.safety.scrub import scrub_text  # a token in a URL or an argument
+        from localhand.safety.secrets.scrub import scrub_text  # a token in a URL or an argument
 
         what = self.url if self.url else " ".join((self.command or "", *self.args))
         return f"'{self.name}' ({scrub_text(what)})"
@@ -91,7 +91,7 @@ def load_mcp_json(
     path: Path, env: Mapping[str, str] | None = None, text: str | None = None
 ) -> tuple[McpServer, ...]:
     """The servers of an ``mcpServers`` JSON file (``--mcp-config FILE``); ``text``: its
-    content as already read (and trusted, ``localhand.safety.trust``)."""
+    content as already read (and trusted, ``localhand.safety.trust.store``)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from localhand.safety.risk import Risk, RiskLevel
+from localhand.safety.risk.classify import Risk, RiskLevel
 
 READ_WORDS = frozenset(
     "get read list search find fetch query show describe view lookup look stat stats status "

@@ -30,7 +30,7 @@ from localhand.mcp.naming import offered_names, shown
 from localhand.mcp.offering import offer_within
 from localhand.mcp.results import tool_result
 from localhand.mcp.schema import arguments_model, description, flat_schema
-from localhand.safety.approval import ApprovalPolicy, Approver
+from localhand.safety.approval.approver import ApprovalPolicy, Approver
 from localhand.tools import Tool, ToolRegistry
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.types import ToolResult

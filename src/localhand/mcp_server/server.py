@@ -32,12 +32,12 @@ from pydantic import Field
 
 from localhand.errors import ConfigError
 from localhand.mcp_server.jobs import RunJob, run_job
-from localhand.safety.approval import DenyAll
+from localhand.safety.approval.approver import DenyAll
 from localhand.session.door import Session
 from localhand.session.plans import PlanRequest
 
 if TYPE_CHECKING:
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
     from localhand.store import Store
 
 INSTRUCTIONS = (
@@ -104,8 +104,8 @@ def build_server(
         ] = None,
     ) -> CallToolResult:
         """Run a coding task with a local model in a workspace; returns localhand's Result."""
+        from localhand.evidence.verify import CommandCheck
         from localhand.run.task import Task
-        from localhand.run.verify import CommandCheck
 
         root = within(workspace, allowed(roots, configured), "workspace")
         spec = Task(description=task, workspace=root).with_changes(
@@ -183,7 +183,7 @@ def build_server(
     ) -> CallToolResult:
         """Show a recorded run (in a workspace under the roots): its Result and its latest
         events (tool calls, stops, checks)."""
-        from localhand.safety.scrub import scrub_data
+        from localhand.safety.secrets.scrub import scrub_data
 
         store = _store(db)
         try:

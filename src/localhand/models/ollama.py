@@ -304,7 +304,7 @@ class OllamaModel(NetworkBackend):
 
     def plan_context(self, tokens: int) -> int:
         """Choose the window before the run's first request, for a conversation expected to
-        reach ``tokens`` (``localhand.run.context.expected_tokens``: the first prompt, the
+        reach ``tokens`` (``localhand.prompt.context.expected_tokens``: the first prompt, the
         iterations the task may take, its token budget). The window the model is already
         loaded with is kept when it is that large (no reload); otherwise the run starts with
         the window it will need, so that Ollama loads the model once, now, rather than again

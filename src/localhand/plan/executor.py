@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from localhand.cancel import Cancellation
 from localhand.errors import ConfigError
 from localhand.events import Event, EventBus
 from localhand.models.base import ChatModel
@@ -28,10 +29,9 @@ from localhand.plan.model import Plan, Step
 from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
 from localhand.plan.stops import StepFailed, StepRefused
-from localhand.run.cancel import Cancellation
 from localhand.run.guardrails import Limits
 from localhand.run.lifecycle import CANCELLED, Run
-from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll, check_policy
+from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll, check_policy
 from localhand.types import Prefill, Usage
 
 Mode = Literal["teacher", "planner", "agentic"]

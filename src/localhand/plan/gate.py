@@ -12,8 +12,8 @@ from pathlib import Path
 
 from localhand.events import ApprovalDecided, ApprovalNeeded, Event
 from localhand.plan.model import Step, classified
-from localhand.safety.approval import ApprovalPolicy, Approver, needs_approval
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import ApprovalPolicy, Approver, needs_approval
+from localhand.safety.risk.classify import Risk
 
 
 class ApprovalGate:

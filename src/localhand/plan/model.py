@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localhand.errors import ConfigError
-from localhand.safety.risk import RiskLevel, classify
+from localhand.safety.risk.classify import RiskLevel, classify
 
 StepStatus = Literal["pending", "done", "failed", "skipped"]
 RISK_ORDER: dict[str, int] = {"safe": 0, "moderate": 1, "dangerous": 2}
@@ -145,8 +145,8 @@ class _PlanSpec(_Strict):
 
 def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
     """Read a plan file (``.json``, else YAML); ``ConfigError`` names the bad field. Its
-    steps are commands: it is used as the user trusted it (``localhand.safety.trust``)."""
-    from localhand.safety.trust import use_named
+    steps are commands: it is used as the user trusted it (``localhand.safety.trust.store``)."""
+    from localhand.safety.trust.store import use_named
 
     path = Path(path)
     try:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from localhand.cancel import Cancellation
 from localhand.errors import FinalAnswer
 from localhand.events import (
     Event,
@@ -25,26 +26,25 @@ from localhand.events import (
     ToolCallEvent,
 )
 from localhand.events import Warning as WarningEvent
+from localhand.evidence import gitstate
+from localhand.evidence.answer_check import AnswerCheck
+from localhand.evidence.baseline import Baseline
+from localhand.evidence.changes import WrittenFiles
+from localhand.evidence.snapshot import ChangeTracker
+from localhand.evidence.verify import grade
 from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, declared
 from localhand.nesting import cut_deep
 from localhand.parsing import ParsedReply, call_schema, parse_tool_calls
 from localhand.profiles import assistant_turn, profile_for
-from localhand.run import gitstate
+from localhand.prompt.context import ContextWindow
+from localhand.prompt.opening import opening_messages
+from localhand.prompt.tool_text import known_window, sized_definitions
 from localhand.run.agent_config import AgentConfig, Conversation
-from localhand.run.answer_check import AnswerCheck
 from localhand.run.asking import ask_model, budget_warning, rethink_note
-from localhand.run.baseline import Baseline
-from localhand.run.cancel import Cancellation
-from localhand.run.changes import WrittenFiles
-from localhand.run.context import ContextWindow
 from localhand.run.guardrails import RunState
 from localhand.run.lifecycle import Ending, Run
 from localhand.run.nudges import CutOff, nudge_text
-from localhand.run.opening import opening_messages
-from localhand.run.snapshot import ChangeTracker
 from localhand.run.tiny import tiny_policy
-from localhand.run.tool_text import known_window, sized_definitions
-from localhand.run.verify import grade
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
 from localhand.tools.registry import cap_calls

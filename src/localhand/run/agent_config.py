@@ -9,23 +9,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localhand.events import ModelStatus
+from localhand.evidence.answer_check import AnswerCheck
 from localhand.models.tokens import estimate_prompt_tokens
-from localhand.run.answer_check import AnswerCheck
+from localhand.prompt.context import ContextWindow, expected_tokens
 from localhand.run.cache_reuse import CacheWatch
-from localhand.run.context import ContextWindow, expected_tokens
 from localhand.run.guardrails import Limits, RunState
 from localhand.run.nudges import CutOff
 
 if TYPE_CHECKING:
+    from localhand.cancel import Cancellation
     from localhand.events import Event, EventBus
+    from localhand.evidence.verify import Check
     from localhand.models.base import ChatModel
     from localhand.profiles import Profile
-    from localhand.run.cancel import Cancellation
     from localhand.run.ledger import Ledger
     from localhand.run.lifecycle import Ending
     from localhand.run.routing import Route
     from localhand.run.tiny import TinyPolicy
-    from localhand.run.verify import Check
     from localhand.tools import ToolRegistry
     from localhand.types import Message, Result, ToolCall, ToolResult, Usage
 
@@ -62,7 +62,7 @@ class AgentConfig:
     """Thinking tokens a reply may spend; ``None``: the backend's, else the profile's (with a
     stream); 0: none."""
     cancellation: Cancellation | None = None
-    """The run's cancel switch (``localhand.run.cancel``), when someone else holds it too."""
+    """The run's cancel switch (``localhand.cancel``), when someone else holds it too."""
     final_answer: Callable[[Result, Sequence[Message]], Result] | None = None
     """Called with the Result of a run and its conversation before the Result is announced:
     ``--output-schema`` asks for the answer as JSON here (``localhand.session.structured``)."""

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from localhand.cancel import Cancellation
 from localhand.errors import Cancelled, ModelError, ModelTimeout, StopRun, WallClockTimeout
 from localhand.events import (
     Event,
@@ -31,11 +32,10 @@ from localhand.events import (
     Verification,
 )
 from localhand.events import Warning as WarningEvent
-from localhand.run.cancel import Cancellation
-from localhand.run.checkguard import CheckGuard, changed_warning
+from localhand.evidence.checkguard import CheckGuard, changed_warning
+from localhand.evidence.project_checks import detect_check
+from localhand.evidence.verify import Check, run_checks
 from localhand.run.guardrails import Limits, RunState
-from localhand.run.project_checks import detect_check
-from localhand.run.verify import Check, run_checks
 from localhand.types import CheckResult
 
 CANCELLED = "cancelled"
@@ -100,7 +100,7 @@ class Run:
         self.description = ""
         """The task's text, as ``start`` was given it."""
         self.cancellation = cancellation or Cancellation()
-        """The run's cancel switch (``localhand.run.cancel``): whoever holds it can stop it."""
+        """The run's cancel switch (``localhand.cancel``): whoever holds it can stop it."""
 
     # -- start ------------------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ class Run:
 
     def verify(self) -> list[CheckResult]:
         """Run the task's checks on the workspace as it is now (with their own files as they
-        were before the run, see ``localhand.run.checkguard``); announce their results."""
+        were before the run, see ``localhand.evidence.checkguard``); announce their results."""
         changed: list[str] = []
         if self.guard is None:
             results = run_checks(self.checks, self.workspace)
@@ -220,7 +220,7 @@ class Run:
         elif result.status != "pass" and self.follow_up is not None:
             result.follow_up_task = self.follow_up(result)  # type: ignore[attr-defined]
         if getattr(result, "sandbox", False) is None:  # a run's Result: how commands were boxed
-            from localhand.safety.sandbox import current_sandbox
+            from localhand.safety.box.sandbox import current_sandbox
 
             result.sandbox = current_sandbox().report()  # type: ignore[attr-defined]
         if self.announcing is not None:

@@ -15,7 +15,7 @@ from localhand.events import summarize
 from localhand.models.base import ChatModel
 from localhand.models.watch import Loop
 from localhand.parsing import ParsedReply
-from localhand.run.prompt import (
+from localhand.prompt.system import (
     NUDGE_EMPTY,
     NUDGE_MALFORMED,
     NUDGE_NO_ACTION,

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from localhand.cancel import Cancellation
 from localhand.errors import BadResponse, WallClockTimeout
 from localhand.events import (
     AnswerDelta,
@@ -47,16 +48,15 @@ from localhand.events import (
     ModelRequest,
     server_figures,
 )
+from localhand.evidence.verify import grade
 from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, StreamChunk, declared
 from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
-from localhand.run.cancel import Cancellation
-from localhand.run.instructions import DEFAULT_NAMES, with_instructions
+from localhand.prompt.instructions import DEFAULT_NAMES, with_instructions
+from localhand.prompt.system import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Run
-from localhand.run.prompt import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.run.routing import Route
 from localhand.run.task import Task
-from localhand.run.verify import grade
 from localhand.types import CheckResult, Message, Prefill, Result, Status, Usage
 
 __all__ = ["DeltaCoalescer", "run_simple", "simple_messages"]

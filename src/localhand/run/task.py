@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
 from localhand.run.guardrails import Limits
-from localhand.run.verify import Check, CommandCheck, FileContains, FileExists
 from localhand.types import TIER_ITERATIONS
 
 AGENTIC_TIMEOUT_S = 30 * 60

@@ -18,12 +18,12 @@ from localhand.session.door import Session
 from localhand.session.plans import PlanRequest
 
 if TYPE_CHECKING:
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
     from localhand.events import EventBus
     from localhand.models.base import ChatModel
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
-    from localhand.safety.approval import Approver, PlainApprover
+    from localhand.safety.approval.approver import Approver, PlainApprover
     from localhand.store import Store
     from localhand.types import Result
 
@@ -148,7 +148,7 @@ def run_plan(
     nobody is there to ask). A drafted plan runs only if ``approve_draft`` (default: yes)
     says so; if not, the result says ``not_approved`` and nothing ran.
     """
-    from localhand.config import load_settings
+    from localhand.config.settings import load_settings
 
     if (plan is None) == (goal is None):
         raise ConfigError("give a plan (a file or its data) or a goal, not both and not neither")

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus
-from localhand.safety.approval import Approver, BaseApprover
-from localhand.safety.risk import Risk
+from localhand.safety.approval.approver import Approver, BaseApprover
+from localhand.safety.risk.classify import Risk
 
 
 class AnnouncedApprover(BaseApprover):

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError, ModelError
 from localhand.models._ollama_wire import canonical
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatModel

@@ -26,14 +26,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import Settings, distrusting
+from localhand.cancel import Cancellation
+from localhand.config.settings import Settings, distrusting
 from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
+from localhand.evidence.project_checks import with_detected_checks
 from localhand.plugins.entry_points import distrust_under
-from localhand.run.cancel import Cancellation
-from localhand.run.project_checks import with_detected_checks
 from localhand.run.task import Task
-from localhand.safety.approval import (
+from localhand.safety.approval.approver import (
     Approver,
     DenyAll,
     PlainApprover,
@@ -50,9 +50,9 @@ from localhand.telemetry import traced_run
 from localhand.types import Result
 
 if TYPE_CHECKING:
+    from localhand.evidence.verify import Check
     from localhand.models.base import ChatModel
     from localhand.plan.result import PlanResult
-    from localhand.run.verify import Check
     from localhand.session.continuing import Continuation
     from localhand.session.prepared import ToolWrapper
     from localhand.store import Store
@@ -177,7 +177,7 @@ class Session:
         run_id = recording.run_id if recording is not None else None
         if store is None or run_id is None or store.run(run_id).status != "running":
             return
-        from localhand.safety.scrub import scrub_data
+        from localhand.safety.secrets.scrub import scrub_data
 
         if isinstance(exc, KeyboardInterrupt):
             why, reason = self.cancellation.reason or "cancelled by the user (Ctrl-C)", "cancelled"

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from localhand.events import EventBus, ModelStatus, Warning
 
 if TYPE_CHECKING:
-    from localhand.config import Settings
+    from localhand.cancel import Cancellation
+    from localhand.config.settings import Settings
     from localhand.models.base import ChatModel
-    from localhand.run.cancel import Cancellation
     from localhand.run.task import Task
-    from localhand.safety.approval import Approver
+    from localhand.safety.approval.approver import Approver
     from localhand.session.approvals import AnnouncedApprover
     from localhand.session.continuing import Continuation
     from localhand.store import Store

@@ -12,15 +12,15 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from localhand.cancel import forget_request, request_file
 from localhand.errors import ConfigError
-from localhand.run.cancel import forget_request, request_file
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from localhand.config import Settings
+    from localhand.cancel import Cancellation
+    from localhand.config.settings import Settings
     from localhand.events import EventBus
-    from localhand.run.cancel import Cancellation
     from localhand.run.task import Task
     from localhand.store import Store
 
@@ -48,7 +48,7 @@ class RunRecording:
     in-memory one). A run that never got to its Result (bad configuration, Ctrl-C before the
     loop) is closed with an error instead of staying "running". The live view stops a moment
     after the run, once the page has its last events. With a ``cancellation``, a cancel request
-    for the store's run (``localhand.run.cancel.request_cancel``) stops the run.
+    for the store's run (``localhand.cancel.request_cancel``) stops the run.
     """
 
     LINGER_S = 1.5

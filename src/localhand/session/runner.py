@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.config import Settings
+from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.models.base import ChatModel, declared
 from localhand.paths import data_dir
@@ -19,7 +19,7 @@ from localhand.run.agent import Agent
 from localhand.run.ledger import Ledger
 from localhand.run.routing import route
 from localhand.run.task import Task
-from localhand.safety.approval import check_policy
+from localhand.safety.approval.approver import check_policy
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
 from localhand.types import Result
@@ -45,8 +45,8 @@ def build_model(
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
     """The command sandbox that ``settings`` ask for, in force for the block."""
-    from localhand.safety.box_limits import configured
-    from localhand.safety.sandbox import run_sandbox
+    from localhand.safety.box.limits import configured
+    from localhand.safety.box.sandbox import run_sandbox
 
     return run_sandbox(
         settings.sandbox,
@@ -93,7 +93,7 @@ def run_loop(ready: Prepared) -> Result:
     with ExitStack() as lifetime:
         if settings.mcp_servers:  # only then: the SDK takes half a second to import
             from localhand.mcp.tools import mcp_registry
-            from localhand.run.tool_text import known_window
+            from localhand.prompt.tool_text import known_window
 
             tools = lifetime.enter_context(  # the servers stop when the run ends
                 mcp_registry(
@@ -239,7 +239,7 @@ def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | No
     or before it opened the run, the copy is filed by task id and ``undo`` finds it by time."""
 
     def take(command: str) -> str | None:
-        from localhand.safety.checkpoint import checkpoint_note  # only when one is needed
+        from localhand.safety.undo.checkpoint import checkpoint_note  # only when one is needed
 
         run_id = None
         if store is not None:

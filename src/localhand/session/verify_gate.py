@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localhand.run.verify import Check, CommandCheck
-from localhand.safety.approval import ApprovalPolicy, needs_approval
-from localhand.safety.risk import classify
+from localhand.evidence.verify import Check, CommandCheck
+from localhand.safety.approval.approver import ApprovalPolicy, needs_approval
+from localhand.safety.risk.classify import classify
 from localhand.session.approvals import AnnouncedApprover
 from localhand.types import CheckResult
 

@@ -5,7 +5,7 @@ tracker does) are kept: a recorded run should not copy a whole monorepo into the
 Extraction uses tarfile's ``data`` filter, so an archive can never write outside its target.
 
 Secret-looking files (``.env``, private keys, ``*.pem``, credentials files, ``.ssh/``, ``.aws/``;
-``localhand.safety.risk_paths.is_secret_file`` says which) are left out unless the caller asks
+``localhand.safety.risk.paths.is_secret_file`` says which) are left out unless the caller asks
 for them: the store outlives the run and is read by the dashboard, and a replay rarely needs
 them. The archive's note names what was left out.
 
@@ -22,9 +22,9 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.evidence.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
 from localhand.paths import own_paths_in
-from localhand.run.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
-from localhand.safety.risk_paths import is_secret_file
+from localhand.safety.risk.paths import is_secret_file
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_FILES = 2000

@@ -1,7 +1,7 @@
 """The bus subscriber that writes every event to the store the moment it is emitted.
 
 What is stored is kept, and shown on the dashboard: every string of an event has its secrets
-redacted first (``localhand.safety.scrub``), the Result's answer included.
+redacted first (``localhand.safety.secrets.scrub``), the Result's answer included.
 
 Events are committed one by one, on the emitting thread, so a run killed mid-way keeps every
 event up to the kill. Several tasks may share one bus and emit from several threads: the
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.events import Event, hold
-from localhand.safety.scrub import scrub_data
+from localhand.safety.secrets.scrub import scrub_data
 from localhand.store import archive
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """What a run changed, as a diff with per-file line counts: ``change_of``.
 
-In a git workspace the Result carries ``git.diff`` (``localhand.run.gitstate``): the run's
+In a git workspace the Result carries ``git.diff`` (``localhand.evidence.gitstate``): the run's
 whole change, scrubbed and capped. Elsewhere the store keeps the workspace as the run found it
 (``localhand.store.archive``: up to a few MiB, secret-looking files left out), and each
 modified file is compared with its copy there. That comparison is against the file on disk
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
-from localhand.safety.risk_paths import is_secret_file
-from localhand.safety.scrub import scrub_text
+from localhand.safety.risk.paths import is_secret_file
+from localhand.safety.secrets.scrub import scrub_text
 
 if TYPE_CHECKING:
     from localhand.store import RunInfo, Store
@@ -119,7 +119,7 @@ def stored_change(store: Store, run: RunInfo) -> dict[str, Any] | None:
     """A recorded run's change (``RunChange.to_dict``) and ``undo`` command, from what the
     store kept: its Result (scrubbed again: a store written before the scrubber knew a
     secret's shape still has it) and its before-copy. ``None`` for a run without a Result."""
-    from localhand.safety.scrub import scrub_data
+    from localhand.safety.secrets.scrub import scrub_data
 
     if run.result is None:
         return None
@@ -146,7 +146,7 @@ def undo_command(result: dict[str, Any] | None, store: Store | None, run_id: str
 
 
 def _has_checkpoints(store: Store, run_id: str) -> bool:
-    from localhand.safety.undo import find
+    from localhand.safety.undo.restore import find
 
     try:
         info = store.run(run_id)

@@ -4,7 +4,7 @@ The switch (``tracing_on``): ``[telemetry] otel = true`` in the user's config, o
 ``LOCALHAND_OTEL=1``; with neither given, on when the host program has already imported
 ``opentelemetry.trace`` (it traces, so localhand's runs join its traces); ``otel = false`` turns
 it off even then. The keys are never taken from a workspace file
-(``localhand.safety.workspace_keys``).
+(``localhand.config.workspace_keys``).
 
 Off, or without the ``otel`` extra: nothing of OpenTelemetry is imported and a run costs
 nothing more. On without the package: one warning saying how to install it, and the run goes
@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from localhand.config import Settings
+    from localhand.config.settings import Settings
     from localhand.events import EventBus
     from localhand.run.task import Task
 

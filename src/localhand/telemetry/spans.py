@@ -34,7 +34,7 @@ from localhand.events import (
     TaskStarted,
     ToolCallEvent,
 )
-from localhand.safety.scrub import scrub_text
+from localhand.safety.secrets.scrub import scrub_text
 
 SEMCONV_VERSION = "1.38.0"
 """The OpenTelemetry semantic conventions the spans follow; their GenAI part is in development

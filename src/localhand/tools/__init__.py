@@ -12,8 +12,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from localhand.safety.approval import ApprovalPolicy, Approver, DenyAll
-from localhand.safety.risk import Risk, RiskLevel, classify
+from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll
+from localhand.safety.risk.classify import Risk, RiskLevel, classify
 from localhand.tools.files import FileTools
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
 from localhand.tools.registry import Tool, ToolRegistry

@@ -15,15 +15,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from localhand.errors import ToolError
-from localhand.safety.approval import (
+from localhand.safety.approval.approver import (
     ApprovalPolicy,
     Approver,
     DenyAll,
     check_policy,
     needs_approval,
 )
-from localhand.safety.approval import refusal as refusal_message
-from localhand.safety.risk_types import Risk
+from localhand.safety.approval.approver import refusal as refusal_message
+from localhand.safety.risk.types import Risk
 from localhand.tools.edits import replace_once
 from localhand.tools.fsio import (
     BINARY_SNIFF_BYTES,
@@ -44,7 +44,7 @@ class FileTools:
     """The file tools for one workspace. Override a method to change one tool's behaviour.
 
     Writes into ``.git`` (hooks, config) can make git run code later, so they need approval
-    under ``policy`` (see ``localhand.safety.approval``); ``approver`` None refuses them.
+    under ``policy`` (see ``localhand.safety.approval.approver``); ``approver`` None refuses them.
 
     Every file written is recorded in ``written`` (see ``take_written``), so that the loop
     need not walk the whole workspace to see what write_file and edit_file changed.

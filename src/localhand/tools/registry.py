@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ToolError
 from localhand.nesting import MAX_DEPTH, depth
-from localhand.safety.scrub import scrub_text
+from localhand.safety.secrets.scrub import scrub_text
 from localhand.tools.quick_args import QuickArguments
 from localhand.tools.schema import (
     compact_schema,

@@ -6,7 +6,7 @@ line saying why, by design, so the model does not try the same thing another way
 
 from __future__ import annotations
 
-from localhand.safety.sandbox import Sandbox, available
+from localhand.safety.box.sandbox import Sandbox, available
 
 _NO_NETWORK_SIGNS = (
     "Network is unreachable",

@@ -1,6 +1,6 @@
 """Running shell commands: run_shell for anyone (verification, plans) and the run_command tool.
 
-Each command runs in the sandbox in force (see ``localhand.safety.sandbox``: the workspace
+Each command runs in the sandbox in force (see ``localhand.safety.box.sandbox``: the workspace
 writable, the rest of the system read-only, $HOME and other processes out of sight), under a
 supervisor (see ``supervise``) in its own session, with stdin ``/dev/null``, secrets removed
 from its environment and pagers and prompts off, because nobody is there to type. When it
@@ -25,19 +25,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from localhand.errors import ToolError
-from localhand.safety.approval import (
+from localhand.safety.approval.approver import (
     ApprovalPolicy,
     Approver,
     DenyAll,
     check_policy,
     needs_approval,
 )
-from localhand.safety.approval import refusal as refusal_message
-from localhand.safety.box_limits import NO_LIMITS, limited
-from localhand.safety.environment import QUIET_ENV, command_environment
-from localhand.safety.risk import Risk, classify
-from localhand.safety.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
-from localhand.safety.supervise import Supervised, network_isolation
+from localhand.safety.approval.approver import refusal as refusal_message
+from localhand.safety.box.limits import NO_LIMITS, limited
+from localhand.safety.box.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
+from localhand.safety.box.supervise import Supervised, network_isolation
+from localhand.safety.risk.classify import Risk, classify
+from localhand.safety.secrets.environment import QUIET_ENV, command_environment
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.headtail import HeadTail
 from localhand.tools.limits import ToolLimits
@@ -125,7 +125,7 @@ def run_shell(
     errors = HeadTail(head_bytes, tail_bytes)
     timed_out = detached = False
     pgid = None
-    from localhand.safety import netbox  # the proxy's modules: loaded by the first command
+    from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
 
     with (
         limited(box.limits if box.on else NO_LIMITS) as limiter,
@@ -336,7 +336,7 @@ class ShellTool:
             if boundary.startswith(TMP_FULL):  # a limit met: one of the run's events too
                 limit_hit(f"A command met a sandbox limit: {boundary[1:-1]}")
         if not self.isolate_network and available() is None:
-            from localhand.safety.netbox import refusal_notes
+            from localhand.safety.box.netbox import refusal_notes
 
             notes += refusal_notes(current_sandbox())
         if kept:

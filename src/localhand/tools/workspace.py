@@ -4,7 +4,7 @@
 descriptor of the root, following no symlink (``safe_open``), so that a symlink swapped in
 after the check cannot lead the open outside.
 
-localhand's own files are out of bounds even inside the root (``localhand.safety.own_files``):
+localhand's own files are out of bounds even inside the root (``localhand.safety.box.own_files``):
 its data directory (the run store, checkpoints) can be neither read nor written, its
 installation (a ``.venv`` it runs from, its own source) not written.
 """
@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
-from localhand.safety import own_files
+from localhand.safety.box import own_files
 from localhand.tools.safe_open import open_under
 
 

@@ -62,7 +62,7 @@ class Knowledge:
     root: Path
     checks: list[str] = field(default_factory=list)
     """Commands that check the work: the task's quoted ones, the run's ``--verify``, else the
-    project's own (``localhand.run.project_checks``)."""
+    project's own (``localhand.evidence.project_checks``)."""
     targets: list[str] = field(default_factory=list)
     """The files the task names."""
     texts: dict[str, str | None] = field(default_factory=dict)

@@ -88,9 +88,9 @@ def tiny_policy(
     own (as ``--verify auto`` finds it)."""
     if not tiny:
         return None
-    from localhand.run.project_checks import detect_check
+    from localhand.evidence.project_checks import detect_check
+    from localhand.evidence.verify import CommandCheck
     from localhand.run.tiny.knowledge import task_words
-    from localhand.run.verify import CommandCheck
 
     commands = [check.command for check in checks if isinstance(check, CommandCheck)]
     if not commands and not task_words(task)[0]:

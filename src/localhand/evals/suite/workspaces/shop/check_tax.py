@@ -11,8 +11,9 @@ for name in ("cart.py", "invoice.py"):
         sys.exit(f"{name} does not use TAX_RATE")
 try:
     import cart
-    import config
     import invoice
+
+    import config
 except ImportError as exc:
     sys.exit(f"cannot import: {exc}")
 if getattr(config, "TAX_RATE", None) != 0.2:

@@ -1,0 +1,238 @@
+"""Reading settings' values: the tables of a ``localhand.toml`` (or the user's ``config.toml``)
+and each value checked and converted, with a message that names where it came from.
+``localhand.config.settings`` puts the layers together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from localhand.errors import ConfigError
+from localhand.safety.box.table import SANDBOX_SETTINGS
+
+BACKENDS = ("auto", "ollama", "openai", "embedded")
+TOOL_MODES = ("auto", "native", "schema")
+APPROVE_POLICIES = ("never", "dangerous", "always")
+PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
+NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
+
+
+def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The settings of a parsed ``localhand.toml``."""
+    from localhand.safety.box.table import sandbox_table  # only for a file
+
+    table = data.get("localhand", data)
+    values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
+    return {
+        **values,
+        **sandbox_table(data.get("sandbox"), path),
+        **_plan_table(data.get("plan"), path),
+        **_run_table(data.get("run"), path),
+        **_telemetry_table(data.get("telemetry"), path),
+        **_mcp_table(data.get("mcp"), path),
+        **_hooks_table(data.get("hooks"), path),
+        **_profiles_table(data, path),
+    }
+
+
+def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``[profiles.NAME]`` and ``[profile]``: changes to the model families' profiles."""
+    table = data.get("localhand", data)
+    if not any(key in table or key in data for key in ("profiles", "profile")):
+        return {}
+    from localhand.profiles import read_profiles  # only when a file has the tables
+
+    return {"profiles": read_profiles(data, source=str(path))}
+
+
+def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[mcp.servers.NAME]``: the MCP servers to start (``localhand.mcp.config``)."""
+    if table is None:
+        return {}
+    from localhand.mcp.config import servers_from_toml  # only when a file has the table
+
+    return {"mcp_servers": servers_from_toml(table, path)}
+
+
+def _hooks_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[hooks]``: the user's commands at each tool call (``localhand.hooks.config``)."""
+    if table is None:
+        return {}
+    from localhand.hooks.config import hooks_from_toml  # only when a file has the table
+
+    return {"hooks": hooks_from_toml(table, path)}
+
+
+_RUN_KEYS = {"nudge_limit_per", "instruction_files"}
+
+
+def _run_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``) and ``instruction_files``
+    (a list of file names)."""
+    if table is None:
+        return {}
+    usage = (
+        f'[run] in {path} takes only nudge_limit_per = "streak" or "run" and '
+        'instruction_files = ["AGENTS.md", ...]'
+    )
+    if not isinstance(table, dict) or set(table) - _RUN_KEYS:
+        raise ConfigError(usage)
+    found: dict[str, Any] = {}
+    if "nudge_limit_per" in table:
+        if table["nudge_limit_per"] not in NUDGE_COUNTS:
+            raise ConfigError(usage)
+        found["nudge_limit_per"] = table["nudge_limit_per"]
+    if "instruction_files" in table:
+        try:
+            found["instruction_files"] = instruction_names(table["instruction_files"])
+        except ValueError as exc:
+            raise ConfigError(f"[run] instruction_files in {path}: {exc}") from None
+    return found
+
+
+def instruction_names(value: Any) -> tuple[str, ...]:
+    """File names (never paths: the nearest one to the work is looked up in the workspace) from
+    a list, or from a comma-separated string (``LOCALHAND_INSTRUCTION_FILES``)."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise ValueError('give a list of file names, e.g. ["AGENTS.md", "CLAUDE.md"]')
+    names = [name.strip() for name in names if name.strip()]
+    for name in names:
+        if "/" in name or "\\" in name or name in (".", ".."):
+            raise ValueError(f"{name!r} is not a plain file name (e.g. AGENTS.md)")
+    return tuple(names)
+
+
+def _plan_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[plan]``: ``default_mode``. Checked here, where the message can name the table and the
+    file; the same setting from ``LOCALHAND_PLAN_MODE`` is checked in ``_convert``."""
+    allowed = ", ".join(PLAN_MODES)
+    if table is None:
+        return {}
+    if not isinstance(table, dict) or set(table) - {"default_mode"}:
+        raise ConfigError(f'[plan] in {path} takes only default_mode = "..." (one of {allowed})')
+    if "default_mode" not in table:
+        return {}
+    mode = table["default_mode"]
+    if not isinstance(mode, str) or mode not in PLAN_MODES:
+        raise ConfigError(
+            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of {allowed}"
+        )
+    return {"plan_mode": mode}
+
+
+_TELEMETRY_KEYS = {"otel": "otel", "content": "otel_content"}
+
+
+def _telemetry_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[telemetry]``: ``otel`` (OpenTelemetry spans for each run) and ``content`` (the spans
+    carry the conversation), each true or false (``localhand.telemetry``)."""
+    if table is None:
+        return {}
+    if (
+        not isinstance(table, dict)
+        or set(table) - set(_TELEMETRY_KEYS)
+        or not all(isinstance(value, bool) for value in table.values())
+    ):
+        raise ConfigError(
+            f"[telemetry] in {path} takes only otel = true/false, content = true/false"
+        )
+    return {_TELEMETRY_KEYS[key]: value for key, value in table.items()}
+
+
+def convert(name: str, value: Any, source: str) -> Any:
+    try:
+        if name == "num_ctx_max":
+            number = int(value)
+            if number < 512:
+                raise ValueError("must be at least 512")
+            return number
+        if name == "max_reply_tokens":
+            return _positive_whole(value, "the most tokens one reply may have, e.g. 4096")
+        if name == "daily_token_budget":
+            number = int(value)
+            if number < 1:
+                raise ValueError("must be a positive number of tokens")
+            return number
+        if name in ("price_in", "price_out"):
+            price = float(value)
+            if price < 0:
+                raise ValueError("must be zero or more (money per million tokens)")
+            return price
+        if name == "request_timeout":
+            seconds = float(value)
+            if seconds <= 0:
+                raise ValueError("must be positive")
+            return seconds
+        if name == "think":
+            return parse_think(str(value))
+        if name == "backend" and value not in BACKENDS:
+            raise ValueError(f"must be one of {', '.join(BACKENDS)}")
+        if name == "approve" and value not in APPROVE_POLICIES:
+            raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
+        if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):
+            return value if isinstance(value, bool) else parse_bool(str(value))
+        if name == "sandbox" and value not in SANDBOX_SETTINGS:
+            raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
+        if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts"):
+            return tuple(value)
+        if name == "think_budget":
+            number = int(value)
+            if number < 0:
+                raise ValueError("must be 0 (no budget) or a number of tokens")
+            return number
+        if name == "profiles":  # read and checked by _profiles_table
+            return value
+        if name == "mcp_servers":  # read and checked by _mcp_table
+            if not isinstance(value, tuple):
+                raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
+            return value
+        if name == "hooks":  # read and checked by _hooks_table
+            if not isinstance(value, tuple):
+                raise ValueError("give hooks as [[hooks.KIND]] tables in your config.toml")
+            return value
+        if name == "instruction_files":
+            return instruction_names(value)
+        if name == "nudge_limit_per" and value not in NUDGE_COUNTS:
+            raise ValueError(f"must be one of {', '.join(NUDGE_COUNTS)}")
+        if name == "plan_mode" and value not in PLAN_MODES:
+            raise ValueError(f"must be one of {', '.join(PLAN_MODES)}")
+        if name == "tool_mode" and value not in TOOL_MODES:
+            raise ValueError(f"must be one of {', '.join(TOOL_MODES)}")
+        return str(value) if value is not None else None
+    except ValueError as exc:
+        raise ConfigError(f"setting {name}={value!r} in {source}: {exc}") from exc
+
+
+def _positive_whole(value: Any, what: str) -> int:
+    """``value`` as a whole number of at least 1: from a variable's text or a toml integer;
+    not a toml ``true`` (which ``int`` would take as 1) nor a fraction (which it would cut)."""
+    wrong = f"must be a positive whole number ({what})"
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(wrong)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(wrong) from None
+    if number < 1:
+        raise ValueError(wrong)
+    return number
+
+
+def parse_think(value: str) -> bool | str:
+    lowered = value.strip().lower()
+    if lowered in {"low", "medium", "high"}:
+        return lowered
+    try:
+        return parse_bool(lowered)
+    except ValueError:
+        raise ValueError("must be true, false, low, medium or high") from None
+
+
+def parse_bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"true", "1", "yes", "on"}:
+        return True
+    if lowered in {"false", "0", "no", "off"}:
+        return False
+    raise ValueError("must be true or false")

@@ -1,0 +1,1 @@
+"""What shows that a run did its task: checks, the check guard, change tracking."""

@@ -1,0 +1,347 @@
+"""Which files are a check's own: what a check command runs, rather than the code it checks.
+
+A model that cannot make the tests pass can make the tests say they pass: rewrite the script
+``--verify`` names, a test, a ``conftest.py`` that skips everything, a ``pytest.ini`` whose
+``addopts`` selects nothing, a ``package.json`` test script that is ``exit 0``, a
+``sitecustomize.py`` the check's Python imports at start-up. ``CheckFiles`` tells those files
+apart by their paths (and, for a verify command, by what the command names), so that
+``localhand.evidence.checkguard`` can run the checks against them as they were before the run.
+
+Never the code under test: a file counts only for what it is to the test runner, and a file
+whose test settings sit beside other settings (``pyproject.toml``, ``setup.cfg``,
+``package.json``) counts only when its test part changed (``check_part``).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from localhand.safety.risk.shellparse import TooDeep, parse
+from localhand.safety.risk.shellsyntax import Command, Script
+
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "t"})
+"""A file anywhere under a folder of one of these names is a test's."""
+_TEST_NAME = re.compile(
+    r"""^(?:test_.*\.py|.*_tests?\.py|conftest\.py|.*_test\.go|.*_spec\.rb|.*[._-](?:test|spec)
+    \.[cm]?[jt]sx?|.*\.(?:test|spec)\..+|test[^/]*\.sh|.*Tests?\.(?:java|kt|cs|php|swift))$""",
+    re.VERBOSE,
+)
+TEST_CONFIGS = frozenset(
+    {"pytest.ini", ".pytest.ini", "tox.ini", "noxfile.py", ".rspec", "phpunit.xml",
+     "phpunit.xml.dist"}
+)  # fmt: skip
+"""Files that are test configuration through and through."""
+_CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "vitest.workspace.", ".mocharc",
+                    "karma.conf.", "playwright.config.", "cypress.config.",
+                    "ava.config.")  # fmt: skip
+SECTIONED = frozenset({"pyproject.toml", "setup.cfg", "package.json"})
+"""Files with a test part beside other settings: they count when that part changed."""
+STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
+"""Python imports these at start-up from anywhere on its path: so does a check's Python."""
+TOOL_CONFIGS = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", "bunfig.toml", ".pnpmfile.cjs"})
+"""Settings of the tools that run tests (``.npmrc``'s ``script-shell`` runs every script)."""
+_FIXED_NAMES = TEST_CONFIGS | SECTIONED | STARTUP_HOOKS | TOOL_CONFIGS
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
+"""Package metadata on ``sys.path`` (the working directory is, for ``python -m pytest``):
+its ``entry_points.txt`` loads pytest plugins."""
+SHADOWING = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "nose", "nose2",
+                       "hypothesis", "coverage", "xdist"})  # fmt: skip
+"""Modules of test tools: one the run creates in the workspace is imported in their place
+(``python -m pytest`` puts the working directory first on ``sys.path``)."""
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+_INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "dash", "zsh", "ksh", "node",
+                           "nodejs", "deno", "bun", "ruby", "perl", "php", "Rscript", "tsx",
+                           "ts-node", "lua", "julia", "pypy", "pypy3"})  # fmt: skip
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+_WRAPPERS = frozenset({"env", "time", "nice", "command", "exec", "timeout", "xvfb-run",
+                       "nohup", "stdbuf"})  # fmt: skip
+_RUNNERS = frozenset({"pytest", "py.test", "jest", "mocha", "vitest", "tap", "ava", "rspec",
+                      "phpunit", "bats", "unittest"})  # fmt: skip
+"""Test runners whose path arguments are tests (``pytest check_calc.py``)."""
+_RUN_VIA = {"uv": "run", "poetry": "run", "pipenv": "run", "hatch": "run", "pdm": "run",
+            "npx": "", "pnpx": "", "bunx": ""}  # fmt: skip
+
+
+@dataclass(slots=True)
+class CheckFiles:
+    """The check files of a set of verify commands: those they name, and every file that is
+    a test, test configuration or a Python start-up hook by its path."""
+
+    named: set[str] = field(default_factory=set)
+    """Workspace-relative files (or folders) the commands run or hand to a test runner."""
+    makefile: bool = False
+    """A command runs ``make``: the Makefile is the check's own."""
+    make_targets: set[str] = field(default_factory=set)
+    """The targets ``make`` is asked for (``""``: the default one)."""
+    package_scripts: set[str] = field(default_factory=set)
+    """The ``package.json`` scripts a command runs (``npm test``: test, pretest, posttest)."""
+    work: frozenset[str] = frozenset()
+    """Test files the task itself asks to be written or extended (``written_tests``): the
+    run's work, not the check's, unless a verify command runs them by name."""
+    _folders: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, commands: Iterable[str]) -> CheckFiles:
+        files = cls()
+        for command in commands:
+            try:
+                script = parse(command)
+            except (TooDeep, RecursionError):
+                continue  # nothing named: the path rules still hold
+            for cmd in _simple_commands(script):
+                files._add(cmd)
+        return files
+
+    def _add(self, cmd: Command) -> None:
+        words = [w.text for w in cmd.words if not w.leading_dynamic]
+        words = _unwrapped(words)
+        if not words:
+            return
+        program = os.path.basename(words[0])
+        name = _family(program)
+        if "/" in words[0]:
+            self.named.add(_relative(words[0]))
+        args = words[1:]
+        if name in MAKEFILES or program in ("make", "gmake"):
+            self.makefile = True
+            targets = [a for a in args if not a.startswith("-") and "=" not in a]
+            self.make_targets.update(targets or [""])
+        if name in _PACKAGE_TOOLS:
+            script = _package_script(name, args)
+            if script:
+                self.package_scripts.update((script, "pre" + script, "post" + script))
+        if name in _INTERPRETERS:
+            self._interpreter(name, args)
+        elif name in _RUNNERS or (name == "go" and args[:1] == ["test"]):
+            self.named.update(_relative(a) for a in args if not a.startswith("-"))
+        elif name in ("source", "."):
+            self.named.update(_relative(a) for a in args[:1])
+
+    def _interpreter(self, name: str, args: list[str]) -> None:
+        position = 0
+        while position < len(args):
+            arg = args[position]
+            position += 1
+            if name in _SHELLS and arg.startswith("-") and "c" in arg[1:]:
+                if position < len(args):  # bash -c '...': what it runs, parsed in turn
+                    self.merge(CheckFiles.of([args[position]]))
+                return
+            if arg in ("-c", "-e", "--eval", "-p", "--print"):
+                return  # inline code names no file
+            if arg == "-m" and position < len(args):
+                module = args[position]
+                if module in _RUNNERS:
+                    rest = args[position + 1 :]
+                    self.named.update(_relative(a) for a in rest if not a.startswith("-"))
+                else:  # python -m check_calc: the module is the check
+                    self.named.add(module.replace(".", "/") + ".py")
+                return
+            if not arg.startswith("-"):
+                self.named.add(_relative(arg))
+                return
+
+    def merge(self, other: CheckFiles) -> None:
+        self.named |= other.named
+        self.makefile |= other.makefile
+        self.make_targets |= other.make_targets
+        self.package_scripts |= other.package_scripts
+        self._folders = None
+
+    def run_by(self, kept: dict[str, bytes]) -> list[str]:
+        """The commands the check runs through ``package.json`` scripts and Makefile targets
+        (their files are the check's too), from their contents in ``kept`` (path → bytes)."""
+        commands: list[str] = []
+        if self.package_scripts and (data := kept.get("package.json")) is not None:
+            try:
+                scripts = json.loads(data).get("scripts") or {}
+            except (ValueError, AttributeError):
+                scripts = {}
+            if isinstance(scripts, dict):
+                commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
+        for name in sorted(MAKEFILES & kept.keys()) if self.make_targets else ():
+            commands += _recipes(kept[name].decode("utf-8", "replace"), self.make_targets)
+        return commands
+
+    def holds(self, relpath: str) -> bool:
+        """Whether ``relpath`` (as the change tracker names files) is a check file. Asked of
+        every file when the run starts: the cheap tests go first."""
+        folder, _, name = relpath.rpartition(os.sep)
+        run_by_name = relpath in self.named or relpath.startswith(self.folders())
+        if relpath in self.work and not run_by_name:  # the task's work, not the check's
+            return False
+        if (
+            name in _FIXED_NAMES
+            or name.endswith(".pth")
+            or name.startswith(_CONFIG_PREFIXES)
+            or relpath in self.named
+            or (self.makefile and name in MAKEFILES)
+        ):
+            return True
+        if folder:
+            parts = folder.split(os.sep)
+            if not TEST_DIRS.isdisjoint(parts) or parts[-1].endswith(_METADATA_SUFFIXES):
+                return True
+            if parts[-1] == ".cargo" and name in ("config", "config.toml"):
+                return True  # a target's runner runs the test binaries
+        if self.named and relpath.startswith(self.folders()):
+            return True
+        lowered = name.lower()  # most names have neither: no pattern to match
+        return ("test" in lowered or "spec" in lowered) and _TEST_NAME.match(name) is not None
+
+    def folders(self) -> tuple[str, ...]:
+        """What lies under a named path is named too (``pytest checks/``)."""
+        if self._folders is None:
+            self._folders = tuple(name.rstrip(os.sep) + os.sep for name in self.named)
+        return self._folders
+
+    def inside(self, workspace: str | os.PathLike[str]) -> CheckFiles:
+        """These check files with the absolute paths in ``workspace`` made relative to it."""
+        root = os.path.realpath(workspace)
+        named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
+        return CheckFiles(
+            named, self.makefile, set(self.make_targets), set(self.package_scripts), self.work
+        )
+
+    def shadows(self, relpath: str) -> bool:
+        """Whether ``relpath``, created by the run, would be imported in a test tool's place."""
+        first = relpath.split(os.sep)[0]
+        module = first[:-3] if first.endswith(".py") else first
+        return module in SHADOWING or module.startswith("pytest_")
+
+
+def check_part(relpath: str, data: bytes | None) -> Any:
+    """What of a sectioned file (``SECTIONED``) the test runners read; the whole content for
+    any other file. Content that does not parse stands for itself: a change to it counts."""
+    name = os.path.basename(relpath)
+    if data is None or name not in SECTIONED:
+        return data
+    text = data.decode("utf-8", "replace")
+    try:
+        if name == "pyproject.toml":
+            return tomllib.loads(text).get("tool", {}).get("pytest")
+        if name == "package.json":
+            package = json.loads(text)
+            keys = ("scripts", "jest", "mocha", "vitest", "ava", "c8", "nyc")
+            return {key: package.get(key) for key in keys} if isinstance(package, dict) else text
+        config = configparser.ConfigParser(interpolation=None)
+        config.read_string(text)
+        return {s: dict(config[s]) for s in config.sections() if "test" in s}
+    except (ValueError, configparser.Error):
+        return text
+
+
+def _package_script(tool: str, args: list[str]) -> str | None:
+    """The ``package.json`` script ``npm test``, ``npm run lint``, ``yarn check`` runs."""
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        return None
+    if words[0] in ("test", "t", "tst"):
+        return "test"
+    if words[0] in ("run", "run-script", "rum", "urn"):
+        return words[1] if len(words) > 1 else None
+    if tool in ("yarn", "pnpm") and words[0] not in ("install", "add", "exec", "dlx"):
+        return words[0]  # yarn lint: a script when one is so named
+    return None
+
+
+def _recipes(makefile: str, targets: set[str]) -> list[str]:
+    """The recipe lines of ``targets`` (``""``: the first target) and of what they depend on."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    first, current = "", None
+    for line in makefile.splitlines():
+        if line.startswith("\t") and current is not None:
+            rules[current][1].append(line.strip().lstrip("@-+").strip())
+            continue
+        current = None
+        head, colon, rest = line.partition(":")
+        if not colon or line.startswith((" ", "#", ".")) or "=" in head or rest.startswith("="):
+            continue
+        for target in head.split():
+            rules.setdefault(target, ([], []))[0].extend(rest.split(";")[0].split())
+            current = current or target
+            first = first or target
+    wanted = [first if t == "" else t for t in targets]
+    seen: set[str] = set()
+    commands: list[str] = []
+    while wanted:
+        target = wanted.pop()
+        if target in seen or target not in rules:
+            continue
+        seen.add(target)
+        needs, recipe = rules[target]
+        wanted += needs
+        commands += recipe
+    return commands
+
+
+_PACKAGE_TOOLS = frozenset({"npm", "yarn", "pnpm", "bun"})
+
+
+def _simple_commands(script: Script) -> Iterator[Command]:
+    for pipeline in script.pipelines:
+        for cmd in pipeline.commands:
+            yield cmd
+            if cmd.body is not None:
+                yield from _simple_commands(cmd.body)
+            for sub in [*cmd.subs, *(s for w in cmd.words for s in w.subs)]:
+                yield from _simple_commands(sub)
+
+
+def _unwrapped(words: list[str]) -> list[str]:
+    """``words`` without the programs that only run the next one (``env X=1``, ``uv run``)."""
+    while words:
+        head = os.path.basename(words[0])
+        if head in _WRAPPERS:
+            words = words[1:]
+            while words and (words[0].startswith("-") or "=" in words[0] or words[0][:1].isdigit()):
+                words = words[1:]
+        elif head in _RUN_VIA and (not _RUN_VIA[head] or words[1:2] == [_RUN_VIA[head]]):
+            words = words[1 + bool(_RUN_VIA[head]) :]
+            while words and words[0].startswith("-"):
+                words = words[1:]
+        else:
+            return words
+    return words
+
+
+def _family(program: str) -> str:
+    if program.startswith("python") and program[6:].replace(".", "").isdigit():
+        return "python3"
+    return program
+
+
+def _within(path: str, root: str) -> bool:
+    return os.path.isabs(path) and (path == root or path.startswith(root.rstrip(os.sep) + os.sep))
+
+
+_ASKS_FOR_TESTS = re.compile(
+    # within one sentence: a "." that ends it is followed by a space or the end
+    r"\b(?:add|write|create|extend|cover)\b(?:(?!\.(?:\s|$))[^;])*?\b(?:unit ?)?tests?\b",
+    re.IGNORECASE,
+)
+_NAMED_FILE = re.compile(r"[\w./-]+\.\w+")
+
+
+def written_tests(task: str) -> frozenset[str]:
+    """The test files ``task`` names when it asks for tests to be written ("Add a unittest
+    test for it in test_mathutil.py"): those changes are the work asked for. A task that only
+    names a test ("Make test_api.py pass", "Fix the failing test in test_math.py") asks for
+    none, so its tests stay the check's."""
+    if not _ASKS_FOR_TESTS.search(task):
+        return frozenset()
+    named = (_relative(m.group().rstrip(".")) for m in _NAMED_FILE.finditer(task))
+    return frozenset(n for n in named if _TEST_NAME.match(os.path.basename(n)))
+
+
+def _relative(path: str) -> str:
+    return os.path.normpath(path.removeprefix("./")) if path else path
+
+
+__all__ = ["CheckFiles", "check_part", "written_tests"]

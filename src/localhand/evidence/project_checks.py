@@ -1,0 +1,221 @@
+"""How a project is tested, told from its files: the command ``--verify auto`` runs, and the
+one an ``unverified`` Result suggests.
+
+A tool-loop run with no checks cannot show that its work is right, so it ends ``unverified``
+(see ``localhand.evidence.verify.grade``). Most projects say how they are tested; this module reads
+that, in this order (the first that applies wins):
+
+1. a ``check*`` script the task names in its text (``check_calc.py``, ``scripts/check.sh``)
+   that exists in the workspace: ``python3``/``sh``/``node`` by its suffix, else run directly;
+2. a Makefile with a ``test:`` target: ``make test`` (the project's own entry point, which
+   usually wraps the language's runner);
+3. ``package.json`` whose ``scripts.test`` is not npm's placeholder: ``npm test``;
+4. ``Cargo.toml``: ``cargo test``;
+5. ``go.mod``: ``go test ./...``;
+6. pytest: its configuration (``pytest.ini``, ``pytest.toml``, ``[tool.pytest.ini_options]``
+   or ``[tool.pytest]`` in ``pyproject.toml``, ``[pytest]`` in ``tox.ini``, ``[tool:pytest]``
+   in ``setup.cfg``), a ``conftest.py``, or test files (``test_*.py``, ``*_test.py``) at the
+   top or in ``tests/``/``test/``: ``python3 -m pytest -q``.
+
+Only the workspace's top level is read (and ``tests/``/``test/``): a project tested from a
+sub-folder needs ``--verify "COMMAND"``. Commands are built from names, never copied from the
+task's text, so a task cannot smuggle a command in through a file name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from localhand.errors import ConfigError
+from localhand.evidence.verify import CommandCheck
+
+if TYPE_CHECKING:
+    from localhand.run.task import Task
+
+AUTO = "auto"
+"""The verify command that stands for "the command this project is tested with"."""
+
+NPM_PLACEHOLDER = "no test specified"
+"""What ``npm init`` writes into ``scripts.test``: a script that always fails."""
+
+_NAMED_SCRIPT = re.compile(r"(?<![\w.-])((?:[\w.-]+/)*check[\w.-]*)", re.IGNORECASE)
+_MAKE_TEST = re.compile(r"^(?:[\w.-]+[ \t]+)*test(?:[ \t]+[\w.-]+)*[ \t]*:(?!=)", re.MULTILINE)
+"""A rule whose targets include ``test`` (``test:``, ``test lint:``, ``test::``), not an
+assignment (``test := 1``)."""
+_RUNNERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node"}
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectCheck:
+    """A command that checks the project, and what it was told from."""
+
+    command: str
+    source: str
+    """Where it came from, in words: ``"Cargo.toml"``, ``"the task names check_calc.py"``."""
+
+
+def detect_check(workspace: Path, task: str = "") -> ProjectCheck | None:
+    """The command that tests the project in ``workspace`` (see the module docstring), or
+    ``None`` when its files do not say. Never raises for what is on disk: it runs as a run
+    ends, where an odd file name (too long, unreadable) must not cost the run its Result."""
+    detectors: tuple[Callable[[], ProjectCheck | None], ...] = (
+        lambda: _named_script(workspace, task),
+        lambda: _makefile(workspace),
+        lambda: _npm(workspace),
+        lambda: _marker(workspace, "Cargo.toml", "cargo test"),
+        lambda: _marker(workspace, "go.mod", "go test ./..."),
+        lambda: _pytest(workspace),
+    )
+    for detector in detectors:
+        try:
+            found = detector()
+        except (OSError, ValueError):  # ENAMETOOLONG, EACCES, a NUL in a name
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def resolve_auto(command: str, workspace: Path, task: str) -> str:
+    """``command`` itself, or for ``auto`` the detected command; ``ConfigError`` saying what
+    to do when nothing can be detected."""
+    if command.strip() != AUTO:
+        return command
+    found = detect_check(workspace, task)
+    if found is None:
+        raise ConfigError(
+            f"--verify auto: cannot tell how the project in {workspace} is tested (no check* "
+            "script named in the task, Makefile test target, package.json test script, "
+            "Cargo.toml, go.mod or pytest configuration/tests); name the command with "
+            '--verify "COMMAND" (a task file: verify: ["COMMAND"])'
+        )
+    return found.command
+
+
+def with_detected_checks(task: Task) -> Task:
+    """``task`` with each ``auto`` verify command replaced by the command its workspace is
+    tested with (``ConfigError`` when there is none to find). Every entry (``run --verify``,
+    task files, batch lines, MCP, the dashboard) reaches the run through here."""
+    if not any(isinstance(c, CommandCheck) and c.command.strip() == AUTO for c in task.checks):
+        return task
+    checks = tuple(
+        replace(c, command=resolve_auto(c.command, task.workspace, task.description))
+        if isinstance(c, CommandCheck)
+        else c
+        for c in task.checks
+    )
+    return task.with_changes(checks=checks)
+
+
+def _named_script(workspace: Path, task: str) -> ProjectCheck | None:
+    for match in _NAMED_SCRIPT.finditer(task):
+        name = match.group(1).rstrip(".")
+        if not Path(name).name.lower().startswith("check"):
+            continue  # a folder called check*/ with another name inside
+        path = _inside(workspace, name)
+        try:
+            if path is None or not path.is_file():
+                continue
+        except OSError:  # a name too long for the file system: not a script
+            continue
+        runner = _RUNNERS.get(path.suffix.lower())
+        quoted = shlex.quote(name)
+        if runner is not None:
+            command = f"{runner} {quoted}"
+        elif os.access(path, os.X_OK):
+            command = quoted if "/" in name else f"./{quoted}"
+        else:
+            continue  # neither a known kind of script nor executable: not something to run
+        return ProjectCheck(command, f"the task names {name}")
+    return None
+
+
+def _inside(workspace: Path, name: str) -> Path | None:
+    """``workspace / name`` when it stays inside the workspace (no ``..``, no symlink out)."""
+    if name.startswith("/") or ".." in Path(name).parts:
+        return None
+    path = workspace / name
+    try:
+        path.resolve().relative_to(workspace.resolve())
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def _makefile(workspace: Path) -> ProjectCheck | None:
+    for name in ("GNUmakefile", "makefile", "Makefile"):
+        text = _read(workspace / name)
+        if text is not None and _MAKE_TEST.search(text):
+            return ProjectCheck("make test", f"{name} has a test target")
+    return None
+
+
+def _npm(workspace: Path) -> ProjectCheck | None:
+    text = _read(workspace / "package.json")
+    if text is None:
+        return None
+    try:
+        scripts = json.loads(text).get("scripts") or {}
+    except (ValueError, AttributeError):
+        return None
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(test, str) or not test.strip() or NPM_PLACEHOLDER in test:
+        return None
+    return ProjectCheck("npm test", "package.json has a test script")
+
+
+def _marker(workspace: Path, name: str, command: str) -> ProjectCheck | None:
+    return ProjectCheck(command, name) if (workspace / name).is_file() else None
+
+
+_PYTEST_CONFIG = (
+    ("pytest.ini", ""),
+    (".pytest.ini", ""),
+    ("pytest.toml", ""),  # pytest 9's own TOML file
+    ("pyproject.toml", "[tool.pytest"),  # [tool.pytest.ini_options], or pytest 9's [tool.pytest]
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
+
+
+def _pytest(workspace: Path) -> ProjectCheck | None:
+    command = "python3 -m pytest -q"
+    for name, section in _PYTEST_CONFIG:
+        text = _read(workspace / name)
+        if text is not None and section in text:
+            return ProjectCheck(command, f"pytest configuration in {name}")
+    if (workspace / "conftest.py").is_file():
+        return ProjectCheck(command, "conftest.py")
+    for folder in (workspace, workspace / "tests", workspace / "test"):
+        if _has_test_files(folder):
+            where = "tests" if folder == workspace else f"tests in {folder.name}/"
+            return ProjectCheck(command, f"pytest-style {where}")
+    return None
+
+
+def _has_test_files(folder: Path) -> bool:
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
+    except OSError:
+        return False
+    return any(
+        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+        for name in names
+    )
+
+
+def _read(path: Path, limit: int = 1_000_000) -> str | None:
+    """A small text file's content, or ``None`` (missing, unreadable, a folder, too big)."""
+    try:
+        if not path.is_file() or path.stat().st_size > limit:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

@@ -1,0 +1,3 @@
+"""The box every model-written command runs in: bubblewrap, its supervisor, its mounts, limits
+and network.
+"""

@@ -1,0 +1,196 @@
+"""The sandbox's network, in one place: what bubblewrap, the supervisor and the command's
+environment get for each ``[sandbox] network`` setting.
+
+- ``proxy`` (the default): a network namespace of its own (``--unshare-net``: only its own
+  loopback, so no host loopback port and no abstract Unix socket of the host), the run's
+  ``NetProxy`` socket bound in, and the supervisor relaying ``127.0.0.1:RELAY_PORT`` to it,
+  which ``HTTP(S)_PROXY`` and npm's settings name. A host loopback port that
+  ``[sandbox] allow_hosts`` names (``127.0.0.1:5432``) is relayed from the same port of the
+  box's loopback, through the proxy, for clients that speak no HTTP proxy (a database's).
+- ``host``: the host's network as before (``[sandbox] network = "host"``; the run warns).
+- off (``--no-network``): a namespace of its own and no proxy; the supervisor allows no Unix
+  socket at all (``Sandbox.offline_flags``).
+
+In every mode a seccomp filter refuses socket families beyond IPv4, IPv6, Unix and netlink
+(``AF_VSOCK`` to a hypervisor, ``AF_PACKET``, ``AF_BLUETOOTH``...), and, with a network,
+every Unix socket the host has bound at a path outside the workspace that the box can see is
+covered with ``/dev/null`` (connecting to it is refused), so no host service is reachable
+through its socket file. Sockets bound after the command started are not covered.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import stat
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING
+
+from localhand.safety.box.netproxy import NetProxy
+
+if TYPE_CHECKING:
+    from localhand.safety.approval.approver import Approver
+    from localhand.safety.box.sandbox import Sandbox
+
+RELAY_PORT = 39128
+"""Where, on the box's own loopback, the supervisor relays to the proxy."""
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY",
+                    "all_proxy", "npm_config_proxy", "npm_config_https_proxy")  # fmt: skip
+_OWN_LOOPBACK = "localhost,127.0.0.1,::1"
+"""``NO_PROXY`` in the box: its loopback is its own (a test server a command starts), never
+the host's, so talking to it directly is safe and what the command means."""
+_LOOPBACK_NAMES = frozenset(("127.0.0.1", "localhost", "::1"))
+_ONE_ARGUMENT = frozenset(("--tmpfs", "--dev", "--proc", "--dir", "--mqueue"))
+_TWO_ARGUMENTS = frozenset(("--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try",
+                            "--dev-bind-try", "--symlink"))  # fmt: skip
+
+_default_proxy: NetProxy | None = None
+_default_lock = threading.Lock()
+
+
+def shares_host_network(sandbox: Sandbox) -> bool:
+    return sandbox.network and sandbox.host_network
+
+
+def uses_proxy(sandbox: Sandbox) -> bool:
+    return sandbox.network and not sandbox.host_network
+
+
+def proxy_of(sandbox: Sandbox) -> NetProxy:
+    """The sandbox's proxy, made now for a run's slot; for a sandbox no run set up (library
+    use), one for the process, stopped when the process exits."""
+    if isinstance(sandbox.proxy, NetProxy):
+        return sandbox.proxy
+    global _default_proxy
+    with _default_lock:
+        if sandbox.proxy is not None:  # the run's ProxySlot
+            if sandbox.proxy.proxy is None:
+                sandbox.proxy.proxy = _made(sandbox.proxy.allow_hosts)
+            return sandbox.proxy.proxy
+        if _default_proxy is None:
+            _default_proxy = _made(sandbox.allow_hosts)
+            atexit.register(_default_proxy.close)
+        return _default_proxy
+
+
+def _made(allow_hosts: tuple[str, ...]) -> NetProxy:
+    from localhand.errors import ConfigError
+
+    try:
+        return NetProxy(allow_hosts)
+    except ValueError as error:
+        raise ConfigError(f"[sandbox] allow_hosts: {error}") from None
+
+
+def asking(sandbox: Sandbox | None, approver: Approver | None) -> AbstractContextManager[None]:
+    """While a command runs in ``sandbox`` (None: unsandboxed), its proxy asks
+    ``approver`` about hosts not on the list."""
+    if sandbox is None or not uses_proxy(sandbox):
+        return nullcontext()
+    proxy = proxy_of(sandbox)
+    proxy.take_refusals()  # refusals before this command (another run's) are not its own
+    return proxy.asking(approver)
+
+
+def refusal_notes(sandbox: Sandbox) -> list[str]:
+    """What the proxy refused since the last call, one note each for the tool result: the
+    command may show only a status code, and the model must learn which setting allows it."""
+    if not (sandbox.on and uses_proxy(sandbox)):
+        return []
+    return [f"[Sandbox: {refused}]" for refused in proxy_of(sandbox).take_refusals()]
+
+
+def bwrap_options(sandbox: Sandbox, mounts: Sequence[str], workspace: str) -> list[str]:
+    """What bubblewrap adds for the network, after ``mounts`` (the options so far)."""
+    options: list[str] = []
+    if not shares_host_network(sandbox):
+        options.append("--unshare-net")
+    if sandbox.network:  # without network, no Unix socket can be opened at all
+        for path in outside_sockets(mounts, workspace):
+            options += ["--ro-bind", "/dev/null", path]
+    if uses_proxy(sandbox):
+        directory = os.path.dirname(proxy_of(sandbox).socket_path(workspace))
+        options += ["--ro-bind", directory, directory]
+    return options
+
+
+def supervisor_flags(sandbox: Sandbox, workspace: str) -> list[str]:
+    """What the supervisor does for a sandboxed command with network (see ``netbox``)."""
+    if not sandbox.network:
+        return []  # offline_flags: no Unix socket, and the same families otherwise
+    flags = ["--no-other-sockets"]
+    if uses_proxy(sandbox):
+        proxy = proxy_of(sandbox)
+        path = proxy.socket_path(workspace)
+        flags.append(f"--relay={RELAY_PORT}={path}")
+        for entry in proxy.configured:  # a local database: the same port on the box's loopback
+            if entry.host in _LOOPBACK_NAMES and entry.port not in (None, RELAY_PORT):
+                flags.append(f"--relay={entry.port}={path}={entry}")
+    return flags
+
+
+def environment(sandbox: Sandbox) -> dict[str, str]:
+    """The variables that send a sandboxed command's HTTP(S) through the proxy."""
+    if not uses_proxy(sandbox):
+        return {}
+    url = f"http://127.0.0.1:{RELAY_PORT}"
+    return {
+        **dict.fromkeys(_PROXY_VARIABLES, url),
+        "NO_PROXY": _OWN_LOOPBACK,
+        "no_proxy": _OWN_LOOPBACK,
+    }
+
+
+def outside_sockets(mounts: Sequence[str], workspace: str) -> list[str]:
+    """The host's path Unix sockets (``/proc/net/unix``) outside ``workspace`` that the box
+    shows as they are on the host (not under a ``--tmpfs`` or another mount of its own)."""
+    try:
+        with open("/proc/net/unix", "rb") as table:
+            lines = table.read().decode("utf-8", "surrogateescape").splitlines()[1:]
+    except OSError:
+        return []
+    root = workspace.rstrip("/") + "/"
+    views = _mount_points(mounts)
+    found: list[str] = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue  # unnamed, abstract (``@``: the box's namespace has none) or relative
+        path = fields[7]
+        if path in found or (path + "/").startswith(root) or not _shown_as_is(path, views):
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                found.append(path)
+        except OSError:
+            continue  # the socket's file is gone
+    return found
+
+
+def _mount_points(options: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(where, host source or None for a mount of the box's own) of each mount, in order."""
+    mounts: list[tuple[str, str | None]] = []
+    index = 0
+    while index < len(options):
+        option = options[index]
+        if option in _ONE_ARGUMENT and index + 1 < len(options):
+            mounts.append((options[index + 1], None))
+            index += 2
+        elif option in _TWO_ARGUMENTS and index + 2 < len(options):
+            source = None if option == "--symlink" else options[index + 1]
+            mounts.append((options[index + 2], source))
+            index += 3
+        else:
+            index += 1
+    return mounts
+
+
+def _shown_as_is(path: str, mounts: list[tuple[str, str | None]]) -> bool:
+    """Whether the box shows the host's ``path``: the last mount over it binds the same
+    host path there."""
+    for where, source in reversed(mounts):
+        if path == where or path.startswith(where.rstrip("/") + "/"):
+            return source is not None and source == where
+    return False

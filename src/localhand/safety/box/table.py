@@ -1,0 +1,46 @@
+"""``[sandbox]`` in ``localhand.toml``: the mode, paths to show, the network, the limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from localhand.errors import ConfigError
+
+SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")
+"""The values of ``--sandbox`` and ``[sandbox] mode`` (``localhand.safety.box.sandbox``)."""
+
+
+def sandbox_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[sandbox]``: ``mode``, ``read`` (paths under $HOME), ``network``, ``allow_hosts``."""
+    if table is None:
+        return {}
+    from localhand.safety.box.limits import LIMIT_KEYS, limits_table
+
+    allowed = {"mode", "read", "network", "allow_hosts", *LIMIT_KEYS}
+    if not isinstance(table, dict) or set(table) - allowed:
+        keys = (
+            'mode = "...", read = ["~/..."], network = "proxy"/"host", allow_hosts = [...], '
+            'tmp_size = "1G", memory = "4G" and processes = 1024'
+        )
+        raise ConfigError(f"[sandbox] in {path} takes only {keys}")
+    values: dict[str, Any] = {}
+    if set(table) & set(LIMIT_KEYS):
+        values["sandbox_limits"] = limits_table(table, str(path))
+    if "network" in table or "allow_hosts" in table:
+        from localhand.safety.box.allow_hosts import network_settings  # only for a file with them
+
+        try:
+            values.update(network_settings(table))
+        except ValueError as error:
+            raise ConfigError(f"[sandbox] in {path}: {error}") from None
+    if "mode" in table:
+        values["sandbox"] = table["mode"]
+    if "read" in table:
+        read = table["read"]
+        if not isinstance(read, list) or not all(isinstance(p, str) for p in read):
+            raise ConfigError(
+                f'[sandbox] read in {path} must be a list of paths, e.g. ["~/.gitconfig"]'
+            )
+        values["sandbox_read"] = tuple(read)
+    return values

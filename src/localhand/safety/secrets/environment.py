@@ -1,0 +1,173 @@
+"""The environment a model-written command gets: no secrets, nothing that waits for a person.
+
+A command the model writes can print its environment into the conversation (and so into logs,
+the dashboard and the store) or send it anywhere. So variables whose names say they hold a
+secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, AUTH...) or whose values look like one
+(``ghp_…``, ``sk-…``, ``AKIA…``, a URL with a password of any scheme, a webhook URL: whatever
+the patterns of ``localhand.safety.secrets.patterns`` redact) are removed. PATH, HOME, LANG, the
+locale and the like always stay; ``keep`` names more to pass through on purpose.
+
+Variables that lead to a service of the person's session are removed too (``host_service``):
+an ssh or gpg agent, the D-Bus session bus, the X or Wayland display, tmux and screen, a
+terminal's remote control (``KITTY_*``), ``$XDG_RUNTIME_DIR``; by name, and by value, so any
+variable naming a socket, a ``unix:`` address or a runtime directory goes as well. A command
+that finds the tmux server or the ssh agent can act with the person's keys and environment
+outside any sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable, Mapping
+
+from localhand.safety.secrets.patterns import looks_secret
+
+QUIET_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "cat",
+    "TERM": "dumb",
+    "GIT_TERMINAL_PROMPT": "0",
+    # Without these, `git commit` opens an editor and apt asks questions: both would hang.
+    "GIT_EDITOR": "true",
+    "EDITOR": "true",
+    "VISUAL": "true",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "NO_COLOR": "1",
+    # Interleave a Python program's stdout and stderr in the order they were written.
+    "PYTHONUNBUFFERED": "1",
+}
+"""Overrides for every command: nothing waits for a person."""
+
+SECRET_WORDS = (
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PASS", "CREDENTIAL",
+    "AUTH", "PRIVATE", "COOKIE", "SIGNATURE", "JWT", "BEARER", "SESSION_ID", "DSN",
+)  # fmt: skip
+"""A variable whose name contains one of these (case-insensitive) is removed."""
+_SECRET_NAME_PARTS = frozenset(("PWD", "PAT", "CERT", "CREDS"))
+"""Whole ``_``-separated parts of a name that mark a secret (``MYSQL_PWD``, ``GH_PAT``)."""
+_NOT_AUTH = frozenset(("AUTHOR", "AUTHORS"))
+_SECRET_VALUE_PREFIXES = (
+    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-",
+    "xoxr-", "sk-", "sk_live_", "rk_live_", "AKIA", "ASIA", "hf_", "npm_", "pypi-", "AIza",
+    "ya29.", "-----BEGIN",
+)  # fmt: skip
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+"""A URL scheme as RFC 3986 has it: ``postgresql+psycopg2`` and ``mongodb+srv`` included."""
+ALWAYS_KEEP = frozenset(
+    "PATH HOME LANG LANGUAGE USER LOGNAME SHELL TERM TMPDIR TEMP TMP TZ PWD OLDPWD SHLVL "
+    "HOSTNAME VIRTUAL_ENV CONDA_PREFIX PYTHONPATH XDG_CONFIG_HOME "
+    "XDG_DATA_HOME XDG_CACHE_HOME".split()
+)
+"""Never removed, whatever they contain: commands need them to work at all."""
+
+
+def is_secret(name: str, value: str) -> bool:
+    """True when the variable ``name=value`` looks like it holds a secret."""
+    upper = name.upper()
+    if upper in ALWAYS_KEEP or upper.startswith("LC_"):
+        return False
+    parts = upper.split("_")
+    # GIT_AUTHOR_NAME names a person, not a credential (AUTHORIZATION still counts).
+    words = "_".join(part for part in parts if part not in _NOT_AUTH)
+    if any(word in words for word in SECRET_WORDS):
+        return True
+    if _SECRET_NAME_PARTS & set(parts) - {upper}:
+        return True
+    stripped = value.strip()
+    if stripped.startswith(_SECRET_VALUE_PREFIXES):
+        return True
+    # scheme://user:password@host, of any scheme (postgresql+psycopg2, mongodb+srv, redis,
+    # amqps): a database or proxy URL with its password in it.
+    scheme, sep, rest = stripped.partition("://")
+    userinfo = rest.split("/", 1)[0].rpartition("@")[0]
+    if sep and _SCHEME.fullmatch(scheme) and ":" in userinfo:
+        return True
+    # Anything else the text scrubber would redact: webhook URLs, tokens inside a longer value.
+    return looks_secret(stripped)
+
+
+HOST_SERVICE_NAMES = frozenset(
+    "SSH_AUTH_SOCK SSH_AGENT_PID SSH_ASKPASS GPG_AGENT_INFO GPG_TTY DBUS_SESSION_BUS_ADDRESS "
+    "DBUS_SYSTEM_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY WAYLAND_SOCKET XAUTHORITY XAUTHLOCALHOSTNAME "
+    "TMUX TMUX_PANE TMUX_TMPDIR STY WINDOW XDG_RUNTIME_DIR XDG_SESSION_ID XDG_SESSION_TYPE "
+    "XDG_SESSION_CLASS XDG_SEAT XDG_VTNR XDG_SESSION_PATH XDG_SEAT_PATH SESSION_MANAGER "
+    "DESKTOP_STARTUP_ID PULSE_SERVER PULSE_COOKIE PIPEWIRE_REMOTE DOCKER_HOST CONTAINER_HOST "
+    "PODMAN_HOST KRB5CCNAME ZELLIJ ZELLIJ_SESSION_NAME NVIM NVIM_LISTEN_ADDRESS "
+    "JUPYTER_RUNTIME_DIR SYSTEMD_EXEC_PID INVOCATION_ID JOURNAL_STREAM NOTIFY_SOCKET "
+    "LISTEN_FDS LISTEN_PID LISTEN_FDNAMES MANAGERPID".split()
+)
+"""Variables that lead to a service of the person's session: agents, buses, displays,
+terminal multiplexers, the service manager."""
+HOST_SERVICE_PREFIXES = (
+    "KITTY_", "WEZTERM_", "ALACRITTY_", "VSCODE_IPC", "VSCODE_GIT_IPC", "TERMINATOR_",
+    "KONSOLE_DBUS", "GNOME_KEYRING", "DBUS_", "TMUX_", "ZELLIJ_", "SSH_AGENT", "GPG_AGENT",
+    "XDG_SESSION_", "I3SOCK", "SWAYSOCK", "HYPRLAND_", "NIRI_SOCKET",
+)  # fmt: skip
+HOST_SERVICE_SUFFIXES = ("_SOCK", "_SOCKET", "_SOCK_PATH", "_SOCKET_PATH", "_IPC_HOOK")
+_RUNTIME_DIRS = ("/run/", "/var/run/", "/tmp/.X11-unix", "/tmp/tmux-", "/tmp/ssh-")
+"""Where session services keep their sockets: a value naming a path there leads to one."""
+
+
+def host_service(name: str, value: str) -> bool:
+    """True when ``name=value`` leads to a service of the person's session: by its name (an
+    agent, a bus, a display, a multiplexer), or by its value (a ``unix:`` address, a path in
+    a runtime directory, a path that is a socket)."""
+    upper = name.upper()
+    if upper in HOST_SERVICE_NAMES or upper.startswith(HOST_SERVICE_PREFIXES):
+        return True
+    if upper in ALWAYS_KEEP or upper.startswith("LC_"):
+        return False  # PATH may name /run/wrappers/bin (NixOS): the sandbox shows those
+    if upper.endswith(HOST_SERVICE_SUFFIXES) or "_SOCK_" in upper:
+        return True
+    return _names_a_socket(value)
+
+
+def _names_a_socket(value: str) -> bool:
+    """A value of one or more ``:``/``;``-separated parts of which one is a ``unix:``
+    address, an abstract socket, a path in a runtime directory or a socket file."""
+    text = value.strip()
+    if not text or len(text) > 4096:
+        return False
+    lowered = text.lower()
+    if "unix:" in lowered or "abstract=" in lowered:
+        return True
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").rstrip("/")
+    for part in re.split(r"[:;,=]", text):
+        if not part.startswith("/"):
+            continue
+        if part.startswith(_RUNTIME_DIRS) or (runtime and _within(part, runtime)):
+            return True
+        try:
+            if stat.S_ISSOCK(os.stat(part).st_mode):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent + "/")
+
+
+def scrub(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
+    """``environ`` without the variables that look like secrets or lead to a service of the
+    person's session (``keep`` names exceptions)."""
+    kept = set(keep)
+    return {
+        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
+    }
+
+
+def command_environment(
+    extra: Mapping[str, str] | None = None,
+    *,
+    keep: Iterable[str] = (),
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment for a command: ``base`` (default ``os.environ``) scrubbed, then
+    ``QUIET_ENV``, then ``extra``, which is the caller's and passes unchecked."""
+    return {**scrub(os.environ if base is None else base, keep), **QUIET_ENV, **(extra or {})}

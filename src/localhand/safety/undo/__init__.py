@@ -1,0 +1,1 @@
+"""Checkpoints of the workspace before dangerous commands, and undo from them."""
