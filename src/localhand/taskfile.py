@@ -229,8 +229,8 @@ def _output_schema(given: str | dict[str, Any] | None, base: Path) -> dict[str, 
     the model, so it is never a file that looks like it holds credentials."""
     if given is None:
         return None
+    from localhand.config.schema import checked_schema, load_schema
     from localhand.safety.risk.paths import is_secret_file
-    from localhand.session.structured import checked_schema, load_schema
 
     if isinstance(given, dict):
         return checked_schema(given, "output_schema")

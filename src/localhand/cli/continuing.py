@@ -62,6 +62,6 @@ def schema_in(path: Path | None) -> dict[str, Any] | None:
     """The JSON schema of ``--output-schema FILE``, checked before the run starts."""
     if path is None:
         return None
-    from localhand.session.structured import load_schema
+    from localhand.config.schema import load_schema
 
     return load_schema(path)

@@ -31,13 +31,10 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar
 
 from localhand.errors import ConfigError
-from localhand.evidence.verify import CommandCheck
-
-if TYPE_CHECKING:
-    from localhand.run.task import Task
+from localhand.evidence.verify import Check, CommandCheck
 
 AUTO = "auto"
 """The verify command that stands for "the command this project is tested with"."""
@@ -99,7 +96,22 @@ def resolve_auto(command: str, workspace: Path, task: str) -> str:
     return found.command
 
 
-def with_detected_checks(task: Task) -> Task:
+class _Checked(Protocol):
+    """What ``with_detected_checks`` reads of a task (``localhand.run.task.Task``, a floor up)."""
+
+    @property
+    def checks(self) -> tuple[Check, ...]: ...
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def description(self) -> str: ...
+    def with_changes(self: _T, **changes: Any) -> _T: ...
+
+
+_T = TypeVar("_T", bound=_Checked)
+
+
+def with_detected_checks(task: _T) -> _T:
     """``task`` with each ``auto`` verify command replaced by the command its workspace is
     tested with (``ConfigError`` when there is none to find). Every entry (``run --verify``,
     task files, batch lines, MCP, the dashboard) reaches the run through here."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from localhand.models.base import ChatModel
 from localhand.profiles import Profile
@@ -15,14 +15,25 @@ from localhand.prompt.system import build_messages, call_format, system_prompt
 from localhand.prompt.tool_text import with_tool_text
 from localhand.types import Message
 
-if TYPE_CHECKING:
-    from localhand.run.agent_config import AgentConfig
+
+class Opening(Protocol):
+    """What the first request is built from, of the loop's set-up (``run.agent_config``'s
+    ``AgentConfig``, a floor up)."""
+
+    @property
+    def history(self) -> Sequence[Message]: ...
+    @property
+    def system_prompt(self) -> str | None: ...
+    @property
+    def context_files(self) -> Sequence[str]: ...
+    @property
+    def instruction_files(self) -> Sequence[str]: ...
 
 
 def opening_messages(
     task: str,
     workspace: Path,
-    config: AgentConfig,
+    config: Opening,
     profile: Profile,
     definitions: Sequence[Mapping[str, Any]],
     model: ChatModel,

@@ -16,10 +16,9 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.errors import ConfigError, ModelError
+from localhand.errors import ModelError
 from localhand.events import EventBus, ModelReply, ModelRequest, Warning
 from localhand.models.base import ChatOptions
 
@@ -36,31 +35,6 @@ AGAIN = (
     "Answer again with JSON only that follows the schema."
 )
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
-
-
-def load_schema(path: Path) -> dict[str, Any]:
-    """The JSON schema in ``path``; a ``ConfigError`` says what is wrong with it."""
-    try:
-        schema = json.loads(path.expanduser().read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read the output schema {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ConfigError(f"the output schema {path} is not JSON: {exc}") from None
-    return checked_schema(schema, f"the output schema {path}")
-
-
-def checked_schema(schema: Any, name: str = "the output schema") -> dict[str, Any]:
-    """``schema`` when it is a valid JSON schema (an object); else a ``ConfigError`` that
-    says, of ``name``, what is wrong with it."""
-    from jsonschema import SchemaError, validators
-
-    if not isinstance(schema, dict):
-        raise ConfigError(f"{name} must be a JSON object (a JSON schema)")
-    try:
-        validators.validator_for(schema).check_schema(schema)
-    except SchemaError as exc:
-        raise ConfigError(f"{name} is not a valid JSON schema: {exc.message}") from None
-    return schema
 
 
 def problem_with(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
