@@ -14,9 +14,9 @@ intervals) and not checked. A figure is accounted for when it is
 - inside a fenced transcript followed at once by a generated block of a ``recorded`` group
   (that block says where and when the transcript was made).
 
-Every doc is held to this whole, README.md included (all its sections, and the text before the
-first): a setting is worded so it does not read as a measurement (``4096-token replies``,
-``three times request_timeout``), not exempted.
+Every doc is held to this whole: README.md (all its sections, and the text before the first),
+every page of docs/ and every page under examples/. A setting is worded so it does not read as a
+measurement (``4096-token replies``, ``three times request_timeout``), not exempted.
 """
 
 from __future__ import annotations
@@ -81,13 +81,6 @@ def unaccounted(text: str, figures: dict[str, Any]) -> Iterator[tuple[int, str]]
         for match in FIGURE.finditer(line):
             if is_figure(match):
                 yield number, match.group(0).strip()
-
-
-def readme_sections(text: str, checked: bool) -> str:
-    """README's checked part (``checked``) or its unchecked part, the rest blanked so that line
-    numbers stay the file's. Since issue 33 every section is checked: the unchecked part is
-    empty, so ``publish.py --unmarked`` lists nothing."""
-    return text if checked else "\n" * text.count("\n")
 
 
 def problems(relative: str, text: str, figures: dict[str, Any]) -> list[str]:

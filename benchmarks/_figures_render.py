@@ -1,7 +1,7 @@
 """The generated blocks of the docs, rendered from ``benchmarks/figures.json`` alone.
 
 Every number between ``<!-- figures:NAME -->`` and ``<!-- /figures:NAME -->`` in README.md,
-docs/benchmarks.md, docs/eval.md and examples/eval/README.md comes from a function here, fed
+the pages of docs/ and examples/eval/README.md comes from a function here, fed
 only the figures file that ``benchmarks/publish.py`` writes. The prose around the blocks stays
 hand-written. ``tests/test_publish.py`` re-renders every block from the committed figures file
 and compares, so a figure typed by hand into a block fails the test.
@@ -17,16 +17,18 @@ Figures = dict[str, Any]
 
 # Which blocks each file holds: the test and ``publish.py --check`` hold the docs to this list.
 BLOCKS: dict[str, tuple[str, ...]] = {
-    "README.md": (
-        "quickstart-rate",
-        "compile-time",
-        "tiny-transcript",
-        "qwen3-transcript",
-        "readme-benchmarks",
+    "README.md": ("compile-time", "tiny-transcript", "qwen3-transcript"),
+    "docs/models.md": ("quickstart-rate",),
+    "docs/tools.md": ("prompt-differences",),
+    "docs/design-differences.md": ("prompt-differences",),
+    "docs/benchmarks.md": (
+        "machine",
+        "headline",
+        "in-short",
         "looping",
-        "prompt-differences",
+        "prompt-families",
+        "what-is-left",
     ),
-    "docs/benchmarks.md": ("machine", "headline", "prompt-families", "what-is-left"),
     "docs/eval.md": ("eval-chat-format", "eval-tiny"),
     "examples/eval/README.md": ("eval-chat-format",),
 }
@@ -181,7 +183,7 @@ def _prompt_sentence(f: Figures) -> str:
     )
 
 
-def _readme_benchmarks(f: Figures) -> str:
+def _in_short(f: Figures) -> str:
     t = _timings(f)
     return (
         f"\nIn short ({machine_line(f)}): `localhand run` adds {t['iteration']} an iteration on a "
@@ -354,7 +356,7 @@ RENDER: dict[str, Callable[[Figures], str]] = {
     "compile-time": _compile_time,
     "qwen3-transcript": _qwen3_transcript,
     "tiny-transcript": _tiny_transcript,
-    "readme-benchmarks": _readme_benchmarks,
+    "in-short": _in_short,
     "machine": _machine,
     "headline": _headline,
     "eval-chat-format": _eval_chat_format,

@@ -31,7 +31,7 @@ def committed() -> dict[str, Any]:
 
 
 def docs() -> list[str]:
-    """The docs held to the rule: those with blocks, and every page under examples/."""
+    """The docs held to the rule: README.md, the pages of docs/ and every page under examples/."""
     return documents(REPO)
 
 
@@ -80,15 +80,15 @@ def test_every_group_says_where_and_when_it_was_measured() -> None:
 
 def test_a_figure_typed_into_a_block_by_hand_is_caught(tmp_path: Path) -> None:
     copy_docs(tmp_path)
-    readme = tmp_path / "README.md"
-    text = readme.read_text()
-    block = next(m for m in MARKER.finditer(text) if m["name"] == "readme-benchmarks")
+    page = tmp_path / "docs" / "benchmarks.md"
+    text = page.read_text()
+    block = next(m for m in MARKER.finditer(text) if m["name"] == "in-short")
     edited = block["body"].replace("ms", "µs", 1)
     assert edited != block["body"]
-    readme.write_text(text[: block.start("body")] + edited + text[block.end("body") :])
+    page.write_text(text[: block.start("body")] + edited + text[block.end("body") :])
     done = publish("--check", "--root", str(tmp_path))
     assert done.returncode == 1, done.stderr
-    assert "README.md" in done.stderr
+    assert "docs/benchmarks.md" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -118,9 +118,11 @@ def add_line(path: Path, after: str, line: str) -> None:
     ("relative", "after"),
     [
         ("docs/benchmarks.md", "## What is left\n"),
-        ("README.md", "## Benchmarks\n"),
-        ("README.md", "**Plan mode**"),  # the differences section
-        ("README.md", "## Safety model\n"),  # every section is checked now, not a chosen few
+        ("docs/benchmarks.md", "## Results at a glance\n"),
+        ("docs/design-differences.md", "## Plan mode\n"),
+        ("docs/safety.md", "## What it guarantees\n"),  # a page without blocks is checked too
+        ("docs/troubleshooting.md", "## Out of memory\n"),
+        ("README.md", "## Run the tests\n"),  # every section of README is checked
         ("README.md", "# localhand\n"),  # and the text before the first section
         ("examples/eval/README.md", "# An eval report: the tiny model on tier 1\n"),
     ],
@@ -134,6 +136,15 @@ def test_a_figure_typed_outside_the_blocks_without_a_marker_is_caught(
     assert done.returncode == 1, done.stderr
     assert f"{relative}:" in done.stderr and "'about 4 ms'" in done.stderr, done.stderr
     assert "'1.5 s'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_unmarked_lists_the_loose_figures_of_every_docs_page(tmp_path: Path) -> None:
+    copy_docs(tmp_path)
+    assert publish("--unmarked", "--root", str(tmp_path)).stdout.strip() == ""
+    add_line(tmp_path / "docs" / "mcp.md", "## Tools from MCP servers\n", "It starts in about 2 s.")
+    done = publish("--unmarked", "--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith("docs/mcp.md:") and "'about 2 s'" in done.stdout
 
 
 def test_a_marker_saying_where_and_when_accounts_for_its_figures(tmp_path: Path) -> None:
