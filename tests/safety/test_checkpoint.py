@@ -23,8 +23,8 @@ from localhand.run.task import Task
 from localhand.safety.approval.approver import BaseApprover, DenyAll
 from localhand.safety.box.sandbox import available, run_sandbox
 from localhand.safety.risk.classify import Risk
-from localhand.safety.undo.restore import checkpoint
-from localhand.safety.undo.restore import restore as undo
+from localhand.safety.undo import checkpoint
+from localhand.safety.undo import restore as undo
 from localhand.session.api import run_task
 from localhand.session.recording import RunRecording
 from localhand.tools.shell import ShellTool

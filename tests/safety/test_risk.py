@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from localhand.safety.risk import rules as risk_rules
 from localhand.safety.risk.classify import Risk, classify
-from localhand.safety.risk.classify import rules as risk_rules
 from localhand.safety.risk.shellparse import TooDeep, parse
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from localhand.safety.undo import checkpoint
+from localhand.safety.undo import restore as undo
 from localhand.safety.undo.checkpoint import UndoError
-from localhand.safety.undo.restore import checkpoint
-from localhand.safety.undo.restore import restore as undo
 
 RUN = "run-forged"
 TASK = "task-forged"

@@ -30,7 +30,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
 
     Shows what will change and asks first (--yes does not). Exit code 0 when restored or
     nothing differs, 1 when the answer was no, 2 when it cannot be done."""
-    from localhand.safety.undo.restore import restore as restoring
+    from localhand.safety.undo import restore as restoring
     from localhand.store import open_store
 
     try:
