@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from localhand.config.datafile import read_data
 from localhand.config.settings import BACKENDS
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
@@ -96,16 +97,12 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
     own = _in_data_dir(path)
-    try:
-        if pin and not own:
-            from localhand.safety.trust.store import use_named
+    if pin and not own:
+        from localhand.safety.trust.store import use_named
 
-            text = use_named(path, "task file").text
-        else:
-            text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read task file {path}: {exc}") from exc
-    data = _parse(text, path)
+        data = read_data(path, "task file", lambda p: use_named(p, "task file").text)
+    else:
+        data = read_data(path, "task file")
     if not isinstance(data, dict):
         raise ConfigError(
             f"task file {path} must hold a mapping with at least 'description' (or 'plan')"
@@ -302,21 +299,3 @@ def _describe(error: ValidationError) -> str:
 
 
 _SECTIONS: dict[str, type[BaseModel]] = {"limits": _Limits, "verify": _CheckSpec}
-
-
-def _parse(text: str, path: Path) -> Any:
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"task file {path} is not valid {_kind(path)}: {exc}") from exc
-    import yaml  # only YAML task files need it (~30 ms to import)
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"task file {path} is not valid {_kind(path)}: {exc}") from exc
-
-
-def _kind(path: Path) -> str:
-    return "JSON" if path.suffix == ".json" else "YAML"

@@ -16,13 +16,13 @@ A plan is never changed in place: the executor and the mutator build a new one, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from localhand.config.datafile import read_data
 from localhand.errors import ConfigError
 from localhand.safety.risk.classify import RiskLevel, classify
 
@@ -149,11 +149,7 @@ def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
     from localhand.safety.trust.store import use_named
 
     path = Path(path)
-    try:
-        text = use_named(path, "plan file").text
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read plan file {path}: {exc}") from None
-    data = _parse(text, path)
+    data = read_data(path, "plan file", lambda p: use_named(p, "plan file").text)
     try:
         return plan_from_data(data, workspace)
     except ConfigError as exc:
@@ -185,20 +181,6 @@ def plan_from_data(data: Any, workspace: Path | None = None) -> Plan:
         )
         steps.append(classified(step, workspace, floor=item.risk))
     return Plan(spec.goal.strip(), tuple(steps), mode=spec.mode)
-
-
-def _parse(text: str, path: Path) -> Any:
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"plan file {path} is not valid JSON: {exc}") from None
-    import yaml  # only YAML plans need it
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"plan file {path} is not valid YAML: {exc}") from None
 
 
 def _describe(error: ValidationError) -> str:
