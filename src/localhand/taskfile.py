@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localhand.config.datafile import read_data
+from localhand.config.datafile import described, read_data
 from localhand.config.settings import BACKENDS
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
@@ -110,7 +110,7 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"task file {path}:\n{_describe(exc)}") from None
+        raise ConfigError(f"task file {path}:\n{described(exc, _SECTIONS)}") from None
     try:
         return _to_task(spec, base=path.parent, root=Path("/") if own else None)
     except ConfigError as exc:
@@ -134,7 +134,7 @@ def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) 
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc).strip()) from None
+        raise ConfigError(described(exc, _SECTIONS).strip()) from None
     return _to_task(spec, base=Path(base), root=Path(root) if root is not None else None)
 
 
@@ -283,19 +283,5 @@ def _check(item: str | _CheckSpec) -> Check:
     return FileContains(item.file_contains.path, item.file_contains.text)
 
 
-def _describe(error: ValidationError) -> str:
-    lines = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            section = _SECTIONS.get(str(problem["loc"][0]), _TaskFile)
-            allowed = ", ".join(section.model_fields)
-            message = f"unknown field; allowed here: {allowed}"
-        elif problem["type"] == "missing":
-            message = "required field is missing"
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
-
-
-_SECTIONS: dict[str, type[BaseModel]] = {"limits": _Limits, "verify": _CheckSpec}
+_SECTIONS: dict[str, type[BaseModel]] = {"": _TaskFile, "limits": _Limits, "verify": _CheckSpec}
+"""The model of each table of a task file, for the fields allowed where an unknown one stands."""

@@ -2,17 +2,20 @@
 
 One reader for all of them, so that they read alike and say alike what is wrong: JSON when the
 name ends in ``.json`` (in any case), else YAML; an error is a ``ConfigError`` that names the
-file, never a traceback.
+file, never a traceback. ``described`` words what their validation found, field by field.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 
 def read_data(
@@ -36,3 +39,20 @@ def read_data(
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from None
+
+
+def described(error: ValidationError, sections: Mapping[str, type[BaseModel]]) -> str:
+    """The problems pydantic found in a file's data, one line each (``  where: what``): an
+    unknown field with the fields allowed where it stands (``sections``: the model of each
+    top-level field that holds a table, ``""`` the model of the top level)."""
+    lines = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            section = sections.get(str(problem["loc"][0]), sections[""])
+            message = f"unknown field; allowed here: {', '.join(section.model_fields)}"
+        elif problem["type"] == "missing":
+            message = "required field is missing"
+        lines.append(f"  {where}: {message}")
+    return "\n".join(lines)

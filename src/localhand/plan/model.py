@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localhand.config.datafile import read_data
+from localhand.config.datafile import described, read_data
 from localhand.errors import ConfigError
 from localhand.safety.risk.classify import RiskLevel, classify
 
@@ -143,6 +143,10 @@ class _PlanSpec(_Strict):
     steps: list[_StepSpec] = Field(min_length=1, max_length=MAX_PLAN_STEPS)
 
 
+_SECTIONS: dict[str, type[BaseModel]] = {"": _PlanSpec, "steps": _StepSpec}
+"""The model of the plan and of its steps, for the fields allowed where an unknown one stands."""
+
+
 def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
     """Read a plan file (``.json``, else YAML); ``ConfigError`` names the bad field. Its
     steps are commands: it is used as the user trusted it (``localhand.safety.trust.store``)."""
@@ -163,7 +167,7 @@ def plan_from_data(data: Any, workspace: Path | None = None) -> Plan:
     try:
         spec = _PlanSpec.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n" + _describe(exc)) from None
+        raise ConfigError("\n" + described(exc, _SECTIONS)) from None
     steps = []
     seen: set[str] = set()
     for number, item in enumerate(spec.steps, start=1):
@@ -181,17 +185,3 @@ def plan_from_data(data: Any, workspace: Path | None = None) -> Plan:
         )
         steps.append(classified(step, workspace, floor=item.risk))
     return Plan(spec.goal.strip(), tuple(steps), mode=spec.mode)
-
-
-def _describe(error: ValidationError) -> str:
-    lines = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            section = _StepSpec if problem["loc"][0] == "steps" else _PlanSpec
-            message = f"unknown field; allowed here: {', '.join(section.model_fields)}"
-        elif problem["type"] == "missing":
-            message = "required field is missing"
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
