@@ -106,3 +106,53 @@ def test_task_limits_follow_the_tier_and_the_kind_of_task() -> None:
     assert task.limits(agentic=True).wall_clock_s == 30 * 60
     assert task.limits(agentic=False).wall_clock_s == 10 * 60
     assert Task("x", tier="complex", max_iterations=3).limits().max_iterations == 3
+
+
+def _task_file(path: Path) -> object:
+    return load_task_file(path)
+
+
+def _plan_file(path: Path) -> object:
+    from localhand.plan.model import load_plan
+
+    return load_plan(path, path.parent)
+
+
+def _suite_task(path: Path) -> object:
+    from localhand.evals.suites import read_task_data
+
+    return read_task_data(path)
+
+
+READERS = {"task file": _task_file, "plan file": _plan_file, "suite task": _suite_task}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("t.json", "{description: no quotes}", "is not valid JSON"),
+        ("t.JSON", "goal: yaml, not json\n", "is not valid JSON"),  # the suffix in any case
+        ("t.yaml", "description: [unclosed\n", "is not valid YAML"),
+        ("missing.yaml", None, "cannot read"),
+    ],
+)
+def test_task_plan_and_suite_files_are_read_alike_and_name_the_file(
+    tmp_path: Path, reader: str, name: str, content: str | None, expected: str
+) -> None:
+    """One reader (``localhand.config.datafile``) for every JSON-or-YAML file a person writes:
+    the same fault gives the same message, which names the file, whoever reads it."""
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError) as info:
+        READERS[reader](path)
+    message = str(info.value)
+    assert expected in message and str(path) in message, message
+    assert "Traceback" not in message
+
+
+def test_a_json_file_in_capitals_is_read_as_json(tmp_path: Path) -> None:
+    path = tmp_path / "TASK.JSON"
+    path.write_text(json.dumps({"description": "Say hello.", "workspace": str(tmp_path)}))
+    assert load_task_file(path).description == "Say hello."

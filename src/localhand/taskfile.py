@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from localhand.config.datafile import described, read_data
 from localhand.config.settings import BACKENDS
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
@@ -96,16 +97,12 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
     own = _in_data_dir(path)
-    try:
-        if pin and not own:
-            from localhand.safety.trust.store import use_named
+    if pin and not own:
+        from localhand.safety.trust.store import use_named
 
-            text = use_named(path, "task file").text
-        else:
-            text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read task file {path}: {exc}") from exc
-    data = _parse(text, path)
+        data = read_data(path, "task file", lambda p: use_named(p, "task file").text)
+    else:
+        data = read_data(path, "task file")
     if not isinstance(data, dict):
         raise ConfigError(
             f"task file {path} must hold a mapping with at least 'description' (or 'plan')"
@@ -113,7 +110,7 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"task file {path}:\n{_describe(exc)}") from None
+        raise ConfigError(f"task file {path}:\n{described(exc, _SECTIONS)}") from None
     try:
         return _to_task(spec, base=path.parent, root=Path("/") if own else None)
     except ConfigError as exc:
@@ -137,7 +134,7 @@ def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) 
     try:
         spec = _TaskFile.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc).strip()) from None
+        raise ConfigError(described(exc, _SECTIONS).strip()) from None
     return _to_task(spec, base=Path(base), root=Path(root) if root is not None else None)
 
 
@@ -286,37 +283,5 @@ def _check(item: str | _CheckSpec) -> Check:
     return FileContains(item.file_contains.path, item.file_contains.text)
 
 
-def _describe(error: ValidationError) -> str:
-    lines = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            section = _SECTIONS.get(str(problem["loc"][0]), _TaskFile)
-            allowed = ", ".join(section.model_fields)
-            message = f"unknown field; allowed here: {allowed}"
-        elif problem["type"] == "missing":
-            message = "required field is missing"
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
-
-
-_SECTIONS: dict[str, type[BaseModel]] = {"limits": _Limits, "verify": _CheckSpec}
-
-
-def _parse(text: str, path: Path) -> Any:
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"task file {path} is not valid {_kind(path)}: {exc}") from exc
-    import yaml  # only YAML task files need it (~30 ms to import)
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"task file {path} is not valid {_kind(path)}: {exc}") from exc
-
-
-def _kind(path: Path) -> str:
-    return "JSON" if path.suffix == ".json" else "YAML"
+_SECTIONS: dict[str, type[BaseModel]] = {"": _TaskFile, "limits": _Limits, "verify": _CheckSpec}
+"""The model of each table of a task file, for the fields allowed where an unknown one stands."""

@@ -118,7 +118,7 @@ def test_serve_token_falls_back_to_localhand_token(monkeypatch: pytest.MonkeyPat
 
 def test_repeatable_and_paired_options_of_the_other_commands() -> None:
     _, options = parse_command("batch", ["t.jsonl", "--host", "http://a", "--host", "http://b"])
-    assert options["host"] == ["http://a", "http://b"]
+    assert options["hosts"] == ["http://a", "http://b"]
     assert (options["executor"], options["ray_max_retries"]) == ("local", 2)
     assert parse_command("replay", ["last"])[1]["keep"] is False
     assert parse_command("replay", ["last", "--keep"])[1]["keep"] is True
@@ -185,7 +185,7 @@ def test_a_configuration_error_exits_2_without_a_traceback(
 def test_ctrl_c_outside_a_run_exits_130(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def interrupted(**_: Any) -> int:
+    def interrupted(_: Any) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setitem(

@@ -58,17 +58,22 @@ def main(argv: list[str] | None = None) -> int:
 
 def invoke(name: str, args: list[str]) -> int:
     """Run command ``name`` with ``args``, its options; return the exit code."""
-    command, options = parse_command(name, args)
-    return command.run(**options)
+    command, parser = _command_parser(name)
+    return command.run(parser.parse_args(args))
 
 
 def parse_command(name: str, args: list[str]) -> tuple[Command, dict[str, Any]]:
     """Command ``name`` and its options parsed from ``args``. Only its own options are built.
     A usage error prints what is wrong on stderr and raises ``SystemExit(2)``."""
+    command, parser = _command_parser(name)
+    return command, vars(parser.parse_args(args))
+
+
+def _command_parser(name: str) -> tuple[Command, Parser]:
     command = command_named(name)
     parser = Parser(prog=f"localhand {name}", description=_doc(command))
     command.arguments(parser)
-    return command, vars(parser.parse_args(args))
+    return command, parser
 
 
 def command_named(name: str) -> Command:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from argparse import ArgumentParser
+from argparse import ArgumentParser, Namespace
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from localhand.cli.args import (
@@ -16,25 +15,14 @@ from localhand.cli.args import (
     Command,
     add_db_option,
     add_mcp_option,
-    add_model_options,
     add_sandbox_option,
     fail,
 )
+from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
 
-def acp(
-    *,
-    model: str | None,
-    backend: str | None,
-    host: str | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    approve: str | None,
-    sandbox: str | None,
-    mcp_config: list[Path] | None,
-    db: Path | None,
-) -> int:
+def acp(args: Namespace) -> int:
     """Be an editor's agent over the Agent Client Protocol (stdio), for Zed, JetBrains and others.
 
     Each prompt is a localhand run in the session's directory, recorded like any other (see
@@ -51,16 +39,9 @@ def acp(
 
     never_ask()  # stdin is the protocol: a question about a changed file is refused, not asked
     try:
-        settings = load_settings().with_overrides(
-            model=model,
-            backend=backend,
-            host=host,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            approve=approve,
-            sandbox=sandbox,
-        )
-        settings = with_mcp_config(settings, mcp_config or [])
+        settings = ModelOptions.from_args(args).applied_to(load_settings())
+        settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
+        settings = with_mcp_config(settings, args.mcp_config or [])
         # Replies read as streams: the editor's Stop then stops a reply as it comes, instead
         # of waiting for the whole of it (and a reply that loops is cut short, as it is then).
         settings = replace(settings, watch_replies=True)
@@ -69,7 +50,7 @@ def acp(
         fail(str(exc))
     protocol = _protocol_stdout()
     try:
-        asyncio.run(_serve(LocalhandAgent(settings, db=db), protocol))
+        asyncio.run(_serve(LocalhandAgent(settings, db=args.db), protocol))
     except KeyboardInterrupt:
         return 130
     return 0
@@ -97,7 +78,7 @@ async def _serve(agent: Any, protocol: Any) -> None:
 
 
 def acp_arguments(parser: ArgumentParser) -> None:
-    add_model_options(parser)
+    ModelOptions.add_to(parser)
     parser.add_argument(
         "--approve",
         choices=APPROVE_POLICIES,

@@ -2,8 +2,9 @@
 
 The command line is the standard library's ``argparse``: it starts in about 12 ms, where typer
 (click and a pydantic adapter per parameter) took about 150 ms of ``localhand run``'s budget of
-0.3 s to its first request. The choices are spelled here, not imported, so that parsing loads
-nothing of localhand's; tests/cli/test_cli_args.py keeps them equal to the modules that use them.
+0.3 s to its first request. The choices are spelled here (the model's in
+``localhand.config.options``), not imported, so that parsing loads nothing of a run's;
+tests/cli/test_cli_args.py keeps them equal to the modules that use them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
+from localhand.config.options import BACKENDS as BACKENDS
+from localhand.config.options import number as number
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.settings.BACKENDS
 APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.settings.APPROVE_POLICIES
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox_table
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
+"""A status's exit code; ``unverified`` (no checks, so no evidence) has its own, never 0."""
 CANCELLED_EXIT = 130
 """A run stopped by Ctrl-C (or another cancel) exits as shells expect of an interrupted
 program: 128 + SIGINT. Its Result is recorded first, whatever its status."""
@@ -36,15 +40,12 @@ def exit_code_of(status: str, termination_reason: str) -> int:
     return EXIT_CODES[status]
 
 
-"""A status's exit code; ``unverified`` (no checks, so no evidence) has its own, never 0."""
-
-
 class Command(NamedTuple):
     """One command: ``arguments`` adds its options to a parser; ``run`` is called with the
-    parsed options as keyword arguments and returns the exit code. The first line of
-    ``run``'s docstring is the command's line in ``localhand --help``."""
+    parsed options (the namespace) and returns the exit code. The first line of ``run``'s
+    docstring is the command's line in ``localhand --help``."""
 
-    run: Callable[..., int]
+    run: Callable[[argparse.Namespace], int]
     arguments: Callable[[argparse.ArgumentParser], None]
 
 
@@ -59,83 +60,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\nTry '{self.prog} --help' for help.\n")
-
-
-def number(
-    kind: Callable[[str], float], low: float, high: float | None = None
-) -> Callable[[str], float]:
-    """An argument type: ``kind`` (``int`` or ``float``) from ``low`` to ``high``, inclusive."""
-    noun = "a whole number" if kind is int else "a number"
-    bounds = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
-
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
-        if not (value >= low and (high is None or value <= high)):  # NaN fails too
-            raise argparse.ArgumentTypeError(f"must be {bounds}, not {text}")
-        return value
-
-    parse.__name__ = kind.__name__  # what argparse calls the type in its own messages
-    return parse
-
-
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--model``, ``--backend``, ``--host`` and ``--max-reply-tokens``, as every command that
-    drafts or runs a task with one model takes them."""
-    parser.add_argument("--model", metavar="NAME", help="Model name, e.g. qwen3:8b.")
-    parser.add_argument("--backend", choices=BACKENDS, help="Where the model runs.")
-    parser.add_argument(
-        "--host", metavar="URL", help="Server URL (default: OLLAMA_HOST or localhost:11434)."
-    )
-    add_reply_ceiling_option(parser)
-
-
-def add_reply_ceiling_option(parser: argparse.ArgumentParser) -> None:
-    """``--max-reply-tokens`` and ``--request-timeout``, for every command whose model writes
-    replies."""
-    parser.add_argument(
-        "--request-timeout",
-        type=number(float, 1),
-        metavar="SECONDS",
-        help="Most seconds one model request may take; the first gets three times as long, "
-        "since it may load the model (default: 300, or request_timeout in localhand.toml, "
-        "LOCALHAND_REQUEST_TIMEOUT; the design notes' 120 is --request-timeout 120).",
-    )
-    parser.add_argument(
-        "--max-reply-tokens",
-        type=number(int, 1),
-        metavar="N",
-        help="Most tokens one reply may have, thinking included; a reply cut there runs "
-        "nothing and the model is told to answer shorter (default: 4096, or "
-        "max_reply_tokens in localhand.toml, LOCALHAND_MAX_REPLY_TOKENS).",
-    )
-
-
-def add_watch_option(parser: argparse.ArgumentParser) -> None:
-    """``--watch-replies``, for every command that runs the tool loop."""
-    parser.add_argument(
-        "--watch-replies",
-        action="store_true",
-        default=None,
-        help="Read each reply as it streams, show its progress, and stop one that repeats "
-        "itself within seconds (default: off, or watch_replies in localhand.toml, "
-        "LOCALHAND_WATCH_REPLIES).",
-    )
-
-
-def add_think_budget_option(parser: argparse.ArgumentParser) -> None:
-    """``--think-budget N``, for every command that runs the tool loop; its value goes to
-    ``Agent(think_budget=...)`` (``None`` when not given: the model's profile decides)."""
-    parser.add_argument(
-        "--think-budget",
-        type=number(int, 0),
-        metavar="N",
-        help="Most tokens a reply may think before it is stopped and asked again with "
-        "thinking off, what it reasoned kept (default: the model family's, 2048 for most "
-        "thinking models; 0: no budget). The reply is read as a stream while it applies.",
-    )
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from argparse import ArgumentParser
+from argparse import ArgumentParser, Namespace
 from pathlib import Path
 from typing import Any
 
@@ -18,46 +18,20 @@ from localhand.cli.args import (
     Command,
     add_db_option,
     add_json_option,
-    add_reply_ceiling_option,
     add_sandbox_option,
-    add_think_budget_option,
-    add_watch_option,
     number,
     stderr,
 )
 from localhand.cli.continuing import add_output_schema_option, schema_in
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
+from localhand.config.options import LOOP, POOL_HOSTS, ModelOptions
 from localhand.errors import ConfigError
 
 EXECUTORS = ("local", "ray")
 POOL_BACKENDS = ("auto", "ollama", "openai")
 
 
-def batch(
-    *,
-    tasks: Path,
-    concurrency: int | None,
-    executor: str,
-    host: list[str] | None,
-    slots: int | None,
-    model: str | None,
-    backend: str | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    watch_replies: bool | None,
-    think_budget: int | None,
-    sandbox: str | None,
-    state: Path | None,
-    fresh: bool,
-    workdir: Path | None,
-    keep_workspaces: bool,
-    db: Path | None,
-    ray_address: str | None,
-    ray_max_retries: int,
-    json_output: bool,
-    jsonl: bool = False,
-    output_schema: Path | None = None,
-) -> int:
+def batch(args: Namespace) -> int:
     """Run every task of TASKS.jsonl, several at once, on a pool of model servers or on Ray.
 
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
@@ -72,42 +46,35 @@ def batch(
 
     err = stderr()
     stream = current_stream()
-    out = err if json_output or stream else Console(highlight=False, soft_wrap=True)
+    out = err if args.json_output or stream else Console(highlight=False, soft_wrap=True)
     options = BatchOptions(
-        concurrency=concurrency,
-        executor=executor,
-        hosts=host,
-        slots=slots,
-        state=state,
-        fresh=fresh,
-        workdir=workdir,
-        keep_workspaces=keep_workspaces,
-        db=db,
-        ray_address=ray_address,
-        ray_max_retries=ray_max_retries,
+        concurrency=args.concurrency,
+        executor=args.executor,
+        hosts=args.hosts,
+        slots=args.slots,
+        state=args.state,
+        fresh=args.fresh,
+        workdir=args.workdir,
+        keep_workspaces=args.keep_workspaces,
+        db=args.db,
+        ray_address=args.ray_address,
+        ray_max_retries=args.ray_max_retries,
         watch=stream.watching if stream else None,
     )
     from localhand.safety.trust.store import never_ask
 
     never_ask()  # a batch runs unattended: a changed file is refused, not asked about
     try:
-        settings = load_settings().with_overrides(
-            model=model,
-            backend=backend,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            watch_replies=watch_replies,
-            think_budget=think_budget,
-            sandbox=sandbox,
-        )
+        settings = ModelOptions.from_args(args).applied_to(load_settings())
+        settings = settings.with_overrides(sandbox=args.sandbox)
         forget_secrets()  # settings read: no secret stays where a command could read it
-        options.output_schema = schema_in(output_schema)
+        options.output_schema = schema_in(args.output_schema)
         report = run_batch(
-            tasks,
+            args.tasks,
             settings,
             options,
             console=err,
-            on_result=stream.result if stream else _printer(json_output),
+            on_result=stream.result if stream else _printer(args.json_output),
         )
     except ConfigError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
@@ -143,25 +110,19 @@ def batch_arguments(parser: ArgumentParser) -> None:
         help="Threads here, or Ray tasks on a Ray cluster (default: %(default)s).",
     )
     parser.add_argument(
-        "--host",
-        action="append",
-        metavar="URL",
-        help="A model server for the pool; repeatable. Replaces the toml pool.",
-    )
-    parser.add_argument(
         "--slots",
         type=number(int, 1),
         metavar="N",
         help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL, llama-server's --parallel; "
         "default: what the server publishes, else 1).",
     )
-    parser.add_argument(
-        "--model", metavar="NAME", help="Model for tasks that name none, e.g. qwen3:8b."
+    ModelOptions.add_to(
+        parser,
+        LOOP,
+        host=POOL_HOSTS,
+        model={"help": "Model for tasks that name none, e.g. qwen3:8b."},
+        backend={"choices": POOL_BACKENDS, "help": "Server kind of --host endpoints."},
     )
-    parser.add_argument("--backend", choices=POOL_BACKENDS, help="Server kind of --host endpoints.")
-    add_reply_ceiling_option(parser)
-    add_watch_option(parser)
-    add_think_budget_option(parser)
     add_sandbox_option(parser)
     parser.add_argument(
         "--state",

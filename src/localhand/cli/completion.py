@@ -41,8 +41,9 @@ class CommandSpec:
     positionals: tuple[Argument, ...]
 
 
-def completion(*, shell: str) -> int:
+def completion(args: argparse.Namespace) -> int:
     """Print a shell completion script for bash, zsh or fish (see README to install it)."""
+    shell = args.shell
     if shell not in SHELLS:  # argparse checks the choice; a caller of this function may not
         fail(f"no completion for {shell!r}: use bash, zsh or fish")
     specs = command_specs()

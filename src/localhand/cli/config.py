@@ -20,13 +20,13 @@ from localhand.cli.args import (
     APPROVE_POLICIES,
     Command,
     add_json_option,
-    add_model_options,
     add_sandbox_option,
     fail,
 )
+from localhand.config.options import ModelOptions
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
+    from argparse import ArgumentParser, Namespace
 
     from localhand.config.settings import Settings
 
@@ -36,35 +36,19 @@ NOT_SHOWN = ("profiles",)
 """Settings too large for one line: shown as whether the files change them."""
 
 
-def config(
-    *,
-    workspace: Path | None,
-    model: str | None,
-    backend: str | None,
-    host: str | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    approve: str | None,
-    sandbox: str | None,
-    json_output: bool,
-) -> int:
+def config(args: Namespace) -> int:
     """Print the merged settings and where each came from (default, file, variable, flag)."""
     from localhand.config.files import user_config_path
     from localhand.config.settings import distrusting, load_settings
     from localhand.errors import ConfigError
 
     notes: list[str] = []
-    root = (workspace or Path.cwd()).expanduser().resolve()
+    root = (args.workspace or Path.cwd()).expanduser().resolve()
     try:
-        settings = load_settings(cwd=root, warn=notes.append).with_overrides(
-            model=model,
-            backend=backend,
-            host=host,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            approve=approve,
-            sandbox=sandbox,
+        settings = ModelOptions.from_args(args).applied_to(
+            load_settings(cwd=root, warn=notes.append)
         )
+        settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
     except ConfigError as exc:
         fail(str(exc))
     settings, distrusted = distrusting(settings, root)
@@ -83,7 +67,7 @@ def config(
         },
         "notes": notes,
     }
-    if json_output:
+    if args.json_output:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         _print(document, user)
@@ -98,7 +82,7 @@ def config_arguments(parser: ArgumentParser) -> None:
         metavar="DIR",
         help="Show the settings a run in DIR would use (default: this directory).",
     )
-    add_model_options(parser)
+    ModelOptions.add_to(parser)
     parser.add_argument("--approve", choices=APPROVE_POLICIES, help="As localhand run takes it.")
     add_sandbox_option(parser)
     add_json_option(parser, "Print the settings as JSON: value and source of each.")

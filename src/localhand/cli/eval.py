@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import json
 import sys
-from argparse import ArgumentParser, BooleanOptionalAction
+from argparse import ArgumentParser, BooleanOptionalAction, Namespace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from localhand.cli.args import (
-    BACKENDS,
     Command,
     add_db_option,
     add_json_option,
-    add_reply_ceiling_option,
     add_sandbox_option,
     number,
     print_error,
     stderr,
 )
+from localhand.config.options import POOL_HOSTS, SERVER, ModelOptions
 
 EXECUTORS = ("local", "ray")  # localhand.batch.driver.EXECUTORS
 EMBEDDED_HINT = (
@@ -36,29 +35,7 @@ EMBEDDED_HINT = (
 )
 
 
-def eval_command(
-    *,
-    suite: str | None,
-    compare: list[Path] | None,
-    model: list[str] | None,
-    host: list[str] | None,
-    backend: str | None,
-    slots: int | None,
-    concurrency: int | None,
-    executor: str,
-    ray_address: str | None,
-    repeat: int,
-    tier: list[int] | None,
-    task: list[str] | None,
-    out: Path,
-    fresh: bool,
-    db: Path | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    watch_replies: bool | None,
-    sandbox: str | None,
-    json_output: bool,
-) -> int:
+def eval_command(args: Namespace) -> int:
     """Measure models on a suite of tasks: pass rates, tokens, time, nudges, guardrail stops.
 
     Writes report.json and report.html to --out. Run the same command again after a crash:
@@ -67,36 +44,16 @@ def eval_command(
     from localhand.errors import ConfigError
 
     try:
-        if compare:
-            if suite or model or tier or task:
+        if args.compare:
+            if args.suite or args.models or args.tier or args.task:
                 raise ConfigError(
                     "--compare takes two reports and nothing to run: drop the "
                     "suite, --model, --tier and --task"
                 )
-            return _compare(compare, json_output)
-        if backend == "embedded":
+            return _compare(args.compare, args.json_output)
+        if args.backend == "embedded":
             raise ConfigError(EMBEDDED_HINT)
-        return _run(
-            suite=suite,
-            model=model,
-            host=host,
-            backend=backend,
-            slots=slots,
-            concurrency=concurrency,
-            executor=executor,
-            ray_address=ray_address,
-            repeat=repeat,
-            tier=tier,
-            task=task,
-            out=out,
-            fresh=fresh,
-            db=db,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            watch_replies=watch_replies,
-            sandbox=sandbox,
-            json_output=json_output,
-        )
+        return _run(args)
     except ConfigError as exc:
         print_error(str(exc))
         return 2
@@ -105,21 +62,7 @@ def eval_command(
         return 130
 
 
-def _run(
-    *,
-    suite: str | None,
-    model: list[str] | None,
-    host: list[str] | None,
-    backend: str | None,
-    watch_replies: bool | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    sandbox: str | None,
-    tier: list[int] | None,
-    task: list[str] | None,
-    json_output: bool,
-    **options: Any,
-) -> int:
+def _run(args: Namespace) -> int:
     from rich.console import Console
 
     from localhand.config.settings import load_settings
@@ -128,27 +71,34 @@ def _run(
     from localhand.evals.table import report_tables
     from localhand.safety.secrets.own_env import forget_secrets
 
-    chosen = load_suite(suite).select(tier, task)
-    settings = load_settings().with_overrides(
-        backend=backend,
-        max_reply_tokens=max_reply_tokens,
-        request_timeout=request_timeout,
-        # An eval reads replies as streams unless told not to: that is what times the first
-        # token, and a reply that loops is stopped in seconds instead of at the ceiling.
-        watch_replies=True if watch_replies is None else watch_replies,
-        sandbox=sandbox,
-    )
+    chosen = load_suite(args.suite).select(args.tier, args.task)
+    options = ModelOptions.from_args(args)
+    # An eval reads replies as streams unless told not to: that is what times the first
+    # token, and a reply that loops is stopped in seconds instead of at the ceiling.
+    watched = replace(options, watch_replies=options.watch_replies is not False)
+    settings = watched.applied_to(load_settings()).with_overrides(sandbox=args.sandbox)
     forget_secrets()  # settings read: no secret stays where a command could read it
     err = stderr()
-    out = err if json_output else Console(highlight=False, soft_wrap=True)
+    out = err if args.json_output else Console(highlight=False, soft_wrap=True)
     outcome = run_eval(
         chosen,
         settings,
-        EvalOptions(models=model or [settings.model], hosts=host, **options),
+        EvalOptions(
+            models=args.models or [settings.model],
+            hosts=args.hosts,
+            slots=args.slots,
+            concurrency=args.concurrency,
+            executor=args.executor,
+            ray_address=args.ray_address,
+            repeat=args.repeat,
+            out=args.out,
+            fresh=args.fresh,
+            db=args.db,
+        ),
         console=err,
     )
     report = outcome.report
-    if json_output:
+    if args.json_output:
         sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     for part in report_tables(report):
@@ -188,19 +138,22 @@ def eval_arguments(parser: ArgumentParser) -> None:
         metavar="SUITE",
         help="'builtin' (the default: 34 small tasks in 3 tiers) or a suite folder.",
     )
-    parser.add_argument(
-        "--model",
-        action="append",
-        metavar="NAME",
-        help="A model to measure; repeatable (default: the configured model).",
+    ModelOptions.add_to(
+        parser,
+        (*SERVER, "watch_replies"),
+        model={
+            "action": "append",
+            "dest": "models",
+            "help": "A model to measure; repeatable (default: the configured model).",
+        },
+        host=POOL_HOSTS,
+        backend={"help": "Server kind of --host endpoints."},
+        watch_replies={
+            "action": BooleanOptionalAction,
+            "help": "Read replies as streams: times the first token, stops looping replies "
+            "(default: on for an eval).",
+        },
     )
-    parser.add_argument(
-        "--host",
-        action="append",
-        metavar="URL",
-        help="A model server for the pool; repeatable. Replaces the toml pool.",
-    )
-    parser.add_argument("--backend", choices=BACKENDS, help="Server kind of --host endpoints.")
     parser.add_argument(
         "--slots",
         type=number(int, 1),
@@ -247,14 +200,6 @@ def eval_arguments(parser: ArgumentParser) -> None:
         "--fresh", action="store_true", help="Forget earlier runs in --out; run everything again."
     )
     add_db_option(parser)
-    add_reply_ceiling_option(parser)
-    parser.add_argument(
-        "--watch-replies",
-        action=BooleanOptionalAction,
-        default=None,
-        help="Read replies as streams: times the first token, stops looping replies (default: "
-        "on for an eval).",
-    )
     add_sandbox_option(parser)
     parser.add_argument(
         "--compare",

@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
+    from argparse import ArgumentParser, Namespace
 
     from localhand.events import Event
     from localhand.store import Store
@@ -136,22 +136,22 @@ def current_stream() -> JsonlStream | None:
     return _current.get()
 
 
-def with_jsonl(command: Callable[..., int]) -> Callable[..., int]:
+def with_jsonl(command: Callable[[Namespace], int]) -> Callable[[Namespace], int]:
     """A command that takes ``--jsonl``: while it runs with it, stdout is the stream's alone
     (``sys.stdout`` is stderr), and ``current_stream`` hands the stream to the command."""
 
     @functools.wraps(command)
-    def run(**options: Any) -> int:
-        if not options.get("jsonl"):
-            return command(**options)
-        if options.get("json_output"):
+    def run(args: Namespace) -> int:
+        if not args.jsonl:
+            return command(args)
+        if args.json_output:
             from localhand.cli.args import fail
 
             fail("--jsonl and --json both print on stdout: give one of them")
         with JsonlStream.stdout_kept() as out:
             token = _current.set(JsonlStream(out))
             try:
-                return command(**options)
+                return command(args)
             finally:
                 _current.reset(token)
 

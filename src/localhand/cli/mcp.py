@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from argparse import ArgumentParser
+from argparse import ArgumentParser, Namespace
 from pathlib import Path
 
 from localhand.cli.args import (
@@ -11,31 +11,18 @@ from localhand.cli.args import (
     Command,
     add_db_option,
     add_mcp_option,
-    add_model_options,
     add_sandbox_option,
     fail,
     number,
     stderr,
 )
+from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
 TOKEN_VARIABLE = "LOCALHAND_MCP_TOKEN"
 
 
-def mcp(
-    *,
-    http: int | None,
-    root: list[Path] | None,
-    model: str | None,
-    backend: str | None,
-    host: str | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    approve: str | None,
-    sandbox: str | None,
-    mcp_config: list[Path] | None,
-    db: Path | None,
-) -> int:
+def mcp(args: Namespace) -> int:
     """Serve localhand over MCP (stdio, or --http PORT) so other agents can delegate tasks.
 
     Tools: run_task, plan, list_runs, show_run. A workspace must lie under a root the client
@@ -51,24 +38,18 @@ def mcp(
     from localhand.safety.trust.store import never_ask
 
     never_ask()  # the client cannot answer a question about a changed file: it is refused
+    http = args.http
     try:
-        for directory in root or []:
+        for directory in args.root or []:
             if not directory.expanduser().is_dir():
                 raise ConfigError(f"--root {directory} is not a directory")
-        settings = load_settings().with_overrides(
-            model=model,
-            backend=backend,
-            host=host,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            approve=approve,
-            sandbox=sandbox,
-        )
-        settings = with_mcp_config(settings, mcp_config or [])
+        settings = ModelOptions.from_args(args).applied_to(load_settings())
+        settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
+        settings = with_mcp_config(settings, args.mcp_config or [])
         chosen = os.environ.get(TOKEN_VARIABLE)
         token = (chosen or new_token()) if http is not None else ""
         forget_secrets()  # settings and the token read: no secret stays for a command to read
-        app = build_server(settings, roots=root or [], db=db)
+        app = build_server(settings, roots=args.root or [], db=args.db)
     except ConfigError as exc:
         fail(str(exc))
     if http is None:
@@ -101,7 +82,7 @@ def mcp_arguments(parser: ArgumentParser) -> None:
         help="A directory workspaces may be under, besides the client's roots. Repeatable "
         "(default: the current directory, unless it is /).",
     )
-    add_model_options(parser)
+    ModelOptions.add_to(parser)
     parser.add_argument(
         "--approve",
         choices=APPROVE_POLICIES,

@@ -10,22 +10,23 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import BACKENDS, Command, fail, number
+from localhand.cli.args import Command, fail, number
+from localhand.config.options import ModelOptions
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
+    from argparse import ArgumentParser, Namespace
 
     from localhand.models.catalog import Listed, Place
 
 
-def models(*, json_out: bool, host: str | None, backend: str | None, timeout: float) -> int:
+def models(args: Namespace) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
     from localhand.config.settings import load_settings
     from localhand.errors import ConfigError
     from localhand.models.catalog import gather
 
     try:
-        settings = load_settings()
+        settings = ModelOptions.from_args(args).applied_to(load_settings())
     except ConfigError as exc:
         fail(str(exc))
     profiles = settings.profiles
@@ -33,12 +34,13 @@ def models(*, json_out: bool, host: str | None, backend: str | None, timeout: fl
     def profile_of(name: str) -> str:
         return profiles.resolve(name).name if profiles is not None else _builtin(name)
 
-    chosen = backend or settings.backend
-    places = gather(chosen, host or settings.host, settings, timeout=timeout, profile_of=profile_of)
+    places = gather(
+        settings.backend, settings.host, settings, timeout=args.timeout, profile_of=profile_of
+    )
     found = any(p.models for p in places)
-    if json_out:
+    if args.json_out:
         document = {
-            "backend": chosen,
+            "backend": settings.backend,
             "model": settings.model,  # what `localhand run` uses unless --model says otherwise
             "places": [p.as_json() for p in places],
         }
@@ -115,13 +117,14 @@ def models_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", dest="json_out", help="Print one JSON document."
     )
-    parser.add_argument(
-        "--host",
-        metavar="URL",
-        help="Ask this server (as Ollama, else as OpenAI-compatible) instead of the defaults.",
-    )
-    parser.add_argument(
-        "--backend", choices=BACKENDS, help="Ask only this backend (default: all of them)."
+    ModelOptions.add_to(
+        parser,
+        ("host", "backend"),
+        host={
+            "help": "Ask this server (as Ollama, else as OpenAI-compatible) instead of the "
+            "defaults."
+        },
+        backend={"help": "Ask only this backend (default: all of them)."},
     )
     parser.add_argument(
         "--timeout",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from argparse import ArgumentParser
+from argparse import ArgumentParser, Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -17,7 +17,6 @@ from localhand.cli.args import (
     APPROVE_POLICIES,
     Command,
     add_json_option,
-    add_model_options,
     add_sandbox_option,
     add_view_options,
     exit_code_of,
@@ -27,6 +26,7 @@ from localhand.cli.args import (
     stderr,
 )
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
+from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 
@@ -42,30 +42,9 @@ MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODE = "planner"  # localhand.config.settings.Settings.plan_mode, for the help
 
 
-def plan(
-    *,
-    file: Path | None,
-    goal: str | None,
-    mode: str | None,
-    workspace: Path | None,
-    model: str | None,
-    backend: str | None,
-    host: str | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    approve: str,
-    sandbox: str | None,
-    yes: bool,
-    timeout: float | None,
-    step_timeout: float,
-    token_budget: int | None,
-    json_output: bool,
-    verbose: bool = False,
-    quiet: bool = False,
-    jsonl: bool = False,
-) -> int:
+def plan(args: Namespace) -> int:
     """Run a plan of shell commands step by step; in agentic mode, repair it when a step fails."""
-    # The docstring is the command's help. Without --mode (``mode`` None), the plan file's
+    # The docstring is the command's help. Without --mode (``args.mode`` None), the plan file's
     # mode says, else LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
     from localhand.cancel import Cancellation
     from localhand.config.settings import load_settings
@@ -84,22 +63,17 @@ def plan(
     stream = current_stream()
     if stream is not None:
         bus.subscribe(stream)
-    elif not json_output:
-        bus.subscribe(plan_view(verbose=verbose, quiet=quiet, view=view))
+    elif not args.json_output:
+        bus.subscribe(plan_view(verbose=args.verbose, quiet=args.quiet, view=view))
+    file, goal = args.file, args.goal
     try:
         if (file is None) == (goal is None):
             raise ConfigError("give a plan FILE or --goal TEXT, not both and not neither")
-        root = (workspace or Path(".")).expanduser().resolve()
+        root = (args.workspace or Path(".")).expanduser().resolve()
         if not root.is_dir():
             raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
-        settings = load_settings().with_overrides(
-            model=model,
-            backend=backend,
-            host=host,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            sandbox=sandbox,
-        )
+        settings = ModelOptions.from_args(args).applied_to(load_settings())
+        settings = settings.with_overrides(sandbox=args.sandbox)
         forget_secrets()  # settings read: no secret stays where a command could read it
         the_plan = None if file is None else load_plan(file, root)
         # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
@@ -108,15 +82,15 @@ def plan(
             description=described,
             workspace=root,
             id=task_id,
-            mode=mode,
-            timeout_s=timeout,
-            token_budget=token_budget,
+            mode=args.mode,
+            timeout_s=args.timeout,
+            token_budget=args.token_budget,
         )
         request = PlanRequest(
             the_plan,
-            policy=approve,
-            approve_draft=lambda drafted: _draft_approved(drafted, yes, view),
-            step_timeout_s=step_timeout,
+            policy=args.approve,
+            approve_draft=lambda drafted: _draft_approved(drafted, args.yes, view),
+            step_timeout_s=args.step_timeout,
         )
         cancellation = Cancellation()  # a Stop ends the plan even while a step's question waits
         session = Session(
@@ -136,9 +110,9 @@ def plan(
     if stream is not None:
         stream.result(result.to_dict())
         return exit_code_of(result.status, result.termination_reason)
-    if result.status == "error" and not json_output and result.error:
+    if result.status == "error" and not args.json_output and result.error:
         print_error(result.error)
-    return _finish(result, json_output)
+    return _finish(result, args.json_output)
 
 
 def plan_view(
@@ -212,7 +186,7 @@ def plan_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "-w", "--workspace", type=Path, metavar="DIR", help="Directory the steps run in."
     )
-    add_model_options(parser)
+    ModelOptions.add_to(parser)
     parser.add_argument(
         "--approve",
         choices=APPROVE_POLICIES,

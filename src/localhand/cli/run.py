@@ -14,11 +14,8 @@ from localhand.cli.args import (
     add_file_option,
     add_json_option,
     add_mcp_option,
-    add_model_options,
     add_sandbox_option,
-    add_think_budget_option,
     add_view_options,
-    add_watch_option,
     exit_code_of,
     fail,
     number,
@@ -31,104 +28,52 @@ from localhand.cli.continuing import (
     schema_in,
 )
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
+from localhand.config.options import LOOP, ModelOptions
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
+    from argparse import ArgumentParser, Namespace
     from collections.abc import Callable
 
     from localhand.config.settings import Settings
     from localhand.dashboard import DashboardServer
     from localhand.events import Event
+    from localhand.evidence.verify import CommandCheck
     from localhand.run.task import Task
+    from localhand.session.continuing import Continuation
     from localhand.session.recording import Serve
     from localhand.store import Store
     from localhand.types import Result
 
 
-def run(
-    *,
-    task: str | None,
-    workspace: Path | None,
-    model: str | None,
-    backend: str | None,
-    host: str | None,
-    max_reply_tokens: int | None,
-    request_timeout: float | None,
-    watch_replies: bool | None,
-    think_budget: int | None,
-    tier: str | None,
-    max_iterations: int | None,
-    timeout: float | None,
-    token_budget: int | None,
-    verify: list[str] | None,
-    agentic: bool | None,
-    task_file: Path | None,
-    approve: str | None,
-    no_network: bool | None,
-    sandbox: str | None,
-    mcp_config: list[Path] | None,
-    serve: bool,
-    json_output: bool,
-    files: list[str] | None = None,
-    verbose: bool = False,
-    quiet: bool = False,
-    show_thinking: bool = False,
-    jsonl: bool = False,
-    output_schema: Path | None = None,
-    continue_run: str | None = None,
-) -> int:
+def run(args: Namespace) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
-    if sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
+    if args.sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
         from localhand.safety.box.sandbox import probe_early
 
         probe_early()
     from localhand.cancel import Cancellation
     from localhand.config.settings import load_settings, with_mcp_config
     from localhand.events import EventBus
-    from localhand.evidence.verify import CommandCheck
     from localhand.safety.approval.approver import TerminalApprover
     from localhand.safety.secrets.own_env import forget_secrets
     from localhand.session.door import Session
 
     try:
-        spec = _task_from(task, task_file).with_changes(
-            workspace=workspace.expanduser().resolve() if workspace else None,
-            tier=tier,
-            agentic=agentic,
-            max_iterations=max_iterations,
-            timeout_s=timeout,
-            token_budget=token_budget,
-            model=model,
-            backend=backend,
+        spec, typed, parent = _task_of(args)
+        settings = ModelOptions.from_args(args).applied_to(load_settings())
+        settings = settings.with_overrides(
+            approve=args.approve, isolate_network=args.no_network, sandbox=args.sandbox
         )
-        typed = tuple(CommandCheck(v) for v in verify or ())  # the user's say: not gated
-        if typed:
-            spec = spec.with_changes(checks=(*spec.checks, *typed))
-        parent = None
-        if continue_run is not None:
-            spec, parent = continued_task(continue_run, spec, workspace, task_file)
-        if files:  # --file: checked now, read into the first prompt (prompt/attached_files.py)
-            spec = _with_files(spec, files)
-        settings = load_settings().with_overrides(
-            host=host,
-            max_reply_tokens=max_reply_tokens,
-            request_timeout=request_timeout,
-            watch_replies=watch_replies,
-            think_budget=think_budget,
-            approve=approve,
-            isolate_network=no_network,
-            sandbox=sandbox,
-        )
-        settings = with_mcp_config(settings, mcp_config or [])  # before secrets are forgotten
+        settings = with_mcp_config(settings, args.mcp_config or [])  # before secrets go
         forget_secrets()  # settings read: no secret stays where a command could read it
         bus = EventBus()
         stream = current_stream()
         view = None
         if stream is not None:
             bus.subscribe(stream)
-        elif not json_output:
-            view = _view_for(spec, verbose, quiet, show_thinking)
+        elif not args.json_output:
+            view = _view_for(spec, args)
             bus.subscribe(view)
         pause = getattr(view, "paused", None)  # the running line stops while a question is asked
         cancellation = Cancellation()  # a Stop ends the run even while it asks on the terminal
@@ -139,10 +84,10 @@ def run(
             approver=TerminalApprover(pause=pause, cancellation=cancellation),
             own_checks=typed,
             continuing=parent,
-            output_schema=schema_in(output_schema),
+            output_schema=schema_in(args.output_schema),
             cancellation=cancellation,
         )
-        live = _live_view() if serve else None
+        live = _live_view() if args.serve else None
         with session.recording(serve=live) as recording, session.cancel_on_sigint():
             if stream is not None:
                 stream.run_id_of = lambda task_id: recording.run_id
@@ -151,13 +96,40 @@ def run(
         fail(str(exc))
     if stream is not None:
         stream.result(result.to_dict())
-        return exit_code_of(result.status, result.termination_reason)
-    if spec.is_plan:  # a task file that names a plan (or a mode): shown as localhand plan does
-        sys.stdout.write((result.to_json() if json_output else result.output) + "\n")
+    elif spec.is_plan:  # a task file that names a plan (or a mode): shown as localhand plan does
+        sys.stdout.write((result.to_json() if args.json_output else result.output) + "\n")
         sys.stdout.flush()
     else:
-        _print_result(result, json_output)  # type: ignore[arg-type]  # the loop's Result
+        _print_result(result, args.json_output)  # type: ignore[arg-type]  # the loop's Result
     return exit_code_of(result.status, result.termination_reason)
+
+
+def _task_of(args: Namespace) -> tuple[Task, tuple[CommandCheck, ...], Continuation | None]:
+    """The task the flags describe (over the task file's, when one is given), the checks
+    typed with ``--verify`` (the user's say: not gated), and the run ``--continue`` carries
+    on."""
+    from localhand.evidence.verify import CommandCheck
+
+    workspace = args.workspace
+    spec = _task_from(args.task, args.task_file).with_changes(
+        workspace=workspace.expanduser().resolve() if workspace else None,
+        tier=args.tier,
+        agentic=args.agentic,
+        max_iterations=args.max_iterations,
+        timeout_s=args.timeout,
+        token_budget=args.token_budget,
+        model=args.model,
+        backend=args.backend,
+    )
+    typed = tuple(CommandCheck(v) for v in args.verify or ())
+    if typed:
+        spec = spec.with_changes(checks=(*spec.checks, *typed))
+    parent = None
+    if args.continue_run is not None:
+        spec, parent = continued_task(args.continue_run, spec, workspace, args.task_file)
+    if args.files:  # --file: checked now, read into the first prompt (prompt/attached_files.py)
+        spec = _with_files(spec, args.files)
+    return spec, typed, parent
 
 
 def run_arguments(parser: ArgumentParser) -> None:
@@ -167,9 +139,7 @@ def run_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "-w", "--workspace", type=Path, metavar="DIR", help="Directory the agent works in."
     )
-    add_model_options(parser)
-    add_watch_option(parser)
-    add_think_budget_option(parser)
+    ModelOptions.add_to(parser, LOOP)
     add_diff_option(parser)
     parser.add_argument("--tier", choices=TIERS, help="Complexity: sets the iteration limit.")
     parser.add_argument(
@@ -274,17 +244,16 @@ def _with_files(spec: Task, patterns: list[str]) -> Task:
     return spec.with_changes(context_files=(*spec.context_files, *files))
 
 
-def _view_for(
-    spec: Task, verbose: bool, quiet: bool, show_thinking: bool
-) -> Callable[[Event], None]:
-    """What shows the run on the terminal: plan mode's view for a plan task."""
+def _view_for(spec: Task, args: Namespace) -> Callable[[Event], None]:
+    """What shows the run on the terminal, as ``-v``, ``-q`` and ``--show-thinking`` ask:
+    plan mode's view for a plan task."""
     if spec.is_plan:
         from localhand.cli.plan import plan_view
 
-        return plan_view(verbose=verbose, quiet=quiet)
+        return plan_view(verbose=args.verbose, quiet=args.quiet)
     from localhand.cli.view import TerminalView
 
-    return TerminalView(verbose=verbose, quiet=quiet, show_thinking=show_thinking)
+    return TerminalView(verbose=args.verbose, quiet=args.quiet, show_thinking=args.show_thinking)
 
 
 def _live_view() -> Serve:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.cli.args import Command, add_db_option, add_json_option, fail, number
 from localhand.cli.printable import printable
+from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
@@ -36,11 +37,11 @@ STATUS_COLOURS = {
 NUMERIC = ("ITER", "TOKENS", "DURATION")
 
 
-def runs(*, limit: int, db: Path | None, json_output: bool) -> int:
+def runs(args: argparse.Namespace) -> int:
     """List recorded runs, newest first: status, reason, iterations, tokens, duration."""
-    store = _open(db)
-    found = store.runs(limit)
-    if json_output:
+    store = _open(args.db)
+    found = store.runs(args.limit)
+    if args.json_output:
         _print_json([_without_result(info.to_dict()) for info in found])
         return 0
     from rich.table import Table
@@ -97,7 +98,7 @@ def runs_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_option(parser, "Print JSON instead of text.")
 
 
-def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) -> int:
+def show(args: argparse.Namespace) -> int:
     """Print a run's timeline: tool calls, nudges, stops, verification and the Result.
 
     Then what it changed (files with +/- lines; with ``--diff``, the diff itself) and the
@@ -108,9 +109,9 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
     from localhand.safety.secrets.scrub import scrub_data
     from localhand.store.run_diff import stored_change
 
-    store = _open(db)
+    store, diff = _open(args.db), args.diff
     try:
-        match = store.find_run(run)
+        match = store.find_run(args.run)
     except ConfigError as exc:
         fail(str(exc))
     info = match.run
@@ -118,7 +119,7 @@ def show(*, run: str, db: Path | None, json_output: bool, diff: bool = False) ->
         _console(stderr=True, soft_wrap=True).print(f"[yellow]note:[/] {_shown(match.note)}")
     events = store.events(info.id)
     # Scrubbed again: a store written before the scrubber knew a secret's shape still has it.
-    if json_output:
+    if args.json_output:
         run_data = scrub_data(info.to_dict())
         found = [scrub_data(e.to_dict()) for e in events]
         _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
@@ -172,9 +173,7 @@ def show_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_option(parser, "Print JSON instead of text.")
 
 
-def replay(
-    *, run: str, workspace: Path | None, keep: bool, db: Path | None, json_output: bool
-) -> int:
+def replay(args: argparse.Namespace) -> int:
     """Re-run a recorded run's model replies through the current loop and report differences.
 
     Exit code 0 when the replay did the same as the recording, 1 when it differs."""
@@ -182,12 +181,12 @@ def replay(
     from localhand.safety.secrets.own_env import forget_secrets
 
     forget_secrets()  # the replay runs the recorded commands again: nothing for them to read
-    store = _open(db)
+    store = _open(args.db)
     try:
-        report = replay_run(store, run, workspace=workspace, keep=keep)
+        report = replay_run(store, args.run, workspace=args.workspace, keep=args.keep)
     except ConfigError as exc:
         fail(str(exc))
-    if json_output:
+    if args.json_output:
         _print_json(report.to_dict())
         return 0 if report.ok else 1
     out = _console(soft_wrap=True)
@@ -197,7 +196,7 @@ def replay(
     )
     for note in report.notes:
         out.print(f"[yellow]! {_shown(note)}[/]")
-    if keep:
+    if args.keep:
         out.print(f"workspace kept at {report.workspace}")
     if report.ok:
         out.print(f"[bold green]✓ same timeline and result[/] ({report.result.status})")
@@ -228,16 +227,7 @@ def replay_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_option(parser, "Print JSON instead of text.")
 
 
-def serve(
-    *,
-    host: str,
-    port: int,
-    token: str | None,
-    allow_remote: bool,
-    model: str | None,
-    db: Path | None,
-    workspace_roots: list[Path] | None = None,
-) -> int:
+def serve(args: argparse.Namespace) -> int:
     """Serve the dashboard: runs, live timelines, plans, and a form to start tasks.
 
     Every request needs the token (given, or generated and printed in the URL); tasks started
@@ -254,20 +244,21 @@ def serve(
             f"the dashboard needs FastAPI and uvicorn ({exc.name} is missing): "
             "pip install 'localhand[dashboard]'"
         )
-    store = _open(db)
+    store = _open(args.db)
     try:
-        settings = load_settings().with_overrides(model=model)
+        # Only the model: this command's --host is where the page listens, not a model server.
+        settings = ModelOptions(model=args.model).applied_to(load_settings())
         forget_secrets()  # settings and --token read: no secret stays where commands look
-        dashboard = load_dashboard_settings(workspace_roots or ())
+        dashboard = load_dashboard_settings(args.workspace_roots or ())
         from localhand.safety.trust.store import never_ask
 
         never_ask()  # from here on, nobody at this terminal answers for the page's tasks
         server = start_dashboard(
             store,
-            host=host,
-            port=port,
-            token=token,
-            allow_remote=allow_remote,
+            host=args.host,
+            port=args.port,
+            token=args.token,
+            allow_remote=args.allow_remote,
             settings=settings,
             background=False,
             workspaces=dashboard.workspaces,
@@ -323,7 +314,7 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Allow a non-loopback --host (whoever reaches it with the token can run tasks).",
     )
-    parser.add_argument("--model", metavar="NAME", help="Default model for tasks started.")
+    ModelOptions.add_to(parser, ("model",), model={"help": "Default model for tasks started."})
     add_db_option(parser)
 
 

@@ -15,26 +15,26 @@ from typing import TYPE_CHECKING
 from localhand.cli.args import Command, fail
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
+    from argparse import ArgumentParser, Namespace
 
     from localhand.safety.trust.store import TrustStore
 
 
-def trust(*, file: Path | None, yes: bool, list_files: bool, forget: Path | None) -> int:
+def trust(args: Namespace) -> int:
     """Trust the content of FILE (default: ./localhand.toml) after showing it or its changes."""
     from localhand.errors import ConfigError
     from localhand.safety.trust.store import TrustStore
 
-    store = TrustStore()
+    store, forget = TrustStore(), args.forget
     try:
-        if list_files:
+        if args.list_files:
             return _list(store)
         if forget is not None:
             if not store.forget(forget):
                 fail(f"{forget} is not trusted; 'localhand trust --list' shows what is")
             _say(f"{forget} is no longer trusted")
             return 0
-        return _trust(store, file or Path("localhand.toml"), yes)
+        return _trust(store, args.file or Path("localhand.toml"), args.yes)
     except ConfigError as exc:
         fail(str(exc))
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.cli.args import Command, add_db_option, fail, number
@@ -25,7 +24,7 @@ SHOWN = 20
 """Paths listed per kind of change before "... and N more"."""
 
 
-def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int:
+def undo(args: argparse.Namespace) -> int:
     """Restore a run's workspace as it was before its first dangerous command.
 
     Shows what will change and asks first (--yes does not). Exit code 0 when restored or
@@ -34,7 +33,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
     from localhand.store import open_store
 
     try:
-        info = open_store(db).run(run)
+        info = open_store(args.db).run(args.run)
         if info.status == "running":
             raise ConfigError(
                 f"run {info.id} is still running; let it finish or stop it (Ctrl-C) first, "
@@ -43,7 +42,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
         found = restoring.find(
             info.id, info.task_id, info.started_at, info.finished_at, info.workspace or None
         )
-        chosen = _pick(found, checkpoint, info.id)
+        chosen = _pick(found, args.checkpoint, info.id)
         plan = restoring.plan_undo(chosen)
     except ConfigError as exc:
         fail(str(exc))
@@ -51,7 +50,7 @@ def undo(*, run: str, checkpoint: int | None, yes: bool, db: Path | None) -> int
     if plan.empty:
         _say("Nothing to do: the workspace already matches that checkpoint.")
         return 0
-    if not yes and not _confirm("Restore the workspace? [y/N] "):
+    if not args.yes and not _confirm("Restore the workspace? [y/N] "):
         _say("Nothing was changed.")
         return 1
     try:

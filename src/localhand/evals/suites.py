@@ -19,13 +19,13 @@ copied before it runs. The built-in suite is ``localhand/evals/suite/`` in the p
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from localhand.config.datafile import read_data
 from localhand.errors import ConfigError
 from localhand.run.task import Task
 from localhand.taskfile import task_from_dict
@@ -153,18 +153,7 @@ def load_suite(ref: str | Path | None = None) -> Suite:
 
 def read_task_data(path: Path) -> dict[str, Any]:
     """A task file's mapping, as written."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        if path.suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml  # only YAML suites need it
-
-            data = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"cannot read task file {path}: {exc}") from None
-    except Exception as exc:  # yaml.YAMLError, without importing yaml for JSON suites
-        raise ConfigError(f"task file {path} is not valid YAML: {exc}") from None
+    data = read_data(path, "task file")
     if not isinstance(data, dict):
         raise ConfigError(f"task file {path} must hold a mapping with 'description' or 'plan'")
     return data

@@ -16,13 +16,13 @@ A plan is never changed in place: the executor and the mutator build a new one, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from localhand.config.datafile import described, read_data
 from localhand.errors import ConfigError
 from localhand.safety.risk.classify import RiskLevel, classify
 
@@ -143,17 +143,17 @@ class _PlanSpec(_Strict):
     steps: list[_StepSpec] = Field(min_length=1, max_length=MAX_PLAN_STEPS)
 
 
+_SECTIONS: dict[str, type[BaseModel]] = {"": _PlanSpec, "steps": _StepSpec}
+"""The model of the plan and of its steps, for the fields allowed where an unknown one stands."""
+
+
 def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
     """Read a plan file (``.json``, else YAML); ``ConfigError`` names the bad field. Its
     steps are commands: it is used as the user trusted it (``localhand.safety.trust.store``)."""
     from localhand.safety.trust.store import use_named
 
     path = Path(path)
-    try:
-        text = use_named(path, "plan file").text
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read plan file {path}: {exc}") from None
-    data = _parse(text, path)
+    data = read_data(path, "plan file", lambda p: use_named(p, "plan file").text)
     try:
         return plan_from_data(data, workspace)
     except ConfigError as exc:
@@ -167,7 +167,7 @@ def plan_from_data(data: Any, workspace: Path | None = None) -> Plan:
     try:
         spec = _PlanSpec.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n" + _describe(exc)) from None
+        raise ConfigError("\n" + described(exc, _SECTIONS)) from None
     steps = []
     seen: set[str] = set()
     for number, item in enumerate(spec.steps, start=1):
@@ -185,31 +185,3 @@ def plan_from_data(data: Any, workspace: Path | None = None) -> Plan:
         )
         steps.append(classified(step, workspace, floor=item.risk))
     return Plan(spec.goal.strip(), tuple(steps), mode=spec.mode)
-
-
-def _parse(text: str, path: Path) -> Any:
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"plan file {path} is not valid JSON: {exc}") from None
-    import yaml  # only YAML plans need it
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"plan file {path} is not valid YAML: {exc}") from None
-
-
-def _describe(error: ValidationError) -> str:
-    lines = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            section = _StepSpec if problem["loc"][0] == "steps" else _PlanSpec
-            message = f"unknown field; allowed here: {', '.join(section.model_fields)}"
-        elif problem["type"] == "missing":
-            message = "required field is missing"
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
