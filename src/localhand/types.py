@@ -16,7 +16,7 @@ Message = dict[str, Any]
 """One chat message in Ollama's shape."""
 
 Status = Literal["pass", "partial_pass", "fail", "error", "unverified"]
-"""How a run ended (README, "The Result"). ``unverified``: a tool-loop run that ended with a
+"""How a run ended (docs/results.md, "The Result"). ``unverified``: a tool-loop run that ended with a
 final answer but had no checks, so nothing shows its work is right; it never counts as a pass."""
 TerminationReason = Literal[
     "final_answer",
@@ -100,8 +100,8 @@ def _plus(a: _N | None, b: _N | None) -> _N | None:
 
 @dataclass(slots=True)
 class Prefill:
-    """What the model server itself said about prompt processing over a run (README, "The
-    Result"): the cost that matters on a local machine, and whether its prompt cache held."""
+    """What the model server itself said about prompt processing over a run (docs/results.md,
+    "The Result"): the cost that matters on a local machine, and whether its prompt cache held."""
 
     requests: int = 0
     """Model requests the run made."""

@@ -3,7 +3,7 @@
 The script is written from the same ``argparse`` parsers the commands parse with (every
 command of ``COMMAND_MODULES``, each with its options, their choices and whether they take a
 file or a directory), so it cannot drift from them: a new command or flag is in the next
-script printed. Install it as README's "Shell completion" says.
+script printed. Install it as docs/running-tasks.md, "Shell completion", says.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class CommandSpec:
 
 
 def completion(args: argparse.Namespace) -> int:
-    """Print a shell completion script for bash, zsh or fish (see README to install it)."""
+    """Print a shell completion script for bash, zsh or fish (docs/running-tasks.md says how to install it)."""
     shell = args.shell
     if shell not in SHELLS:  # argparse checks the choice; a caller of this function may not
         fail(f"no completion for {shell!r}: use bash, zsh or fish")

@@ -1,6 +1,6 @@
 """``--jsonl``: a run's events as JSON lines on stdout, for scripts and CI.
 
-Every line is one object in schema version ``SCHEMA`` (README, "Events as JSON lines")::
+Every line is one object in schema version ``SCHEMA`` (docs/events.md, "Events as JSON lines")::
 
     {"schema": 1, "type": "tool_call", "time": 1732755600.1, "run_id": "3f2a...",
      "iteration": 2, "payload": {...}}
@@ -162,7 +162,7 @@ def add_jsonl_option(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--jsonl",
         action="store_true",
-        help="Print every event as one JSON line on stdout, the Result last (schema: README, "
+        help="Print every event as one JSON line on stdout, the Result last (schema: docs/events.md, "
         "'Events as JSON lines'); nothing else goes to stdout. Approvals are asked on the "
         "terminal when there is one, else refused.",
     )

@@ -1,6 +1,6 @@
 """Verification: grade the workspace when a run ends, however it ends.
 
-Status rule (also in README):
+Status rule (also in docs/results.md):
 - ``pass``: the model gave a final answer and every check passes. With no checks, only an
   answer to a question (the simple path) passes: nothing else was asked of it.
 - ``unverified``: a run asked to change the workspace (the tool loop) gave a final answer, but

@@ -1,7 +1,7 @@
 """The task: what to do, where, within which limits, and how to check it was done.
 
 One model serves ``run``, ``--task-file``, ``batch`` and the dashboard. A task file (JSON or
-YAML) holds the same fields; see ``taskfile.py`` and README.
+YAML) holds the same fields; see ``taskfile.py`` and docs/running-tasks.md.
 """
 
 from __future__ import annotations
