@@ -16,8 +16,9 @@ Message = dict[str, Any]
 """One chat message in Ollama's shape."""
 
 Status = Literal["pass", "partial_pass", "fail", "error", "unverified"]
-"""How a run ended (docs/results.md, "The Result"). ``unverified``: a tool-loop run that ended with a
-final answer but had no checks, so nothing shows its work is right; it never counts as a pass."""
+"""How a run ended (docs/results.md, "The Result"). ``unverified``: a tool-loop run that ended
+with a final answer but had no checks, so nothing shows its work is right; it never counts as a
+pass."""
 TerminationReason = Literal[
     "final_answer",
     "max_iterations",

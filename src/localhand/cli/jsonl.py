@@ -162,7 +162,7 @@ def add_jsonl_option(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--jsonl",
         action="store_true",
-        help="Print every event as one JSON line on stdout, the Result last (schema: docs/events.md, "
-        "'Events as JSON lines'); nothing else goes to stdout. Approvals are asked on the "
+        help="Print every event as one JSON line on stdout, the Result last (schema: "
+        "docs/events.md, 'Events as JSON lines'); nothing else goes to stdout. Approvals are asked on the "
         "terminal when there is one, else refused.",
     )
