@@ -42,7 +42,8 @@ class CommandSpec:
 
 
 def completion(args: argparse.Namespace) -> int:
-    """Print a shell completion script for bash, zsh or fish (installed as docs/running-tasks.md says)."""
+    """Print a shell completion script for bash, zsh or fish (to install as
+    docs/running-tasks.md says)."""
     shell = args.shell
     if shell not in SHELLS:  # argparse checks the choice; a caller of this function may not
         fail(f"no completion for {shell!r}: use bash, zsh or fish")

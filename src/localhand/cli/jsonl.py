@@ -163,6 +163,6 @@ def add_jsonl_option(parser: ArgumentParser) -> None:
         "--jsonl",
         action="store_true",
         help="Print every event as one JSON line on stdout, the Result last (schema: "
-        "docs/events.md, 'Events as JSON lines'); nothing else goes to stdout. Approvals are asked on the "
-        "terminal when there is one, else refused.",
+        "docs/events.md, 'Events as JSON lines'); nothing else goes to stdout. Approvals are "
+        "asked on the terminal when there is one, else refused.",
     )
