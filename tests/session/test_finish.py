@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import localhand
 from localhand.config.settings import Settings
-from localhand.events import EventBus, EventLog
+from localhand.events import EventBus, EventLog, TaskFinished
 from localhand.evidence.verify import CommandCheck
 from localhand.hooks.config import hooks_from_toml
 from localhand.models.scripted import ScriptedModel, call
@@ -29,7 +30,7 @@ def test_a_door_finishes_in_the_stated_order_and_the_stop_hook_reads_the_announc
     workspace.mkdir()
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)
-    script = [
+    script: list[Any] = [
         call("write_file", path="new.txt", content="x\n"),
         "All done.",  # objected to: the check fails
         "All done.",
@@ -53,6 +54,7 @@ def test_a_door_finishes_in_the_stated_order_and_the_stop_hook_reads_the_announc
     assert result.follow_up_task is not None and Path(result.follow_up_task).is_file()
     seen = json.loads((workspace / "stop.json").read_text())["result"]
     (announced,) = log.of_type("task_finished")
+    assert isinstance(announced, TaskFinished)
     assert seen == announced.result  # follow-up task, sandbox and JSON answer included
 
 
