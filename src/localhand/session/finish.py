@@ -15,8 +15,11 @@ unchecked and unannounced, and ``finish`` makes it the Result, in this order:
 6. **The stop hooks** get the Result as it will be announced (their ``hook_ran`` events).
 7. **The announcement**: ``task_finished``, with the Result.
 
-Steps 2 to 4's follow-up and 6 are the door's (``Prepared``: its store, schema, hooks and
-follow-up folder); a loop run without a door (``localhand.Agent``) has the others.
+Steps 2 and 3, 4's follow-up task and 6 need the door's parts (``Prepared``: its store, schema,
+follow-up folder and hooks); a loop run without a door (``localhand.Agent``) gets the others.
+A plan's Result (``PlanResult``) gets 1 (a plan has no checks), 6 and 7 only. The loop knows
+none of this: it hands back what happened (``Outcome``); a run's data goes down once and comes
+back up once.
 """
 
 from __future__ import annotations
