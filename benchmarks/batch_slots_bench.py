@@ -38,9 +38,9 @@ TOPICS = ("glaciers", "deserts", "forests", "oceans", "volcanoes", "rivers", "ca
 
 def one_task(url: str, index: int, steps: int, workspace: Path, pinned: bool) -> dict[str, Any]:
     """One tool-loop run on a backend of its own; its requests' server figures."""
+    from localhand import Agent
     from localhand.events import EventBus, EventLog
     from localhand.models.openai_compat import OpenAICompatModel
-    from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
 
     topic = TOPICS[index % len(TOPICS)]

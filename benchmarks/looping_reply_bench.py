@@ -31,11 +31,11 @@ from typing import Any
 
 from _common import emit, machine
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.run.agent import Agent
 from localhand.testing import FakeOllama
 
 LOOP = "I will now write the file hello.txt with the text hello world. "

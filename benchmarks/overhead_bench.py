@@ -97,9 +97,9 @@ from _noisy import clean_replies
 from _tasks import check_workspace, thirty_step_task, write_workspace
 from startup_bench import localhand_command
 
+from localhand import Agent
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.tools import ToolRegistry, default_tools
 from localhand.types import Reply, ToolCall

@@ -62,13 +62,13 @@ from _common import (
 from _noisy import clean_replies
 from _tasks import thirty_step_task, write_workspace
 
+from localhand import Agent
 from localhand.events import EventLog, Warning
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.profiles import GENERIC, PROFILES
 from localhand.prompt.system import SCHEMA_CALLS, SYSTEM_PROMPT, call_format, system_prompt
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.tools import default_tools
 from localhand.types import ToolCall

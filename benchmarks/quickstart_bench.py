@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as missing:
         print(json.dumps({"error": f"needs the embedded extra: {missing}"}))
         return 0
+    from localhand import Agent
     from localhand.evidence.verify import CommandCheck
-    from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
 
     model = EmbeddedModel(str(assemble()))

@@ -80,9 +80,9 @@ def request_row(event: Any) -> dict[str, Any]:
 
 
 def one_run(url: str, steps: int, workspace: Path) -> dict[str, Any]:
+    from localhand import Agent
     from localhand.events import EventBus, EventLog
     from localhand.models.openai_compat import OpenAICompatModel
-    from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
 
     (workspace / "notes.txt").write_text("Remember: the answer is 42.\n" * 5)

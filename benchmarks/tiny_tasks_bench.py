@@ -31,9 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as missing:
         print(json.dumps({"error": f"needs the embedded extra: {missing}"}))
         return 0
+    from localhand import Agent
     from localhand.evidence.project_checks import detect_check
     from localhand.evidence.verify import CommandCheck
-    from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
 
     gguf = default_gguf()

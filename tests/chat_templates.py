@@ -37,11 +37,11 @@ from typing import Any, Literal
 from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from localhand import Agent
 from localhand.models._openai_wire import to_openai_messages
 from localhand.models.scripted import ScriptedModel
 from localhand.profiles import Profile, profile_for, wire_history
 from localhand.profiles.formats import write_call
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.types import Message, Reply, ToolCall
 from workspaces import BUGGY, CHECK, workspace_with

@@ -12,6 +12,7 @@ from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, PlanResult, RollingMemory, plan_from_data
 from localhand.plan.runstep import StepOutcome
 from localhand.safety.approval.approver import BaseApprover
+from localhand.session.finish import finish
 
 
 def fix(action: str, **fields: Any) -> str:
@@ -61,7 +62,8 @@ def run_plan(
     bus.subscribe(log)
     if "memory" not in options:
         options["memory"] = RollingMemory(None)  # no condensing: the script is the brain's
-    result = executor(plan, workspace, mode=mode, model=model, bus=bus, **options).run()  # type: ignore[arg-type]
+    played = executor(plan, workspace, mode=mode, model=model, bus=bus, **options).play()  # type: ignore[arg-type]
+    result = finish(played)
     assert not bus.errors
     return result, log, model
 

@@ -17,11 +17,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 _started = time.perf_counter()
+from localhand import Agent  # noqa: E402
 from localhand.events import Nudge  # noqa: E402
 from localhand.evidence.verify import CommandCheck, FileContains  # noqa: E402
 from localhand.models.ollama import OllamaModel  # noqa: E402
 from localhand.prompt.system import NUDGE_NO_ACTION  # noqa: E402
-from localhand.run.agent import Agent  # noqa: E402
 from localhand.run.guardrails import Limits  # noqa: E402
 from localhand.tools import default_tools  # noqa: E402
 

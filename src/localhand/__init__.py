@@ -9,9 +9,9 @@ if TYPE_CHECKING:
     from localhand.events import Event, EventBus, EventLog
     from localhand.models import ChatModel, ChatOptions, ScriptedModel
     from localhand.parsing import ParsedReply, parse_tool_calls
-    from localhand.run.agent import Agent
     from localhand.run.guardrails import Limits
     from localhand.run.task import Task
+    from localhand.session.agent import Agent
     from localhand.session.api import run_plan, run_task
     from localhand.tools import Tool, ToolRegistry, Workspace, default_tools
     from localhand.types import Reply, Result, ToolCall, ToolResult, Usage
@@ -19,7 +19,7 @@ del TYPE_CHECKING
 
 
 _LAZY = {
-    "Agent": "run.agent",
+    "Agent": "session.agent",
     "ConfigError": "errors",
     "LocalhandError": "errors",
     "ModelError": "errors",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck, FileContains
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 
 
 def run(workspace: Path, script: list, checks: list) -> tuple:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from localhand import Agent
 from localhand.evidence import gitstate
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 
 
 def test_the_first_request_does_not_wait_for_the_git_snapshot(

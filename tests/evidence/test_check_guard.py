@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 from localhand.safety.box.sandbox import Sandbox, available, use_sandbox
 from localhand.types import Result
 

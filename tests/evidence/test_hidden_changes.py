@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from localhand import Agent
 from localhand.cli.view import TerminalView
 from localhand.events import EventBus, EventLog, TaskFinished
 from localhand.evidence.checkfiles import CheckFiles, check_part
 from localhand.evidence.hidden import HiddenState
 from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 from localhand.safety.box.sandbox import available
 from localhand.tools import default_tools
 

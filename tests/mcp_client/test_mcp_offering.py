@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from localhand import Agent
 from localhand.mcp.offering import DEFAULT_WINDOW, TOOL_SHARE, OfferedRegistry, offer_within
 from localhand.models.scripted import ScriptedModel, call
 from localhand.models.tokens import estimate_text_tokens
-from localhand.run.agent import Agent
 from localhand.tools import Tool, ToolRegistry, default_tools
 from localhand.types import ToolCall
 

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 import optional_deps
+from localhand import Agent
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.events import EventBus, EventLog
 from localhand.models.base import ChatModel, ChatOptions
 from localhand.models.embedded import EmbeddedModel, chat_template
 from localhand.parsing import call_schema
 from localhand.prompt.system import build_messages
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.tools import default_tools
 from localhand.types import Result

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from llama_server_helpers import tiny_server
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.types import Result
 

@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from llama_server_helpers import llama_server
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models import _slots
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.types import Message
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.cli import main, parse_command
 from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
@@ -17,7 +18,6 @@ from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS
 from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.run.agent import Agent
 from localhand.safety.trust.store import TrustStore
 from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama

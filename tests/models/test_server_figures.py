@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.cli.server_figures import server_figures_line
 from localhand.events import EventBus, EventLog
 from localhand.models import _slots
 from localhand.models._served_figures import ollama_usage, openai_usage, prefill_rate
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.testing import FakeOllama
 from localhand.types import Prefill, Usage

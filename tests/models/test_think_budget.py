@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.run.agent import Agent
 from localhand.testing import FakeOllama
 from workspaces import BUGGY, workspace_with
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 import optional_deps
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck
 from localhand.models._grammar_json import json_lark
 from localhand.models.base import BaseChatModel, ChatOptions
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.tiny import TINY_PROMPT, TinyPolicy, tiny_policy
 from localhand.run.tiny.knowledge import task_words

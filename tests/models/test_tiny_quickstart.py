@@ -12,10 +12,10 @@ import pytest
 
 import optional_deps
 from cli_helpers import localhand
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck
 from localhand.models.embedded import EmbeddedModel
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from workspaces import example_copy
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from localhand import Agent
 from localhand.cli import parse_command
 from localhand.cli.view import TerminalView, TimelineView
 from localhand.config.settings import Settings, load_settings
@@ -23,7 +24,6 @@ from localhand.models.base import ReplyStreamingModel, StreamChunk
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.watch import LoopDetector, longest_periodic_suffix, readable, watch_reply
-from localhand.run.agent import Agent
 from localhand.safety.trust.store import TrustStore
 from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama

@@ -14,6 +14,7 @@ from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog
 from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, RollingMemory, plan_from_data
+from localhand.session.finish import finish
 from plan_helpers import QuickShell, Recording, fix, nth_run_succeeds, run_plan, step, types
 
 # -- a plan that works ---------------------------------------------------------------------
@@ -204,7 +205,7 @@ def test_condensing_memory_never_holds_up_the_next_step(tmp_path: Path) -> None:
     executor = QuickShell(
         plan, tmp_path, mode="agentic", model=ScriptedModel([]), bus=bus, memory=memory
     )
-    result = executor.run()
+    result = finish(executor.play())
     assert started.is_set()
     # The 6th step ran to its end while the first three were still being condensed: had the
     # executor waited for the summary, `condensing` would be over (or the test deadlocked).
@@ -223,7 +224,7 @@ def test_in_agentic_mode_the_model_condenses_the_memory(tmp_path: Path) -> None:
     log, bus = EventLog(), EventBus()
     bus.subscribe(log)
     executor = QuickShell(plan, tmp_path, mode="agentic", model=model, bus=bus)
-    assert executor.run().status == "pass"
+    assert finish(executor.play()).status == "pass"
     assert executor.memory.wait(5)
     assert executor.memory.summaries == ["Five echoes ran."]
     assert "echo 0" in model.calls[0].messages[-1]["content"]

@@ -14,6 +14,7 @@ from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, RollingMemory, plan_from_data
 from localhand.plan import events as ev
 from localhand.plan.view import PlanView
+from localhand.session.finish import finish
 
 PLAN = {
     "goal": "Ship [it]",
@@ -124,9 +125,11 @@ def test_the_final_line_of_a_real_run(tmp_path: Path) -> None:
     bus = EventBus()
     bus.subscribe(shown)
     model = ScriptedModel([json.dumps({"action": "skip", "reason": "optional"})])
-    PlanExecutor(
-        plan, tmp_path, mode="agentic", model=model, bus=bus, memory=RollingMemory(None)
-    ).run()
+    finish(
+        PlanExecutor(
+            plan, tmp_path, mode="agentic", model=model, bus=bus, memory=RollingMemory(None)
+        ).play()
+    )
     assert bus.errors == []
     last = out.getvalue().strip().splitlines()[-1]
     assert "partial_pass" in last

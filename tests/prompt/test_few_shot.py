@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import optional_deps
+from localhand import Agent
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.scripted import ScriptedModel
@@ -25,7 +26,6 @@ from localhand.prompt.system import (
     call_format,
     system_prompt,
 )
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 
 FORMATS = sorted({p.text_format for p in PROFILES} | {SCHEMA_CALLS})

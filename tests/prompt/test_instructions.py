@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel, call
 from localhand.models.tokens import estimate_text_tokens
 from localhand.prompt.instructions import capped, nearest, project_instructions, work_start
-from localhand.run.agent import Agent
 from localhand.safety.trust.store import TrustStore
 
 

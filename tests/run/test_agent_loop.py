@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.errors import ModelNotFound
 from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.types import Reply, ToolCall
 from workspaces import BUGGY, CHECK, workspace_with

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.evidence.changes import READ_ONLY_TOOLS
 from localhand.evidence.snapshot import ChangeTracker
 from localhand.models.scripted import ScriptedModel, Step, call
 from localhand.prompt import context as context_module
 from localhand.run import agent_config as agent_module
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.tools import FileTools, ShellTool, ToolRegistry, Workspace
 from localhand.types import Reply, ToolCall
@@ -39,7 +39,7 @@ class Walking(Recording):
     whole workspace after every round with a call other than a read."""
 
     def files_changed(self, calls: Sequence[ToolCall]) -> bool:
-        self.take_written()
+        self._written.take()  # what the tools reported is set aside: this one walks
         wrote = any(call.name not in READ_ONLY_TOOLS for call in calls)
         changed = wrote and bool(self.tracker.new_changes())
         self.flags.append(changed)

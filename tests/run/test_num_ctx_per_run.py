@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.prompt.context import GROWTH_PER_ITERATION, expected_tokens
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.testing import FakeOllama
 

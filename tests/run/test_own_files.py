@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.events import EventBus
 from localhand.evidence.snapshot import ChangeTracker
 from localhand.models.scripted import ScriptedModel, call
 from localhand.paths import OwnPaths, own_paths_in
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.store import Store, open_store
 from localhand.store.archive import pack

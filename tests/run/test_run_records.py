@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from localhand import Agent
 from localhand.config.settings import Settings
 from localhand.evidence.verify import CommandCheck, FileContains, FileExists
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.taskfile import load_task_file

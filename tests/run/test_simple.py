@@ -23,6 +23,7 @@ from localhand.run.routing import route
 from localhand.run.simple import EMPTY, TRUNCATED, DeltaCoalescer, run_simple
 from localhand.run.task import Task
 from localhand.session.api import run_task
+from localhand.session.finish import finish
 from localhand.store import Store
 from localhand.types import Message, Reply, Result, Usage
 from workspaces import NOTES, workspace_with
@@ -41,7 +42,7 @@ def simple(model: Any, workspace: Path, log: EventLog | None = None, **task: Any
     if log is not None:
         bus.subscribe(log)
     spec = Task(QUESTION, workspace, id="q1", agentic=False, **task)
-    return run_simple(model, spec, bus=bus, routing=route(QUESTION, False))
+    return finish(run_simple(model, spec, bus=bus, routing=route(QUESTION, False)))
 
 
 def without_duration(result: Result) -> dict[str, Any]:
@@ -267,7 +268,7 @@ def test_the_terminal_shows_the_answer_on_stdout_and_thinking_on_stderr(workspac
     bus.subscribe(TerminalView(console, answer=stdout, show_thinking=True))
     model = ScriptedModel([Streamed([StreamChunk(thinking="Read it. "), "Three ", "items."])])
     task = Task(QUESTION, workspace, agentic=False)
-    result = run_simple(model, task, bus=bus, routing=route(QUESTION, False))
+    result = finish(run_simple(model, task, bus=bus, routing=route(QUESTION, False)))
     assert stdout.getvalue() == "Three items.\n"  # the answer, once, ended by a newline
     err = stderr.getvalue()
     assert "  thinking:\n    ┆ Read it.\n" in err  # --show-thinking: folded, before the answer

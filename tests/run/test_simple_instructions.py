@@ -13,6 +13,7 @@ from localhand.models.scripted import ScriptedModel
 from localhand.run.simple import run_simple
 from localhand.run.task import Task
 from localhand.safety.trust.store import TrustStore
+from localhand.session.finish import finish
 
 
 def _workspace(root: Path) -> Path:
@@ -27,7 +28,7 @@ def _ask(root: Path, **kw: object) -> tuple[ScriptedModel, EventLog]:
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)
     task = Task(description="What does this project do?", workspace=root, agentic=False)
-    result = run_simple(model, task, bus=bus, **kw)  # type: ignore[arg-type]
+    result = finish(run_simple(model, task, bus=bus, **kw))  # type: ignore[arg-type]
     assert result.status == "pass", result.error
     return model, log
 

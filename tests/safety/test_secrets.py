@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import localhand as _localhand
+from localhand import Agent
 from localhand.events import EventBus
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 from localhand.safety.secrets.environment import is_secret
 from localhand.safety.secrets.scrub import remember_environment, scrub_text
 from localhand.store import Store

@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import localhand
+from localhand import Agent
 from localhand.batch import BatchOptions, run_batch
 from localhand.batch.driver import BatchReport
 from localhand.batch.progress import Row, totals_line
@@ -24,7 +25,6 @@ from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck, grade
 from localhand.models.scripted import ScriptedModel, call
 from localhand.replay import REGRADED_NOTE, regraded, replay_run
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.run.task import Task
 from localhand.session.api import run_task

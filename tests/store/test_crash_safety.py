@@ -21,7 +21,7 @@ import pytest
 RUNNER = textwrap.dedent(
     """
     import os, sys, time
-    from localhand.run.agent import Agent
+    from localhand import Agent
     from localhand.events import EventBus
     from localhand.models.scripted import ScriptedModel, call
     from localhand.store import Store

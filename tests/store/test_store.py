@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from localhand import Agent
 from localhand.events import Event, EventBus, ModelReply, TaskFinished, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
-from localhand.run.agent import Agent
 from localhand.store import Store, StoreError, default_db_path, open_store
 from localhand.store.archive import pack, unpack
 from localhand.store.migrations import MIGRATIONS
@@ -209,7 +209,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from localhand.run.agent import Agent
+    from localhand import Agent
     from localhand.events import EventBus
     from localhand.models.scripted import ScriptedModel, call
     from localhand.store import Store

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel, call
@@ -28,7 +29,6 @@ from localhand.nesting import (
 )
 from localhand.parsing import coerce_arguments
 from localhand.parsing.json_load import loads_lenient
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.testing import FakeOllama
 from localhand.tools import default_tools

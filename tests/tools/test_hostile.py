@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from localhand import Agent
 from localhand.errors import ToolError
 from localhand.events import EventBus, EventLog
 from localhand.models.ollama import OllamaModel
 from localhand.models.scripted import ScriptedModel, call
 from localhand.parsing import parse_tool_calls
-from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.testing import FakeOllama, Fault
 from localhand.tools import FileTools, ShellTool, ToolLimits, Workspace, default_tools

@@ -1,10 +1,13 @@
 """Plan mode (seed 003): a plan of shell commands that repairs itself when a step fails.
 
     from localhand.plan import PlanExecutor, load_plan
+    from localhand.session.finish import finish
 
     plan = load_plan("plan.yaml", workspace)
-    result = PlanExecutor(plan, workspace, mode="agentic", model=model).run()
+    result = finish(PlanExecutor(plan, workspace, mode="agentic", model=model).play())
     print(result.to_json())
+
+(``localhand.run_plan`` does the same from a plan file or a goal, with the settings' sandbox.)
 
 Modules: ``model`` (Plan, Step, plan files), ``mutator`` (pure plan changes), ``memory``
 (rolling memory), ``brain`` (diagnosis), ``executor`` + ``corrections`` (the loop and its

@@ -30,7 +30,7 @@ from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
 from localhand.plan.stops import StepFailed, StepRefused
 from localhand.run.guardrails import Limits
-from localhand.run.lifecycle import CANCELLED, Run
+from localhand.run.lifecycle import CANCELLED, Outcome, Run
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll, check_policy
 from localhand.types import Prefill, Usage
 
@@ -47,8 +47,9 @@ and the token budget do."""
 
 
 class PlanExecutor:
-    """Runs ``plan`` in ``workspace``; ``run()`` returns the ``PlanResult`` and never raises
-    for anything a step or the model does."""
+    """Runs ``plan`` in ``workspace``; ``play()`` hands back the ``Outcome`` of the run (its
+    ``PlanResult``, for the session to finish and announce: ``localhand.session.finish``) and
+    never raises for anything a step or the model does."""
 
     def __init__(
         self,
@@ -112,7 +113,7 @@ class PlanExecutor:
         """Agentic mode's answers to failed steps; None in the other modes, which stop."""
         self._cut_by_clock = False  # the last step's timeout was the wall clock's remainder
 
-    def run(self) -> PlanResult:
+    def play(self) -> Outcome[PlanResult]:
         self.life.start(
             self.plan.goal,
             self.model.name if self.model else "",
@@ -153,7 +154,7 @@ class PlanExecutor:
             prefill=replace(self.state.prefill),
             duration_s=self.life.duration_s(),
         )
-        return self.life.finish(result)
+        return Outcome(self.life, ending, lambda checks: result)  # a plan has no checks
 
     def loop(self) -> None:
         index = 0

@@ -1,8 +1,9 @@
 """The ReAct loop: ask the model, parse, check the guardrails, run the tools, repeat.
 
-``Agent.run`` reads like the data flow; each step is a small method a subclass can override.
+``ToolLoop.play`` reads like the data flow; each step is a small method a subclass can override.
 Stopping is always a ``StopRun`` (a final answer included), caught once (``Run.drive``); whatever
-ends the run, the workspace is verified and a Result is returned and emitted.
+ends the run, its ``Outcome`` is handed back, to be finished as every door's is (the public
+``localhand.Agent`` does: ``localhand.session.finish`` checks, grades and announces it).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +44,13 @@ from localhand.prompt.tool_text import known_window, sized_definitions
 from localhand.run.agent_config import AgentConfig, Conversation
 from localhand.run.asking import ask_model, budget_warning, rethink_note
 from localhand.run.guardrails import RunState
-from localhand.run.lifecycle import Ending, Run
+from localhand.run.lifecycle import Ending, Outcome, Run
 from localhand.run.nudges import CutOff, nudge_text
 from localhand.run.tiny import tiny_policy
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
 from localhand.tools.registry import cap_calls
-from localhand.types import Message, Reply, Result, ToolCall, ToolResult
+from localhand.types import CheckResult, Message, Reply, Result, ToolCall, ToolResult
 
 REPEAT_NOTE = (
     "\n[You made this exact call in your previous turn. Repeating it gives no new information: "
@@ -56,8 +58,8 @@ REPEAT_NOTE = (
 )
 
 
-class Agent:
-    """Runs one task in one workspace with one model.
+class ToolLoop:
+    """Runs one task in one workspace with one model, to its ``Outcome``.
 
     ``bus`` receives every event; ``checks`` grade the workspace when the run ends.
     """
@@ -105,14 +107,14 @@ class Agent:
         """What the guardrails know of the run so far (the ``Run``'s)."""
         return self.talk.state
 
-    def run(self, task: str) -> Result:
+    def play(self, task: str) -> Outcome[Result]:
+        """Run ``task`` until something stops it: its Outcome, unchecked and unannounced."""
         self._reset()
         life = self.life = Run(
             self.task_id, self.workspace, self.limits, self.bus, cancellation=self.cancellation
         )
-        life.checks = self.checks
-        life.follow_up, self.talk.state = self.config.follow_up, life.state
-        self.take_written()  # writes before the run are in the tracker's baseline
+        life.checks, self.talk.state = self.checks, life.state
+        self._written.take()  # writes before the run are in the tracker's baseline
         self.baseline = Baseline(self.workspace, self.task_id, self.checks, task)  # 1st request
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
@@ -132,19 +134,19 @@ class Agent:
             if self.profile.patterns:  # a family's profile applies: say which, what it does
                 status = self.profile.describe(self.think_budget)
                 self.emit(ModelStatus(task_id=self.task_id, message=status))
-            ending = life.drive(self.work, done=FinalAnswer.reason, iteration=self.iteration)
+            ending = life.drive(
+                self.work, done=FinalAnswer.reason, iteration=lambda: self.talk.state.iteration
+            )
             self.tools.close()  # background processes the model started must not outlive it
-            return self.finish(ending)
-        finally:
+        except BaseException:
             self.baseline.close()
+            raise
+        return Outcome(life, ending, partial(self.settle, ending), self.messages, self.model)
 
     def work(self) -> None:
         """Steps until one of them stops the run (a final answer is a stop too)."""
         while True:
             self.step()
-
-    def iteration(self) -> int:
-        return self.talk.state.iteration
 
     def step(self) -> None:
         """One iteration: one model turn and whatever it asks for."""
@@ -170,14 +172,10 @@ class Agent:
     def files_changed(self, calls: Sequence[ToolCall]) -> bool:
         """Whether this round's calls changed a file's contents (by the tools' reports, or by
         a walk after calls that may write unreported)."""
-        written = self.take_written()
+        written = self._written.take()
         if self._written.walk_needed(calls):
             return bool(self.tracker.new_changes(written))  # what they wrote: by content
         return bool(written) and bool(self.tracker.changes_in(written))
-
-    def take_written(self) -> set[Path]:
-        """The files the file tools wrote since the last call."""
-        return self._written.take()
 
     def turn(self) -> tuple[Reply, ParsedReply]:
         """Ask the model and parse its reply, retrying once constrained if the call was botched."""
@@ -360,9 +358,15 @@ class Agent:
         limit = self.model.context_limit  # known after the first request
         return self.talk.keep_within(limit, self._definitions)
 
-    def finish(self, ending: Ending) -> Result:
-        """Check the workspace and make the Result of a run that ended with ``ending``."""
-        results = self.life.verify()
+    def settle(self, ending: Ending, results: list[CheckResult]) -> Result:
+        """The Result of a run that ended with ``ending`` and whose checks found ``results``,
+        with what changed (and its git diff); the run's starting point is let go of."""
+        try:
+            return self.baseline.guard.noted(self.result_of(ending, results))  # + unseen changes
+        finally:
+            self.baseline.close()
+
+    def result_of(self, ending: Ending, results: list[CheckResult]) -> Result:
         result = Result(
             task_id=self.task_id,
             status=grade(ending.reason, results, ending.error),
@@ -384,11 +388,9 @@ class Agent:
             first_prompt_tokens=self.talk.first_prompt_tokens or None,
             cost=round(self.talk.state.cost, 6) if self.ledger and self.ledger.priced else None,
         )
-        if self.config.final_answer is not None:  # --output-schema: the answer as JSON
-            result = self.config.final_answer(result, self.messages)
         if (before := self.baseline.git) is not None:
             result.git = gitstate.with_diff(before, self.workspace).to_dict()
-        return self.life.finish(self.baseline.guard.noted(result))  # + what changed unseen
+        return result
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

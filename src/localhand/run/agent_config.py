@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from localhand.run.routing import Route
     from localhand.run.tiny import TinyPolicy
     from localhand.tools import ToolRegistry
-    from localhand.types import Message, Result, ToolCall, ToolResult, Usage
+    from localhand.types import Message, ToolCall, ToolResult, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +45,6 @@ class AgentConfig:
     require_action: bool = True
     """Nudge once when the model answers before using any tool (small models often do)."""
     system_prompt: str | None = None
-    follow_up: Callable[[Result], str | None] | None = None
-    """Called with an unfinished Result; returns the path of a task file for what remains."""
     routing: Route | None = None
     ledger: Ledger | None = None
     """Books each call in the token ledger and checks the daily budget."""
@@ -63,9 +61,6 @@ class AgentConfig:
     stream); 0: none."""
     cancellation: Cancellation | None = None
     """The run's cancel switch (``localhand.cancel``), when someone else holds it too."""
-    final_answer: Callable[[Result, Sequence[Message]], Result] | None = None
-    """Called with the Result of a run and its conversation before the Result is announced:
-    ``--output-schema`` asks for the answer as JSON here (``localhand.session.structured``)."""
     history: Sequence[Message] = ()
     """An earlier run's conversation to carry on (``localhand.session.continuing``): sent
     unchanged, the task after it as one more user message, instead of a new system prompt."""
@@ -73,7 +68,7 @@ class AgentConfig:
 
 @dataclass(slots=True)
 class Conversation:
-    """One run's conversation and what the loop keeps of it between turns; ``Agent.run``
+    """One run's conversation and what the loop keeps of it between turns; ``ToolLoop.play``
     starts a new one, so one Agent can run several tasks in turn."""
 
     window: ContextWindow

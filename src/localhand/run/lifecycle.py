@@ -9,7 +9,10 @@ The run's state (``RunState``: its start, tokens, iterations) lives here, so eve
 starts at ``start``; the guardrails check it through ``Limits``.
 
 The loops keep what is theirs: how to ask the model, what a step is, what goes into their
-Result. They call ``start``, ``drive``, ``verify`` and ``finish`` in that order.
+Result. They call ``start`` and ``drive``, and hand back an ``Outcome``: what happened, not yet
+checked nor announced. Whoever runs the loop finishes it (``localhand.session.finish``: the
+checks, the schema answer, the conversation kept, the follow-up task, the stop hooks and the
+announcement, in one place); the loop knows none of those.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from localhand.cancel import Cancellation
 from localhand.errors import Cancelled, ModelError, ModelTimeout, StopRun, WallClockTimeout
@@ -27,16 +30,18 @@ from localhand.events import (
     Event,
     EventBus,
     Guardrail,
-    TaskFinished,
     TaskStarted,
     Verification,
 )
 from localhand.events import Warning as WarningEvent
 from localhand.evidence.checkguard import CheckGuard, changed_warning
-from localhand.evidence.project_checks import detect_check
 from localhand.evidence.verify import Check, run_checks
 from localhand.run.guardrails import Limits, RunState
 from localhand.types import CheckResult
+
+if TYPE_CHECKING:
+    from localhand.models.base import ChatModel
+    from localhand.types import Message
 
 CANCELLED = "cancelled"
 
@@ -69,6 +74,24 @@ class Ending:
         return self.stop.guardrail if self.stop is not None else None
 
 
+@dataclass(slots=True)
+class Outcome(Generic[R]):
+    """What a loop hands back once its run stopped: the run (its bus, its workspace, its
+    checks and their guard), how it ended, and the loop's Result of it once the checks have
+    run (``settle``, the loop's own grading). Nothing is checked or announced yet: that is
+    the finish's (``localhand.session.finish``), whichever door ran the loop."""
+
+    life: Run
+    ending: Ending
+    settle: Callable[[list[CheckResult]], R]
+    """The Result of the run, given what its checks found (and the loop's last evidence:
+    what changed, its git diff); called once."""
+    messages: Sequence[Message] = ()
+    """The conversation as the model saw it, to keep for ``--continue`` (none for a plan)."""
+    model: ChatModel | None = None
+    """The model that ran, to ask for the answer as JSON (``--output-schema``)."""
+
+
 class Run:
     """The start, the state, the events and the end of one run (see the module docstring)."""
 
@@ -80,7 +103,6 @@ class Run:
         bus: EventBus,
         *,
         checks: Sequence[Check] = (),
-        follow_up: Callable[[Any], str | None] | None = None,
         cancellation: Cancellation | None = None,
     ) -> None:
         self.task_id = task_id
@@ -91,11 +113,6 @@ class Run:
         self.guard: CheckGuard | None = None
         """Runs the checks against their own files as they were before the run, when the run
         changed them (set by the tool loop, which takes the workspace's starting point)."""
-        self.follow_up = follow_up
-        """Called with a Result that did not pass; returns the path of a task file for what
-        remains (run mode and the simple path)."""
-        self.announcing: Callable[[Any], None] | None = None
-        """Called with the Result just before it is announced (plan mode's ``stop`` hooks)."""
         self.state = RunState()
         self.description = ""
         """The task's text, as ``start`` was given it."""
@@ -208,25 +225,6 @@ class Run:
                 Verification(task_id=self.task_id, checks=[asdict(result) for result in results])
             )
         return results
-
-    def finish(self, result: R) -> R:
-        """Say which command would check an ``unverified`` run's work; write the follow-up
-        task of a run that failed its checks or was stopped; announce the Result.
-
-        An unverified run gets no follow-up: no check says anything is left to do."""
-        if result.status == "unverified":
-            found = detect_check(self.workspace, self.description)
-            result.suggested_check = found.command if found else None  # type: ignore[attr-defined]
-        elif result.status != "pass" and self.follow_up is not None:
-            result.follow_up_task = self.follow_up(result)  # type: ignore[attr-defined]
-        if getattr(result, "sandbox", False) is None:  # a run's Result: how commands were boxed
-            from localhand.safety.box.sandbox import current_sandbox
-
-            result.sandbox = current_sandbox().report()  # type: ignore[attr-defined]
-        if self.announcing is not None:
-            self.announcing(result)
-        self.emit(TaskFinished(task_id=self.task_id, result=result.to_dict()))
-        return result
 
     # -- events -----------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ A question about the code or a commit message to draft needs no loop: the task, 
 context and the named context files go to the model once, and its answer streams live as
 ``answer_delta`` events (the terminal writes them to stdout, the dashboard to the run view).
 The run keeps the agent's contract: the same events around the answer (``task_started``,
-``model_request``, ``model_reply``, ``verification``, ``task_finished``) and the same Result.
+``model_request``, ``model_reply``, then, once the session finishes it, ``verification`` and
+``task_finished``) and the same Result.
 
 How a simple run ends:
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 from localhand.cancel import Cancellation
@@ -54,7 +56,7 @@ from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estim
 from localhand.prompt.instructions import DEFAULT_NAMES, with_instructions
 from localhand.prompt.system import CONTEXT_FILES_CHARS, SIMPLE_SYSTEM_PROMPT, build_messages
 from localhand.run.ledger import Ledger
-from localhand.run.lifecycle import Run
+from localhand.run.lifecycle import Ending, Outcome, Run
 from localhand.run.routing import Route
 from localhand.run.task import Task
 from localhand.types import CheckResult, Message, Prefill, Result, Status, Usage
@@ -113,13 +115,13 @@ def run_simple(
     bus: EventBus | None = None,
     routing: Route | None = None,
     ledger: Ledger | None = None,
-    follow_up: Callable[[Result], str | None] | None = None,
     cancellation: Cancellation | None = None,
     instruction_files: Sequence[str] = DEFAULT_NAMES,
     messages: Sequence[Message] | None = None,
-    final_answer: Callable[[Result, Sequence[Message]], Result] | None = None,
-) -> Result:
-    """Answer ``task`` with one streamed reply; model errors end up in the Result.
+) -> Outcome[Result]:
+    """Answer ``task`` with one streamed reply; model errors end up in the Result. What
+    happened comes back as an ``Outcome`` for the session to finish
+    (``localhand.session.finish``: the checks, the Result, its announcement).
 
     The request is ``simple_messages``: the task, the workspace context, the context files and
     the trusted instruction file (``AGENTS.md``, or ``instruction_files``), as the agentic path
@@ -127,13 +129,9 @@ def run_simple(
 
     ``model`` streams when it has a ``stream`` method (every backend here does); otherwise its
     one ``chat`` reply is handed out as a single delta. ``ledger`` books the call and checks
-    the daily budget; ``follow_up`` writes a task file for a run that did not pass.
-    ``final_answer`` gets the Result and the conversation (the request and the answer) before
-    the Result is announced, as the tool loop's does (the session keeps the conversation, asks
-    for ``--output-schema``'s JSON and runs the ``stop`` hooks there), and returns the Result.
+    the daily budget. The Outcome's conversation is the request and the answer.
     """
-    simple = _SimpleRun(model, task, bus or EventBus(), routing, ledger, follow_up, cancellation)
-    simple.final_answer = final_answer
+    simple = _SimpleRun(model, task, bus or EventBus(), routing, ledger, cancellation)
     if messages is None:
         messages = simple_messages(task, simple.model, simple.warn, instruction_files)
     return simple.run(list(messages))
@@ -168,11 +166,10 @@ class _SimpleRun:
         bus: EventBus,
         routing: Route | None,
         ledger: Ledger | None,
-        follow_up: Callable[[Result], str | None] | None,
         cancellation: Cancellation | None = None,
     ) -> None:
         self.model, self.task = declared(model), task
-        self.routing, self.ledger = routing, ledger  # the bus and follow-up are the Run's
+        self.routing, self.ledger = routing, ledger  # the bus is the Run's
         self.workspace = Path(task.workspace).resolve()
         self.limits = task.limits(agentic=False)
         self.life = Run(
@@ -181,7 +178,6 @@ class _SimpleRun:
             self.limits,
             bus,
             checks=task.checks,
-            follow_up=follow_up,
             cancellation=cancellation,
         )
         self.state = self.life.state
@@ -190,11 +186,8 @@ class _SimpleRun:
         self.final: StreamChunk | None = None
         self.usage = Usage()
         self.asked = False
-        self.final_answer: Callable[[Result, Sequence[Message]], Result] | None = None
-        self.messages: list[Message] = []
 
-    def run(self, messages: list[Message]) -> Result:
-        self.messages = messages
+    def run(self, messages: list[Message]) -> Outcome[Result]:
         self.life.start(
             self.task.description,
             self.model.name,
@@ -204,7 +197,10 @@ class _SimpleRun:
         ending = self.life.drive(
             lambda: self.ask(messages), done="final_answer", iteration=lambda: 1
         )
-        return self.finish(ending.reason, ending.error)
+        said: Message = {"role": "assistant", "content": "".join(self.answer)}
+        missing = self.incomplete(ending.reason, said["content"])  # warned before the checks
+        settle = partial(self.settle, ending, missing)
+        return Outcome(self.life, ending, settle, [*messages, said], self.model)
 
     def ask(self, messages: list[Message]) -> None:
         cost = estimate_prompt_tokens(messages) + REPLY_ESTIMATE
@@ -283,11 +279,10 @@ class _SimpleRun:
         if self.ledger is not None and self.usage != Usage():
             self.ledger.book(self.task.id, self.usage, self.model.name)
 
-    def finish(self, reason: str, error: str | None) -> Result:
-        output = "".join(self.answer)
-        missing = self.incomplete(reason, output)
-        results = self.life.verify()
-        result = Result(
+    def settle(self, ending: Ending, missing: list[str], results: list[CheckResult]) -> Result:
+        """The Result of the answer (lacking ``missing``), given what the checks found."""
+        reason, error, output = ending.reason, ending.error, "".join(self.answer)
+        return Result(
             task_id=self.task.id,
             status=grade_answer(reason, results, error, complete=not missing),
             output=output,
@@ -305,10 +300,6 @@ class _SimpleRun:
             routing=self.routing.to_dict() if self.routing else None,
             cost=self.cost(),
         )
-        if self.final_answer is not None:
-            said = {"role": "assistant", "content": output}
-            result = self.final_answer(result, [*self.messages, said])
-        return self.life.finish(result)
 
     def incomplete(self, reason: str, output: str) -> list[str]:
         """What a finished answer lacks, said once as a warning and kept in ``remaining``."""

@@ -4,7 +4,9 @@ mcp``, the dashboard, batch, the library's ``run_task`` and ``run_plan``) builds
 loop: the workspace check; the trust of the workspace's own files (``config.distrusting``);
 the cancel switch; the verify commands that came from elsewhere than the user's command line,
 through the risk check and the approval policy (``verify_gate``); the sandbox; the model; and
-then the tool loop, the simple path (``runner``) or plan mode (``plans``). Approvals are
+then the tool loop, the simple path (``runner``) or plan mode (``plans``), whose outcome comes
+back to be finished in one place (``finish``: the checks, the schema answer, the conversation
+kept, the follow-up task, the stop hooks, the announcement). Approvals are
 announced on the run's timeline (``approvals``); recording in the store, and the live view,
 are the session's too (``recording``), and so are the run's traces when OpenTelemetry tracing is
 on (``localhand.telemetry``).
@@ -32,6 +34,7 @@ from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
 from localhand.evidence.project_checks import with_detected_checks
 from localhand.plugins.entry_points import distrust_under
+from localhand.run.lifecycle import Outcome
 from localhand.run.task import Task
 from localhand.safety.approval.approver import (
     Approver,
@@ -41,6 +44,7 @@ from localhand.safety.approval.approver import (
     declared_approver,
 )
 from localhand.session.approvals import AnnouncedApprover
+from localhand.session.finish import finish
 from localhand.session.plans import PlanRequest, run_plan_mode
 from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve
@@ -235,10 +239,11 @@ class Session:
             output_schema=self.output_schema,
             wrap_tools=self.wrap_tools,
         )
-        with sandbox_of(settings, self.warn):
-            if self.plan is not None:
-                return run_plan_mode(ready, self.plan)
-            return run_loop(ready)
+        with sandbox_of(settings, self.warn):  # the finish too: its hooks run boxed
+            if self.plan is None:
+                return finish(run_loop(ready), ready)
+            planned = run_plan_mode(ready, self.plan)  # a plan that never ran comes as it is
+            return finish(planned, ready) if isinstance(planned, Outcome) else planned
 
     def outcome(self) -> Result | PlanResult:
         """``run``, for a door with nobody to hand an exception to (the dashboard, the editor):

@@ -1,7 +1,7 @@
 """Plan mode with the user's hooks: each step's command goes to them as a ``run_command``
 call would (a ``pre_tool`` hook that exits 2 refuses the step, its stderr the reason the
-brain reads), the post hooks' output joins the step's output, and the ``stop`` hooks get the
-plan's Result before it is announced."""
+brain reads) and the post hooks' output joins the step's output. The ``stop`` hooks get the
+plan's Result where every run's do, in ``localhand.session.finish``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ class HookedPlanExecutor(PlanExecutor):
     def __init__(self, *args: Any, hooks: Hooks, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.hooks = hooks
-        self.life.announcing = hooks.at_stop
 
     def execute(self, step: Step, timeout_s: float) -> StepOutcome:
         call = ToolCall("run_command", {"command": step.command})

@@ -2,8 +2,10 @@
 a plan for, run by ``PlanExecutor`` to a ``PlanResult``.
 
 ``localhand.session.door.Session`` calls ``run_plan_mode`` once the prologue is done (inside
-the sandbox); the public ``run_plan`` is in ``localhand.session.api``. Bad input is a
-``ConfigError``; anything the model or a step does ends up in the result.
+the sandbox), and finishes the ``Outcome`` of a plan that ran (``localhand.session.finish``);
+the public ``run_plan`` is in ``localhand.session.api``. Bad input is a ``ConfigError``;
+anything the model or a step does ends up in the result. A plan that never ran (its draft not
+approved, or not drafted for a model error) is its ``PlanResult`` at once, not announced.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from localhand.session.runner import build_model, hooks_for
 if TYPE_CHECKING:
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
+    from localhand.run.lifecycle import Outcome
     from localhand.session.prepared import Prepared
 
 
@@ -37,7 +40,7 @@ class PlanRequest:
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
 
 
-def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
+def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] | PlanResult:
     """Plan mode for the task the door prepared: the plan ``request`` names (or one the model
     drafts for the task's description), in the mode asked for (else the mode the plan file
     names, else the settings' ``plan_mode``)."""
@@ -100,7 +103,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> PlanResult:
             cancellation=ready.cancellation,
             **extra,
         )
-        return executor.run()
+        return executor.play()
     except (ModelError, DraftError) as exc:
         return PlanResult(
             task_id=task.id,

@@ -1,34 +1,33 @@
 """The tool loop's wiring behind the door: a model, the tools, the loop or the simple path.
 
-``localhand.session.door.Session`` calls ``run_loop`` once the prologue is done; the public
-``run_task`` is in ``localhand.session.api``."""
+``localhand.session.door.Session`` calls ``run_loop`` once the prologue is done, and finishes
+the ``Outcome`` it returns (``localhand.session.finish``); the public ``run_task`` is in
+``localhand.session.api``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.models.base import ChatModel, declared
-from localhand.paths import data_dir
-from localhand.run.agent import Agent
+from localhand.run.agent import ToolLoop
 from localhand.run.ledger import Ledger
 from localhand.run.routing import route
 from localhand.run.task import Task
 from localhand.safety.approval.approver import check_policy
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
-from localhand.types import Result
 
 if TYPE_CHECKING:
     from localhand.hooks.hookset import Hooks
+    from localhand.run.lifecycle import Outcome
     from localhand.session.prepared import Prepared
     from localhand.store import Store
-    from localhand.types import Message
+    from localhand.types import Result
 
 
 def build_model(
@@ -59,16 +58,15 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
     )
 
 
-def run_loop(ready: Prepared) -> Result:
+def run_loop(ready: Prepared) -> Outcome[Result]:
     """The tool loop (or the simple path, one streamed answer) for the task the door
-    prepared, with its model, approver, store and cancel switch."""
+    prepared, with its model, approver, store and cancel switch, to its Outcome."""
     task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
     decision = route(task.description, True if ready.continuing else task.agentic)
     _link_parent(task, store, ready)
     model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
     backend_chosen(declared(model).server_kind)  # auto may have fallen back: traces say which
     ledger = _ledger(settings, store)
-    follow_up = _follow_up(task, ready.follow_up_dir)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
         from localhand.run.simple import run_simple, simple_messages
 
@@ -78,10 +76,8 @@ def run_loop(ready: Prepared) -> Result:
             bus=bus,
             routing=decision,
             ledger=ledger,
-            follow_up=follow_up,
             cancellation=ready.cancellation,
             messages=simple_messages(task, model, ready.warn, settings.instruction_files),
-            final_answer=_kept(ready, _final_answer(ready, model), hooks_for(ready)),
         )
     tools = default_tools(
         task.workspace,
@@ -113,7 +109,7 @@ def run_loop(ready: Prepared) -> Result:
             tools = HookedTools(tools, hooks)
         if ready.wrap_tools is not None:
             tools = ready.wrap_tools(tools)
-        agent = Agent(
+        loop = ToolLoop(
             model,
             task.workspace,
             tools=tools,
@@ -121,27 +117,14 @@ def run_loop(ready: Prepared) -> Result:
             checks=task.checks,
             bus=bus,
             task_id=task.id,
-            follow_up=follow_up,
             routing=decision,
             ledger=ledger,
             context_files=task.context_files,
             instruction_files=settings.instruction_files,
             cancellation=ready.cancellation,
             history=ready.continuing.history if ready.continuing else (),
-            final_answer=_kept(ready, _final_answer(ready, model), hooks),
         )
-        return agent.run(task.description)
-
-
-def _final_answer(
-    ready: Prepared, model: ChatModel
-) -> Callable[[Result, Sequence[Message]], Result] | None:
-    """With ``--output-schema``: what asks for the answer as JSON (``session.structured``)."""
-    if ready.output_schema is None:
-        return None
-    from localhand.session.structured import structured_answer
-
-    return structured_answer(model, ready.output_schema, ready.bus, ready.task.id)
+        return loop.play(task.description)
 
 
 def hooks_for(ready: Prepared) -> Hooks | None:
@@ -169,42 +152,6 @@ def hooks_for(ready: Prepared) -> Hooks | None:
     )
 
 
-def _kept(
-    ready: Prepared,
-    then: Callable[[Result, Sequence[Message]], Result] | None,
-    hooks: Hooks | None = None,
-) -> Callable[[Result, Sequence[Message]], Result]:
-    """What keeps the run's conversation in the store before its Result is announced (while
-    the run is still open there, whichever door opened it), so that it can be continued;
-    then ``then`` (``--output-schema``); then the ``stop`` hooks, with the Result, before it
-    is announced (their ``hook_ran`` events come before ``task_finished``)."""
-
-    def keep(result: Result, messages: Sequence[Message]) -> Result:
-        store = ready.store
-        try:
-            run_id = store.open_run_for(ready.task.id) if store is not None else None
-            if store is not None and run_id is not None and _answered(messages):
-                from localhand.store.lineage import save_conversation
-
-                save_conversation(store, run_id, messages)
-        except Exception as exc:  # a store that fails here must not cost the run its Result
-            ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
-        result = then(result, messages) if then is not None else result
-        if hooks is not None:
-            hooks.at_stop(result)
-        return result
-
-    return keep
-
-
-def _answered(messages: Sequence[Message]) -> bool:
-    """Whether the model said anything: a run that ended before it did leaves nothing to
-    continue (``continuation`` then says so, rather than carry on a bare question)."""
-    return any(
-        m.get("role") == "assistant" and (m.get("content") or m.get("tool_calls")) for m in messages
-    )
-
-
 def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
     """Name the run this one continues, in the store the run is open in."""
     if store is None or ready.continuing is None:
@@ -214,22 +161,6 @@ def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
         from localhand.store.lineage import link_parent
 
         link_parent(store, run_id, ready.continuing.parent)
-
-
-def _follow_up(task: Task, folder: Path | None) -> Callable[[Result], str]:
-    """What writes the follow-up task file of a run that did not pass (default folder:
-    ``tasks/`` in localhand's data directory)."""
-
-    def write(result: Result) -> str:
-        from localhand.taskfile import write_task_file  # pydantic models: load when needed
-
-        remaining = task.with_changes(
-            id=f"{task.id}-followup",
-            description=follow_up_description(task, result),
-        )
-        return str(write_task_file(remaining, folder or data_dir() / "tasks"))
-
-    return write
 
 
 def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | None]:
@@ -261,19 +192,3 @@ def _ledger(settings: Settings, store: Store | None) -> Ledger | None:
             )
         return None
     return Ledger(store, settings.daily_token_budget, settings.price_in, settings.price_out)
-
-
-def follow_up_description(task: Task, result: Result) -> str:
-    """The original task, restated with what the last run left undone."""
-    lines = [task.description.strip(), ""]
-    lines.append(
-        f"A previous attempt stopped ({result.termination_reason}) after "
-        f"{result.iterations_used} iterations."
-    )
-    if result.files_modified:
-        lines.append("It modified: " + ", ".join(result.files_modified) + ".")
-    if result.completed:
-        lines.append("Already passing: " + "; ".join(result.completed) + ".")
-    if result.remaining:
-        lines.append("Still failing, to finish now: " + "; ".join(result.remaining) + ".")
-    return "\n".join(lines)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ModelError
@@ -55,51 +55,52 @@ def problem_with(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
     return value, f"at {where}: {first.message}"
 
 
-def structured_answer(
-    model: ChatModel, schema: dict[str, Any], bus: EventBus, task_id: str
-) -> Callable[[Result, Sequence[Message]], Result]:
-    """What turns a finished run's answer into ``answer_json`` (``AgentConfig.final_answer``):
-    only a run that ended with an answer is asked."""
-
-    def shape(result: Result, messages: Sequence[Message]) -> Result:
-        if result.termination_reason != "final_answer" or result.status == "error":
-            return result
-        conversation = [*messages, {"role": "user", "content": ASK.format(schema=_dumped(schema))}]
-        for attempt in (1, 2):
-            iteration = result.iterations_used + attempt
-            bus.emit(
-                ModelRequest(
-                    task_id=task_id,
-                    iteration=iteration,
-                    messages=len(conversation),
-                    constrained=True,
-                )
+def answer_as_json(
+    result: Result,
+    messages: Sequence[Message],
+    model: ChatModel,
+    schema: dict[str, Any],
+    bus: EventBus,
+) -> None:
+    """``result``'s ``answer_json``, asked of ``model`` after the run's conversation
+    (``messages``); only a run that ended with an answer is asked. One whose JSON does not
+    follow ``schema`` fails, with the reason in ``error``."""
+    if result.termination_reason != "final_answer" or result.status == "error":
+        return
+    task_id = result.task_id
+    conversation = [*messages, {"role": "user", "content": ASK.format(schema=_dumped(schema))}]
+    for attempt in (1, 2):
+        iteration = result.iterations_used + attempt
+        bus.emit(
+            ModelRequest(
+                task_id=task_id,
+                iteration=iteration,
+                messages=len(conversation),
+                constrained=True,
             )
-            started = time.perf_counter()
-            try:
-                reply = model.chat(conversation, None, ChatOptions(format=schema))
-            except ModelError as exc:
-                return _failed(result, f"the answer as JSON could not be asked for: {exc}")
-            bus.emit(ModelReply.of(reply, task_id=task_id, iteration=iteration, started=started))
-            result.tokens_in += reply.usage.prompt_tokens
-            result.tokens_out += reply.usage.completion_tokens
-            value, problem = problem_with(reply.content, schema)
-            if problem is None:
-                result.answer_json = value
-                return result
-            bus.emit(Warning(task_id=task_id, message=f"the answer as JSON: {problem}"))
-            conversation += [
-                {"role": "assistant", "content": reply.content},
-                {"role": "user", "content": AGAIN.format(problem=problem)},
-            ]
-        return _failed(result, f"the answer did not follow the output schema: {problem}")
+        )
+        started = time.perf_counter()
+        try:
+            reply = model.chat(conversation, None, ChatOptions(format=schema))
+        except ModelError as exc:
+            return _failed(result, f"the answer as JSON could not be asked for: {exc}")
+        bus.emit(ModelReply.of(reply, task_id=task_id, iteration=iteration, started=started))
+        result.tokens_in += reply.usage.prompt_tokens
+        result.tokens_out += reply.usage.completion_tokens
+        value, problem = problem_with(reply.content, schema)
+        if problem is None:
+            result.answer_json = value
+            return None
+        bus.emit(Warning(task_id=task_id, message=f"the answer as JSON: {problem}"))
+        conversation += [
+            {"role": "assistant", "content": reply.content},
+            {"role": "user", "content": AGAIN.format(problem=problem)},
+        ]
+    return _failed(result, f"the answer did not follow the output schema: {problem}")
 
-    return shape
 
-
-def _failed(result: Result, why: str) -> Result:
+def _failed(result: Result, why: str) -> None:
     result.status, result.error = "fail", why
-    return result
 
 
 def _dumped(schema: dict[str, Any]) -> str:
