@@ -32,6 +32,7 @@ from localhand.tools.fsio import (
     atomic_write_at,
     describe_binary,
     special_kind,
+    sync_files,
 )
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
 from localhand.tools.read_lines import numbered_lines
@@ -70,6 +71,8 @@ class FileTools:
         self.written: set[Path] = set()
         """The files ``_write`` wrote since the last ``take_written`` (absolute, symlinks
         resolved); a set, so that it stays small however long it goes untaken."""
+        self._unsynced: set[Path] = set()
+        """The files written since the last ``close``: synced then (``fsio``'s durability)."""
 
     def functions(self) -> list[Callable[..., Any]]:
         """The tools as bound methods, ready for ``ToolRegistry``."""
@@ -308,6 +311,11 @@ class FileTools:
                 return f"{message}. Did you mean '{self.workspace.relative(parent / close[0])}'?"
         return message
 
+    def close(self) -> None:
+        """Sync the files written so far to the disk (the end of a run: see ``fsio``)."""
+        unsynced, self._unsynced = self._unsynced, set()
+        sync_files(unsynced)
+
     def take_written(self) -> set[Path]:
         """The files written since the last call (absolute, symlinks resolved), and forget them."""
         written, self.written = self.written, set()
@@ -322,6 +330,7 @@ class FileTools:
         except OSError as error:
             raise ToolError(failure("write", rel, error)) from None
         self.written.add(target)
+        self._unsynced.add(target)
 
 
 def failure(verb: str, rel: str, error: OSError) -> str:
