@@ -1,6 +1,13 @@
 """Per-iteration overhead: what localhand adds to each loop iteration, first as a user runs it
 (``localhand run``), then broken down in process.
 
+**The headline** (``file_tool_iteration_beyond_bare_client_ms``, first in the JSON): the time
+an iteration with a file tool (read, write, edit, list, search) takes in ``localhand run``
+beyond what a bare client takes for the same request and the same file work, measured side by
+side in each round (``cli`` below: the median over the task's 22 file-tool iterations, then
+the median, min and max over ``--runs`` rounds). Target: ``TARGET_MS`` (2 ms);
+``meets_target`` compares the median with it. ``null`` with ``--no-cli``.
+
 **The command line** (``cli``, the headline). ``localhand run TASK --agentic --backend ollama
 --json`` is started as a user starts it (the console script, a fresh process, compiled modules
 cached as in an installed package, recording to its SQLite store in a temporary
@@ -103,6 +110,9 @@ from localhand.run.agent import Agent
 from localhand.run.guardrails import Limits
 from localhand.tools import ToolRegistry, default_tools
 from localhand.types import Reply, ToolCall
+
+TARGET_MS = 2.0
+"""What an iteration with a file tool may add to a bare client's (issue 37)."""
 
 
 class TimedTools:
@@ -512,9 +522,13 @@ def main(argv: list[str] | None = None) -> int:
     cpu_per_iter = [(r["cpu"] - r["tools_cpu"] - r["bare_cpu"]) / r["iterations"] for r in runs]
     loop_per_iter = [(s["wall"] - s["tools"]) / s["iterations"] for s in scripted]
     first = runs[0]
+    headline = cli["iteration_with_a_file_tool_ms"] if cli else None
     emit(
         {
             "benchmark": "overhead",
+            "file_tool_iteration_beyond_bare_client_ms": headline,
+            "target_ms": TARGET_MS,
+            "meets_target": headline["median"] <= TARGET_MS if headline else None,
             "machine": machine(),
             "load_average": os.getloadavg(),
             "cli": cli,
@@ -539,8 +553,6 @@ def main(argv: list[str] | None = None) -> int:
             "localhand_cpu_ms_per_iteration": summary([ms(x) for x in cpu_per_iter]),
             "ollama_client_extra_ms_per_request": summary([ms(x) for x in client_per_iter]),
             "loop_only_ms_per_iteration_scripted_model": summary([ms(x) for x in loop_per_iter]),
-            "target_ms_per_iteration": 2.0,
-            "meets_target": statistics.median(per_iter) * 1000 <= 2.0,
             "profile": str(args.profile) if args.profile else None,
         }
     )

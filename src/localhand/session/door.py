@@ -41,7 +41,6 @@ from localhand.safety.approval.approver import (
     declared_approver,
 )
 from localhand.session.approvals import AnnouncedApprover
-from localhand.session.plans import PlanRequest, run_plan_mode
 from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve
 from localhand.session.runner import checkpoint_hook, run_loop, sandbox_of
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel
     from localhand.plan.result import PlanResult
     from localhand.session.continuing import Continuation
+    from localhand.session.plans import PlanRequest
     from localhand.session.prepared import ToolWrapper
     from localhand.store import Store
 
@@ -237,6 +237,8 @@ class Session:
         )
         with sandbox_of(settings, self.warn):
             if self.plan is not None:
+                from localhand.session.plans import run_plan_mode  # plan mode only
+
                 return run_plan_mode(ready, self.plan)
             return run_loop(ready)
 
@@ -288,4 +290,6 @@ class Session:
 
 def _plan_of_task(task: Task) -> PlanRequest:
     """A plan task's request: its plan file (or plan data), else one drafted for it."""
+    from localhand.session.plans import PlanRequest  # plan mode only
+
     return PlanRequest(plan=Path(task.plan) if isinstance(task.plan, str) else task.plan)

@@ -23,7 +23,6 @@ from localhand.safety.approval.approver import (
     needs_approval,
 )
 from localhand.safety.approval.approver import refusal as refusal_message
-from localhand.safety.risk.types import Risk
 from localhand.tools.edits import replace_once
 from localhand.tools.fsio import (
     BINARY_SNIFF_BYTES,
@@ -288,6 +287,8 @@ class FileTools:
                 "is; if it really must change, make it writable with run_command first"
             )
         if ".git" in PurePosixPath(rel).parts:
+            from localhand.safety.risk.types import Risk  # the shell parser's too: only here
+
             risk = Risk(
                 "dangerous", (f"writes {rel} inside .git, where hooks and config run code",)
             )
