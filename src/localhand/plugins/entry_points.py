@@ -168,13 +168,14 @@ def _dist_folders() -> Iterator[str]:
             if package in seen:  # shadowed by the same package earlier on sys.path
                 continue
             seen.add(package)
-            folder = os.path.realpath(os.path.join(where, name))
+            folder = os.path.join(where, name)
             try:
                 with open(os.path.join(folder, "entry_points.txt"), "rb") as file:
-                    if _MARK in file.read():
-                        yield folder
+                    declares = _MARK in file.read()
             except OSError:
                 continue
+            if declares:  # resolved only then: a few hundred realpaths were half of the scan
+                yield os.path.realpath(folder)
 
 
 def _dist_name(folder: str) -> str:
