@@ -307,7 +307,8 @@ class OllamaModel(NetworkBackend):
         the window it will need, so that Ollama loads the model once, now, rather than again
         in the middle of the run, where a reload also throws away the prompt cache."""
         limit = self.context_limit
-        self._adopt_loaded_window(limit)
+        if self._num_ctx == 0:  # once a backend: a batch's tasks share it (and its window)
+            self._adopt_loaded_window(limit)
         with self._lock:
             self._num_ctx = max(self._num_ctx, self._window_for(tokens, limit))
             return self._num_ctx
