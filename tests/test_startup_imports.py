@@ -30,7 +30,7 @@ RUN_PATH = {
     *package("localhand", "_lazy", "_version", "cancel", "errors", "events", "nesting", "paths"),
     *package("localhand", "telemetry", "types"),  # telemetry: the switch; its spans stay off
     *package("localhand.cli", "args", "continuing", "jsonl", "run"),
-    *package("localhand.config", "files", "settings", "values", "workspace_keys"),
+    *package("localhand.config", "files", "options", "settings", "values", "workspace_keys"),
     *package("localhand.evidence", "answer_check", "baseline", "changes", "checkfiles"),
     *package("localhand.evidence", "checkguard", "gitstate", "hidden", "project_checks"),
     *package("localhand.evidence", "snapshot", "verify"),
@@ -79,8 +79,12 @@ to the next), except these: entry points are found by a scan that reads no packa
 (``plugins/entry_points.py``: entry_points() took ~50 ms a group), and logging is for a
 warning nobody passed a callback for."""
 
-# Parsing the command line loads the command line's own modules (whichever they are) and these.
-PARSING_PATH = {"localhand", "localhand._lazy", "localhand._version", "localhand.errors"}
+# Parsing the command line loads the command line's own modules (whichever they are) and these:
+# the model and server options are declared once, in config/options.py.
+PARSING_PATH = {
+    *package("localhand", "_lazy", "_version", "errors"),
+    *package("localhand.config", "options"),
+}
 # The top-level --help names the defaults of plan mode and the approval policy.
 HELP_PATH = {
     *PARSING_PATH,
