@@ -4,8 +4,10 @@
 **The headline** (``file_tool_iteration_beyond_bare_client_ms``, first in the JSON): the time
 an iteration with a file tool (read, write, edit, list, search) takes in ``localhand run``
 beyond what a bare client takes for the same request and the same file work, measured side by
-side in each round (``cli`` below: the median over the task's 22 file-tool iterations, then
-the median, min and max over ``--runs`` rounds). Target: ``TARGET_MS`` (2 ms);
+side in each round (``cli`` below: the mean over the task's 21 file-tool iterations after the
+first, 8 of them writes, then the median, min and max over ``--runs`` rounds; ``cli``'s
+``iteration_with_a_file_tool_ms`` is their median, which the reads decide, and
+``iteration_with_a_write_ms`` the writes' median). Target: ``TARGET_MS`` (2 ms);
 ``meets_target`` compares the median with it. ``null`` with ``--no-cli``.
 
 **The command line** (``cli``, the headline). ``localhand run TASK --agentic --backend ollama
@@ -231,6 +233,7 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "bench@localhost",
 }
 FILE_TOOLS = ("read_file", "write_file", "edit_file", "list_directory", "search_files")
+WRITES = ("write_file", "edit_file")
 
 
 def git_workspace(root: Path, trajectory: dict[str, Any]) -> Path:
@@ -407,6 +410,7 @@ def cli_section(
         )
         extra = [i - t - w for i, t, w in zip(run["intervals"], trips, work, strict=True)]
         files = [x for n, x in enumerate(extra[1 : len(tools)], 1) if tools[n] in FILE_TOOLS]
+        writes = [x for n, x in enumerate(extra[1 : len(tools)], 1) if tools[n] in WRITES]
         commands = [x for n, x in enumerate(extra[: len(tools)]) if tools[n] == "run_command"][1:]
         rows.append(
             {
@@ -423,6 +427,8 @@ def cli_section(
                 ),
                 "per_iteration": sum(extra) / len(extra),
                 "file_tool_iteration": statistics.median(files),
+                "file_tool_iteration_mean": statistics.fmean(files),
+                "write_iteration": statistics.median(writes),
                 "command_iteration": statistics.median(commands),
                 "first_tool_call": extra[0] - statistics.median(files),
                 "first_command": extra[first_command] - statistics.median(commands),
@@ -440,6 +446,8 @@ def cli_section(
         "recording to the store, commands in the default sandbox",
         "localhand_ms_per_iteration": med("per_iteration"),
         "iteration_with_a_file_tool_ms": med("file_tool_iteration"),
+        "iteration_with_a_file_tool_mean_ms": med("file_tool_iteration_mean"),
+        "iteration_with_a_write_ms": med("write_iteration"),
         "iteration_with_a_command_ms": med("command_iteration"),
         "first_tool_call_once_ms": med("first_tool_call"),
         "first_command_once_ms": med("first_command"),
@@ -522,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu_per_iter = [(r["cpu"] - r["tools_cpu"] - r["bare_cpu"]) / r["iterations"] for r in runs]
     loop_per_iter = [(s["wall"] - s["tools"]) / s["iterations"] for s in scripted]
     first = runs[0]
-    headline = cli["iteration_with_a_file_tool_ms"] if cli else None
+    headline = cli["iteration_with_a_file_tool_mean_ms"] if cli else None
     emit(
         {
             "benchmark": "overhead",
