@@ -16,6 +16,11 @@ request reaching the server.
   change tracker's first walk.
 - ``run_to_first_request``: the same in a workspace of one file, not a git repository (the
   figure of earlier editions: the least a start can cost).
+- ``cpu_to_first_request_ms``: the CPU time the ``localhand run`` process has used when it
+  opens its first connection (the interpreter's start included), read in the process by an
+  audit hook (``python -c``, the console script's ``main``), which then exits. On a machine
+  shared with other work the wall times above move with its load (on 2 cores at a load of 5
+  they double); this figure moves much less, so it is the one to compare two versions by.
 
 Python caches compiled modules (``__pycache__``); an installed package has them from the
 first run on. ``PYTHONDONTWRITEBYTECODE=1`` (set in some sandboxes, this one included) stops
@@ -92,6 +97,37 @@ def importtime(module: str, env: dict[str, str]) -> tuple[float | None, list[dic
     top = sorted((r for r in rows if r[2] != module), reverse=True)[:15]
     slowest = [{"module": name, "ms": round(cum / 1000, 1)} for cum, _, name in top]
     return (round(total / 1000, 1) if total else None), slowest
+
+
+CPU_AT_FIRST_CONNECT = """
+import os, sys, time
+def hook(event, args):
+    if event == "socket.connect":
+        print(time.process_time(), flush=True)
+        os._exit(0)
+sys.addaudithook(hook)
+sys.argv = ["localhand", *sys.argv[1:]]
+from localhand.cli import main
+main()
+"""
+
+
+def cpu_to_first_request(
+    server: FakeServer, backend: str, root: Path, env: dict[str, str], count: int
+) -> dict[str, float]:
+    """Median CPU milliseconds of ``localhand run`` up to its first connection (see the
+    module docstring), in a workspace of one file."""
+    workspace = root / f"ws-cpu-{backend}"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# demo\n")
+    command = [sys.executable, "-c", CPU_AT_FIRST_CONNECT, "run", "List the files.", "--agentic"]
+    command += ["--workspace", str(workspace), "--model", MODEL, "--host", server.url]
+    command += ["--backend", backend, "--json"]
+    seconds = []
+    for _ in range(count + 1):  # the first warms the page cache
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        seconds.append(float(done.stdout.split()[0]))
+    return summary([ms(x) for x in seconds[1:]])
 
 
 def localhand_command() -> list[str]:
@@ -222,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
                     },
                     "run_to_first_request": {
                         backend: startup(server, backend, root, env, args.runs)
+                        for backend in ("auto", "ollama")
+                    },
+                    "cpu_to_first_request_ms": {
+                        backend: cpu_to_first_request(server, backend, root, env, args.runs)
                         for backend in ("auto", "ollama")
                     },
                     "import": import_times(args.runs, env),

@@ -31,13 +31,14 @@ RUNNER = textwrap.dedent(
     workspace, db, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     sandbox = Sandbox(mode=os.environ.get("TEST_SANDBOX", "workspace-write"))
     if mode == "write":
-        real_fsync = os.fsync
+        real_fill = fsio._fill
 
-        def slow_fsync(fd):  # the new content is written; the kill lands before the rename
+        def slow_fill(fd, data, mode):  # the new content is written; the kill lands before
+            real_fill(fd, data, mode)  # the file is named
             open(os.path.join(workspace, "..", "writing"), "w").close()
             time.sleep(60)
 
-        fsio.os.fsync = slow_fsync
+        fsio._fill = slow_fill
         step = call("write_file", path="keep.txt", content="NEW " * 100_000)
     else:
         step = call("run_command", command=sys.argv[4], timeout_ms=120_000)

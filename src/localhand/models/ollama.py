@@ -45,7 +45,6 @@ same for both network backends: see ``models.transport``):
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -73,8 +72,6 @@ from localhand.profiles import Profile, profile_for, sampling_options, thinking_
 from localhand.types import Message, Reply
 
 __all__ = ["OllamaModel", "estimate_prompt_tokens"]
-
-_log = logging.getLogger("localhand")
 
 
 class OllamaModel(NetworkBackend):
@@ -135,7 +132,7 @@ class OllamaModel(NetworkBackend):
         given = connection_from(connection, host, settings)
         url = parse_host(given.host or os.getenv("OLLAMA_HOST"))
         self._wire = OllamaWire(url, model, host_given=given.host is not None)
-        self._warn = on_warning or _log.warning
+        self._warn = on_warning or _logged
         headers = request_headers(given.api_key or os.getenv("OLLAMA_API_KEY"))
         self.transport = Transport(url, headers, given, self._wire, warn=self._warn, sleep=sleep)
         self.think, self.keep_alive = think, keep_alive
@@ -310,7 +307,8 @@ class OllamaModel(NetworkBackend):
         the window it will need, so that Ollama loads the model once, now, rather than again
         in the middle of the run, where a reload also throws away the prompt cache."""
         limit = self.context_limit
-        self._adopt_loaded_window(limit)
+        if self._num_ctx == 0:  # once a backend: a batch's tasks share it (and its window)
+            self._adopt_loaded_window(limit)
         with self._lock:
             self._num_ctx = max(self._num_ctx, self._window_for(tokens, limit))
             return self._num_ctx
@@ -383,3 +381,10 @@ class OllamaModel(NetworkBackend):
         except ModelError:  # e.g. 404: chat will say so properly
             self._show_done = True
         return self._show
+
+
+def _logged(message: str) -> None:
+    """A warning of a model built without ``on_warning``, to the ``localhand`` logger."""
+    import logging  # only then: a run passes its own on_warning, and logging costs ~3 ms
+
+    logging.getLogger("localhand").warning(message)

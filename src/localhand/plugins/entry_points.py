@@ -33,7 +33,6 @@ a warning naming the package and what to do; the run goes on without it.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -47,7 +46,6 @@ TOOLS = "localhand.tools"
 PROFILES = "localhand.profiles"
 GROUPS = (TOOLS, PROFILES)
 
-_log = logging.getLogger("localhand")
 _MARK = b"[localhand."
 
 
@@ -67,7 +65,9 @@ class Plugin:
 
     def warn(self, problem: str) -> None:
         """Say that this plugin is left out, and what to do about it."""
-        _log.warning(
+        import logging  # only when a plugin is left out: not on the way to the first request
+
+        logging.getLogger("localhand").warning(
             "localhand: left out the %s plugin %r of the package %r: %s. Fix or upgrade the "
             "package, or uninstall it (pip uninstall %s).",
             self.entry_point.group,
@@ -168,13 +168,14 @@ def _dist_folders() -> Iterator[str]:
             if package in seen:  # shadowed by the same package earlier on sys.path
                 continue
             seen.add(package)
-            folder = os.path.realpath(os.path.join(where, name))
+            folder = os.path.join(where, name)
             try:
                 with open(os.path.join(folder, "entry_points.txt"), "rb") as file:
-                    if _MARK in file.read():
-                        yield folder
+                    declares = _MARK in file.read()
             except OSError:
                 continue
+            if declares:  # resolved only then: a few hundred realpaths were half of the scan
+                yield os.path.realpath(folder)
 
 
 def _dist_name(folder: str) -> str:

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus
 from localhand.safety.approval.approver import Approver, BaseApprover
-from localhand.safety.risk.classify import Risk
+
+if TYPE_CHECKING:
+    from localhand.safety.risk.classify import Risk
 
 
 class AnnouncedApprover(BaseApprover):

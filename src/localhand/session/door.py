@@ -45,7 +45,6 @@ from localhand.safety.approval.approver import (
 )
 from localhand.session.approvals import AnnouncedApprover
 from localhand.session.finish import finish
-from localhand.session.plans import PlanRequest, run_plan_mode
 from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve
 from localhand.session.runner import checkpoint_hook, run_loop, sandbox_of
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel
     from localhand.plan.result import PlanResult
     from localhand.session.continuing import Continuation
+    from localhand.session.plans import PlanRequest
     from localhand.session.prepared import ToolWrapper
     from localhand.store import Store
 
@@ -242,6 +242,8 @@ class Session:
         with sandbox_of(settings, self.warn):  # the finish too: its hooks run boxed
             if self.plan is None:
                 return finish(run_loop(ready), ready)
+            from localhand.session.plans import run_plan_mode  # plan mode only
+
             planned = run_plan_mode(ready, self.plan)  # a plan that never ran comes as it is
             return finish(planned, ready) if isinstance(planned, Outcome) else planned
 
@@ -293,4 +295,6 @@ class Session:
 
 def _plan_of_task(task: Task) -> PlanRequest:
     """A plan task's request: its plan file (or plan data), else one drafted for it."""
+    from localhand.session.plans import PlanRequest  # plan mode only
+
     return PlanRequest(plan=Path(task.plan) if isinstance(task.plan, str) else task.plan)

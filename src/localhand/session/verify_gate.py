@@ -17,7 +17,6 @@ from pathlib import Path
 
 from localhand.evidence.verify import Check, CommandCheck
 from localhand.safety.approval.approver import ApprovalPolicy, needs_approval
-from localhand.safety.risk.classify import classify
 from localhand.session.approvals import AnnouncedApprover
 from localhand.types import CheckResult
 
@@ -58,6 +57,8 @@ def gate_checks(
         if not isinstance(check, CommandCheck) or check in own:
             gated.append(check)
             continue
+        from localhand.safety.risk.classify import classify  # only for a command to gate
+
         risk = classify(check.command, workspace)
         if needs_approval(risk, policy):
             described = "verify command, run when the task ends"

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll
-from localhand.safety.risk.classify import Risk, RiskLevel, classify
 from localhand.tools.files import FileTools
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
 from localhand.tools.registry import Tool, ToolRegistry
 from localhand.tools.shell import CommandOutput, ShellTool, run_shell
 from localhand.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from localhand.safety.risk.classify import Risk, RiskLevel, classify
 
 
 def tool_functions(
@@ -80,6 +82,16 @@ def default_tools(
     from localhand.tools.plugins import plugin_tools
 
     return ToolRegistry([*registry, *plugin_tools(registry.names)])
+
+
+def __getattr__(name: str) -> Any:
+    """The risk classifier's names, loaded when asked for: the tools load it at their first
+    command, not on the way to a run's first request."""
+    if name in ("Risk", "RiskLevel", "classify"):
+        from localhand.safety.risk import classify as module
+
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -23,7 +23,6 @@ from localhand.safety.approval.approver import (
     needs_approval,
 )
 from localhand.safety.approval.approver import refusal as refusal_message
-from localhand.safety.risk.types import Risk
 from localhand.tools.edits import replace_once
 from localhand.tools.fsio import (
     BINARY_SNIFF_BYTES,
@@ -32,6 +31,7 @@ from localhand.tools.fsio import (
     atomic_write_at,
     describe_binary,
     special_kind,
+    sync_files,
 )
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
 from localhand.tools.read_lines import numbered_lines
@@ -70,6 +70,8 @@ class FileTools:
         self.written: set[Path] = set()
         """The files ``_write`` wrote since the last ``take_written`` (absolute, symlinks
         resolved); a set, so that it stays small however long it goes untaken."""
+        self._unsynced: set[Path] = set()
+        """The files written since the last ``close``: synced then (``fsio``'s durability)."""
 
     def functions(self) -> list[Callable[..., Any]]:
         """The tools as bound methods, ready for ``ToolRegistry``."""
@@ -285,6 +287,8 @@ class FileTools:
                 "is; if it really must change, make it writable with run_command first"
             )
         if ".git" in PurePosixPath(rel).parts:
+            from localhand.safety.risk.types import Risk  # the shell parser's too: only here
+
             risk = Risk(
                 "dangerous", (f"writes {rel} inside .git, where hooks and config run code",)
             )
@@ -308,6 +312,11 @@ class FileTools:
                 return f"{message}. Did you mean '{self.workspace.relative(parent / close[0])}'?"
         return message
 
+    def close(self) -> None:
+        """Sync the files written so far to the disk (the end of a run: see ``fsio``)."""
+        unsynced, self._unsynced = self._unsynced, set()
+        sync_files(unsynced)
+
     def take_written(self) -> set[Path]:
         """The files written since the last call (absolute, symlinks resolved), and forget them."""
         written, self.written = self.written, set()
@@ -322,6 +331,7 @@ class FileTools:
         except OSError as error:
             raise ToolError(failure("write", rel, error)) from None
         self.written.add(target)
+        self._unsynced.add(target)
 
 
 def failure(verb: str, rel: str, error: OSError) -> str:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ToolError
 from localhand.safety.approval.approver import (
@@ -36,7 +36,6 @@ from localhand.safety.approval.approver import refusal as refusal_message
 from localhand.safety.box.limits import NO_LIMITS, limited
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
 from localhand.safety.box.supervise import Supervised, network_isolation
-from localhand.safety.risk.classify import Risk, classify
 from localhand.safety.secrets.environment import QUIET_ENV, command_environment
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.headtail import HeadTail
@@ -44,6 +43,9 @@ from localhand.tools.limits import ToolLimits
 from localhand.tools.sandbox_notes import TMP_FULL, sandbox_note
 from localhand.tools.workspace import Workspace
 from localhand.types import ToolResult
+
+if TYPE_CHECKING:
+    from localhand.safety.risk.classify import Risk
 
 __all__ = ["QUIET_ENV", "CommandOutput", "ShellTool", "run_shell"]
 
@@ -286,6 +288,8 @@ class ShellTool:
             raise ToolError("command is empty")
         if "\0" in command:
             raise ToolError("command contains a NUL byte, which bash cannot take; remove it")
+        from localhand.safety.risk.classify import classify  # loaded by the first command
+
         risk = classify(command, self.workspace.root)
         refused = self.refusal(command, risk)
         if refused is not None:
@@ -358,6 +362,8 @@ class ShellTool:
     def refusal(self, command: str, risk: Risk | None = None) -> str | None:
         """Why ``command`` may not run (the tool result), or None when it may. ``risk``:
         the command's, when the caller has classified it already."""
+        from localhand.safety.risk.classify import classify  # loaded by the first command
+
         risk = risk or classify(command, self.workspace.root)
         if not needs_approval(risk, self.policy) or self.approver.approve(command, risk):
             return None
