@@ -196,37 +196,18 @@ def harmony_hits(scan: Scan) -> list[Hit]:
         name = text[name_start:end_of_name]
         arguments = arguments_of(loaded)
         if loaded is None or arguments is None or not name:
+            calls: list[RawCall] = []
             end = stop if not closed else body + len("<|message|>")
-            scan.keep(
-                hits,
-                Hit(
-                    start,
-                    end,
-                    "harmony",
-                    strict=True,
-                    priority=MARKUP,
-                    malformed=snippet(text, start, end),
-                    incomplete=not closed,
-                ),
-            )
-            pos = recipients.find(end)
-            continue
-        end = loaded.end
-        after = skip_space(text, end, len(text))
-        if text.startswith("<|call|>", after):
-            end = after + len("<|call|>")
-        scan.keep(
-            hits,
-            Hit(
-                start,
-                end,
-                "harmony",
-                [RawCall(name, arguments)],
-                strict=True,
-                priority=MARKUP,
-                incomplete=not closed,
-            ),
-        )
+        else:
+            calls = [RawCall(name, arguments)]
+            end = loaded.end
+            after = skip_space(text, end, len(text))
+            if text.startswith("<|call|>", after):
+                end = after + len("<|call|>")
+        hit = Hit(start, end, "harmony", calls, strict=True, priority=MARKUP, incomplete=not closed)
+        if not calls:
+            hit.malformed = snippet(text, start, end)
+        scan.keep(hits, hit)
         pos = recipients.find(end)
     return hits
 
