@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from localhand.profiles.formats import write_call
 from localhand.profiles.model import GENERIC, Profile, Sampling
 
 # Qwen3 model cards (e.g. huggingface.co/Qwen/Qwen3-8B, README "Best Practices"): "For thinking
@@ -34,7 +35,6 @@ _QWEN_CODER = Sampling(temperature=0.7, top_p=0.8, top_k=20, repeat_penalty=1.05
 # "Note 1"): "We recommend using a relatively low temperature, such as temperature=0.15."
 # Devstral is fine-tuned from Mistral Small 3.1 and its card's examples use the same 0.15.
 _MISTRAL = Sampling(temperature=0.15)
-_HERMES_CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "calc.py"}}\n</tool_call>'
 
 # What the families below share unless they say otherwise: a call the model wrote as text is
 # kept in the history as a native call (``text_call_history``), as their templates render it.
@@ -50,14 +50,9 @@ _HYBRID = replace(
     think_budget=2048,
 )
 # Mistral's families write [TOOL_CALLS]NAME[ARGS]{...} and need 9-character call ids.
-_MISTRAL_FAMILY = replace(
-    _FAMILY,
-    text_format="mistral",
-    call_example='[TOOL_CALLS]read_file[ARGS]{"path": "calc.py"}',
-    call_ids="mistral9",
-)
+_MISTRAL_FAMILY = replace(_FAMILY, text_format="mistral", call_ids="mistral9")
 
-PROFILES: tuple[Profile, ...] = (
+_FAMILIES = (
     replace(
         _HYBRID,
         name="deepseek-r1",
@@ -74,10 +69,6 @@ PROFILES: tuple[Profile, ...] = (
         # 0.5-0.7 (0.6 is recommended)"; its API guidance adds top-p 0.95.
         sampling=Sampling(temperature=0.6, top_p=0.95),
         text_format="deepseek",
-        call_example=(
-            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n"
-            '```json\n{"path": "calc.py"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
-        ),
         # The distills were not trained on tools; Ollama's deepseek-r1 has no tools capability.
         native_tools_ollama=False,
         native_tools_llama_server=True,
@@ -90,10 +81,6 @@ PROFILES: tuple[Profile, ...] = (
         patterns=(r"qwen3-coder",),
         sampling=_QWEN_CODER,
         text_format="qwen3_coder",
-        call_example=(
-            "<tool_call>\n<function=read_file>\n<parameter=path>\ncalc.py\n</parameter>\n"
-            "</function>\n</tool_call>"
-        ),
     ),
     replace(
         _FAMILY,
@@ -102,7 +89,6 @@ PROFILES: tuple[Profile, ...] = (
         patterns=(r"qwen2\.5-coder",),
         sampling=_QWEN_CODER,
         text_format="hermes",
-        call_example=_HERMES_CALL,
     ),
     replace(
         _HYBRID,
@@ -117,7 +103,6 @@ PROFILES: tuple[Profile, ...] = (
         sampling=_QWEN3_THINK,
         sampling_no_think=_QWEN3_PLAIN,
         text_format="hermes",
-        call_example=_HERMES_CALL,
     ),
     replace(
         _FAMILY,
@@ -135,10 +120,6 @@ PROFILES: tuple[Profile, ...] = (
         # sampling with temperature=1.0 and top_p=1.0."
         sampling=Sampling(temperature=1.0, top_p=1.0),
         text_format="harmony",
-        call_example=(
-            "<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>"
-            '{"path": "calc.py"}<|call|>'
-        ),
         think_budget=2048,
         # Text calls must become native (as for every family): the template raises on a tool
         # message after an assistant turn without tool_calls, and on <|channel|> markup in
@@ -178,7 +159,6 @@ PROFILES: tuple[Profile, ...] = (
         # "temperature": 0.6, "top_p": 0.9.
         sampling=Sampling(temperature=0.6, top_p=0.9),
         text_format="json",
-        call_example='{"name": "read_file", "parameters": {"path": "calc.py"}}',
         # The template takes one call per assistant turn ("This model only supports single
         # tool-calls at once!") and renders results as the ipython role: calls stay native.
     ),
@@ -194,7 +174,6 @@ PROFILES: tuple[Profile, ...] = (
         # Gemma 4 model card, "Best practices": temperature=1.0, top_p=0.95, top_k=64.
         sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
         text_format="gemma4",
-        call_example='<|tool_call>call:read_file{path:<|"|>calc.py<|"|>}<tool_call|>',
     ),
     replace(
         _FAMILY,
@@ -206,7 +185,6 @@ PROFILES: tuple[Profile, ...] = (
         sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
         # Google's Gemma 3 function-calling guide: calls as Python in a ```tool_code fence.
         text_format="pythonic",
-        call_example='```tool_code\nread_file(path="calc.py")\n```',
         # Ollama refuses tools for gemma3 ("does not support tools"); the template has no tool
         # role and raises unless user and model turns alternate.
         native_tools_ollama=False,
@@ -221,7 +199,6 @@ PROFILES: tuple[Profile, ...] = (
         patterns=(r"granite-?4",),
         # The granite-4.0 template asks for <tool_call>{json}</tool_call> and renders calls so.
         text_format="hermes",
-        call_example=_HERMES_CALL,
     ),
     replace(
         _HYBRID,
@@ -233,7 +210,6 @@ PROFILES: tuple[Profile, ...] = (
         template_switch="thinking",
         # The model cards recommend no sampling: the server's defaults apply.
         text_format="tool_call_token",
-        call_example='<|tool_call|>[{"name": "read_file", "arguments": {"path": "calc.py"}}]',
         # Its template renders no tool_calls: a call stored natively would vanish.
         text_call_history="as_text",
     ),
@@ -245,9 +221,6 @@ PROFILES: tuple[Profile, ...] = (
         # The Phi-4-mini card shows greedy decoding in its example and recommends nothing
         # else: the server's defaults apply.
         text_format="phi4",
-        call_example=(
-            '<|tool_call|>{"name": "read_file", "arguments": {"path": "calc.py"}}<|/tool_call|>'
-        ),
     ),
     replace(
         _HYBRID,
@@ -259,9 +232,18 @@ PROFILES: tuple[Profile, ...] = (
         reasoning_return="current_turn",
         # The GLM-4.5 README recommends no sampling: the server's defaults apply.
         text_format="glm",
-        call_example="<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>calc.py</arg_value>\n</tool_call>",
     ),
 )
+
+
+def _with_example(family: Profile) -> Profile:
+    """``family`` with the prompt's example call (``call_example``) written as the family
+    writes calls (``profiles.formats``), so that the two cannot disagree."""
+    example = write_call(family.text_format, "read_file", {"path": "calc.py"})
+    return replace(family, call_example=example)
+
+
+PROFILES: tuple[Profile, ...] = tuple(_with_example(family) for family in _FAMILIES)
 """Most specific first: the first profile with a pattern found in the name applies."""
 
 JSON_CALLS = replace(
