@@ -101,11 +101,6 @@ def server() -> Iterator[Server]:
 
 
 @pytest.fixture
-def warnings() -> list[str]:
-    return []
-
-
-@pytest.fixture
 def model(server: Server, warnings: list[str]) -> Iterator[OpenAICompatModel]:
     with OpenAICompatModel(
         "tiny",

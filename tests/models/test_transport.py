@@ -38,11 +38,6 @@ Make = Callable[..., Transport]
 
 
 @pytest.fixture
-def warnings() -> list[str]:
-    return []
-
-
-@pytest.fixture
 def sleeps() -> list[float]:
     """The backoff's sleeps, recorded instead of slept."""
     return []
@@ -68,12 +63,6 @@ def make(warnings: list[str], sleeps: list[float]) -> Iterator[Make]:
     yield build
     for transport in built:
         transport.close()
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
 
 
 def free_port() -> int:
