@@ -26,6 +26,7 @@ from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.testing import FakeOllama, Fault
 from localhand.types import Prefill
+from workspaces import NOTES, workspace_with
 
 QUESTION = "Explain what this workspace is for"
 ANSWER = "It holds the notes for the next release: three items, tests first."
@@ -34,10 +35,7 @@ SIMPLE = route(QUESTION).to_dict()
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "notes.md").write_text("1. tests\n2. docs\n3. tag\n")
-    return ws
+    return workspace_with(tmp_path / "ws", {"notes.md": NOTES})
 
 
 class Run:

@@ -21,18 +21,6 @@ from localhand.tools.fsio import open_regular
 from localhand.types import ToolCall
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def tools(root: Path) -> FileTools:
-    return FileTools(Workspace(root))
-
-
 def small(root: Path, **limits: int) -> FileTools:
     return FileTools(Workspace(root), ToolLimits(**limits))
 
