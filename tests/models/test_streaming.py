@@ -356,17 +356,22 @@ def read_until(proc: subprocess.Popen[bytes], text: str, seconds: float = 30) ->
     return seen.decode()
 
 
+def answering(workspace: Path, server: FakeOllama) -> subprocess.Popen[bytes]:
+    """``localhand run QUESTION`` on ``server``, started: its output is read as it comes."""
+    return subprocess.Popen(
+        command(QUESTION, "--workspace", str(workspace)),
+        env=environment(server.url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="select on pipes")
 def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
     item = {"content": "first second third fourth", "chunk_delay": 0.7}
     with FakeOllama([item]) as server:
-        proc = subprocess.Popen(
-            command(QUESTION, "--workspace", str(workspace)),
-            env=environment(server.url),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = answering(workspace, server)
         try:
             early = read_until(proc, "first")
             assert proc.poll() is None  # still streaming
@@ -385,13 +390,7 @@ def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
 def test_ctrl_c_mid_stream_ends_cleanly_as_cancelled(workspace: Path) -> None:
     item = {"content": "first second third", "chunk_delay": 30}
     with FakeOllama([item]) as server:
-        proc = subprocess.Popen(
-            command(QUESTION, "--workspace", str(workspace)),
-            env=environment(server.url),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = answering(workspace, server)
         try:
             early = read_until(proc, "first")
             proc.send_signal(signal.SIGINT)
