@@ -12,8 +12,5 @@ import pytest
 def terminal() -> Iterator[tuple[int, str]]:
     """A pseudo-terminal: (the person's side, the device localhand asks on)."""
     person, device = os.openpty()
-    try:
+    with os.fdopen(person, "rb", 0), os.fdopen(device, "rb", 0):  # closes both ends after
         yield person, os.ttyname(device)
-    finally:
-        os.close(person)
-        os.close(device)
