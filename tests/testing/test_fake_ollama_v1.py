@@ -109,44 +109,27 @@ def test_history_is_translated_to_native_messages(fake: FakeOllama, http: httpx.
     assert native["think"] is False
 
 
+def calling_with(arguments: Any) -> dict[str, Any]:
+    """A request body whose one message is an assistant's call of read_file with ``arguments``
+    as they stand in the JSON (the OpenAI wire wants a string holding JSON)."""
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": arguments},
+    }
+    return {"messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
         (
-            {
-                "messages": [
-                    {
-                        "role": "assistant",
-                        "content": "",
-                        "tool_calls": [
-                            {
-                                "id": "c",
-                                "type": "function",
-                                "function": {"name": "read_file", "arguments": {"path": "a"}},
-                            }
-                        ],
-                    }
-                ]
-            },
+            calling_with({"path": "a"}),
             "json: cannot unmarshal object into Go struct field "
             "ToolCall.messages.tool_calls.function.arguments of type string",
         ),
         (
-            {
-                "messages": [
-                    {
-                        "role": "assistant",
-                        "content": "",
-                        "tool_calls": [
-                            {
-                                "id": "c",
-                                "type": "function",
-                                "function": {"name": "read_file", "arguments": "{not json"},
-                            }
-                        ],
-                    }
-                ]
-            },
+            calling_with("{not json"),
             "invalid tool call arguments",
         ),
         ({"messages": []}, "[] is too short - 'messages'"),
