@@ -20,6 +20,7 @@ import optional_deps
 from dashboard_helpers import served_dashboard, start_task, tool_call
 from localhand.dashboard import start_dashboard
 from localhand.store import Store
+from workspaces import workspace_with
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
 pytest_plugins = ("dashboard_helpers",)  # the browser and page fixtures
@@ -114,12 +115,16 @@ def test_a_simple_task_streams_its_answer_into_the_run_view(
         expect(page.locator("tr.note.other")).to_have_count(0)  # deltas are not rows
 
 
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """An empty ``victim/`` in the workspace ``ws``: what the model's ``rm -rf *`` deletes."""
+    return workspace_with(tmp_path / "ws" / "victim", {})
+
+
 def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
-    page: Page, store: Store, tmp_path: Path
+    page: Page, store: Store, tmp_path: Path, victim: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    victim = workspace / "victim"
-    victim.mkdir(parents=True)
+    workspace = victim.parent
     # Dangerous (it deletes the whole workspace), and inside what the command sandbox allows.
     command = "rm -rf *  # <b>model output</b>"
     script = [tool_call("run_command", command=command), "Removed everything."]
@@ -146,11 +151,9 @@ def test_a_command_waiting_for_approval_is_approved_from_the_timeline(
 
 
 def test_a_command_denied_with_a_reason_tells_the_model_why(
-    page: Page, store: Store, tmp_path: Path
+    page: Page, store: Store, tmp_path: Path, victim: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    victim = workspace / "victim"
-    victim.mkdir(parents=True)
+    workspace = victim.parent
     script = [tool_call("run_command", command="rm -rf *"), "Kept everything."]
     with served_dashboard(store, script, [tmp_path]) as (server, ollama):
         page.goto(server.url)
