@@ -347,24 +347,28 @@ def test_first_request_timeout_is_separate(warnings: list[str], make: Make) -> N
     assert "0.2 s" in str(caught.value)
 
 
+def timed_out(fake: FakeOllama, ask: Callable[[], object]) -> tuple[str, float]:
+    """``ask()`` of a server that hangs: the ModelTimeout's message, and how long it took."""
+    fake.add(Fault.hang(30))
+    start = time.monotonic()
+    with pytest.raises(ModelTimeout) as caught:
+        ask()
+    return str(caught.value), time.monotonic() - start
+
+
 def test_a_hung_first_request_times_out_quickly(
     fake: FakeOllama, warnings: list[str], make: Make
 ) -> None:
-    fake.add(Fault.hang(30))
-    start = time.monotonic()
-    with pytest.raises(ModelTimeout, match="first_request_timeout"):
-        make(fake, first_request_timeout=0.3).chat(USER)
-    assert time.monotonic() - start < 3
+    message, took = timed_out(fake, lambda: make(fake, first_request_timeout=0.3).chat(USER))
+    assert "first_request_timeout" in message and took < 3
 
 
 def test_the_task_deadline_caps_the_request(
     fake: FakeOllama, warnings: list[str], make: Make
 ) -> None:
-    fake.add(Fault.hang(30))
-    start = time.monotonic()
-    with pytest.raises(ModelTimeout, match="--timeout"):
-        make(fake).chat(USER, options=ChatOptions(timeout=0.3))
-    assert time.monotonic() - start < 3
+    options = ChatOptions(timeout=0.3)
+    message, took = timed_out(fake, lambda: make(fake).chat(USER, options=options))
+    assert "--timeout" in message and took < 3
 
 
 # -- discovery ---------------------------------------------------------------------------------
