@@ -5,9 +5,14 @@ PYTEST_DONT_REWRITE: a helper module; it asserts nothing."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
+
+from localhand.errors import ModelTimeout
+from localhand.models.base import StreamChunk
 from localhand.testing import FakeOllama
 
 
@@ -54,3 +59,13 @@ def building(backend: Callable[..., Any], warnings: list[str]) -> Iterator[Calla
     yield build
     for made in built:
         made.close()
+
+
+def went_quiet(stream: Iterator[StreamChunk]) -> tuple[str, str, float]:
+    """A stream read until its idle limit ends it: the first delta's text, the ModelTimeout's
+    message, and the seconds from the first read to that error."""
+    started = time.monotonic()
+    first = next(stream).content
+    with pytest.raises(ModelTimeout) as caught:
+        next(stream)
+    return first, str(caught.value), time.monotonic() - started
