@@ -37,6 +37,7 @@ from typing import Any, Literal
 from jinja2.exceptions import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from backend_helpers import function_tool
 from localhand import Agent
 from localhand.models._openai_wire import to_openai_messages
 from localhand.models.scripted import ScriptedModel
@@ -211,16 +212,7 @@ def _probe_object_arguments(source: str) -> bool:
         {"role": "assistant", "content": "", "tool_calls": [call]},
         {"role": "tool", "content": "Tool response", "tool_call_id": "call00001"},
     ]
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "tool1",
-                "description": "d",
-                "parameters": {"type": "object", "properties": {"arg": {"type": "string"}}},
-            },
-        }
-    ]
+    tools = [function_tool("tool1", "d", "arg")]
     try:
         return "argument_needle" in _render(source, probe, tools, {})
     except (TemplateError, TypeError):

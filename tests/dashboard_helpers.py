@@ -7,7 +7,9 @@ PYTEST_DONT_REWRITE: imported before pytest registers it as that plugin, and it 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +17,11 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
+from localhand.config.settings import Settings
+from localhand.dashboard import start_dashboard
 from localhand.dashboard.server import DashboardServer
+from localhand.store import Store
+from localhand.testing import FakeOllama
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -37,6 +43,37 @@ def auth(server: DashboardServer) -> dict[str, str]:
 def client(server: DashboardServer, **kwargs: Any) -> httpx.Client:
     """An HTTP client for ``server``'s API (paths relative to it: ``client.get("api/runs")``)."""
     return httpx.Client(base_url=server.base_url, headers=auth(server), timeout=20, **kwargs)
+
+
+def dashboard_for(
+    store: Store, ollama: FakeOllama, roots: list[Path], **settings: Any
+) -> DashboardServer:
+    """A dashboard on a free port over ``store``, running tasks on ``ollama``'s ``qwen3:8b``,
+    in workspaces under ``roots``."""
+    chosen = Settings(model="qwen3:8b", host=ollama.url, **settings)
+    return start_dashboard(store, port=0, settings=chosen, workspaces=roots)
+
+
+@contextmanager
+def served_dashboard(
+    store: Store, script: Iterable[Any], roots: list[Path], *, latency: float = 0.0, **settings: Any
+) -> Iterator[tuple[DashboardServer, FakeOllama]]:
+    """``dashboard_for`` a fake ``qwen3:8b`` that answers with ``script``, and that fake."""
+    with (
+        FakeOllama(script=script, models={"qwen3:8b": {}}, latency=latency) as ollama,
+        dashboard_for(store, ollama, roots, **settings) as server,
+    ):
+        yield server, ollama
+
+
+def finished(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The run's events once it has ended."""
+    deadline = time.monotonic() + 20
+    while store.run(run_id).status == "running":
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"run {run_id} did not end in 20 s")
+        time.sleep(0.05)
+    return [event.to_dict() for event in store.events(run_id)]
 
 
 def ws_url(server: DashboardServer, path: str) -> str:

@@ -1,5 +1,6 @@
 """Shared by the plan executor tests: a scripted brain's replies, a fast fake shell, a runner
-that records every event."""
+that records every event, and an approver that records what it was asked (run mode's approval
+tests take it too)."""
 
 from __future__ import annotations
 

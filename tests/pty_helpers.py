@@ -23,6 +23,18 @@ from pathlib import Path
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 
 
+def shown_on(person: int) -> bytes:
+    """What a pseudo-terminal showed, read from the person's side ``person`` until it has been
+    quiet for 0.2 s."""
+    out = b""
+    while select.select([person], [], [], 0.2)[0]:
+        chunk = os.read(person, 65536)
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
 class Terminal:
     """``localhand ARGS`` in a pseudo-terminal ``columns`` wide; ``output`` is what it wrote
     (escape sequences kept), ``plain()`` the same without them."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,6 +159,23 @@ def test_nothing_is_read_from_the_current_directory(
     assert [p.name for p in plugins.plugins(plugins.TOOLS)] == ["word_count"]
 
 
+def run_with_plugins(
+    site: Path, script: list[Any], task: str, workspace: Path, *options: str, cwd: Path
+) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
+    """``localhand run TASK`` with the packages in ``site`` on its path, on a fake ``qwen3:8b``
+    that answers ``script``: how it ended, and the chat requests the fake was sent."""
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join([src, str(site)])}
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        env["OLLAMA_HOST"] = server.url
+        done = localhand(
+            *("run", task, "--workspace", str(workspace), "--model", "qwen3:8b", *options),
+            cwd=cwd,
+            env=env,
+        )
+        return done, [r for r in server.requests if r.path == "/api/chat"]
+
+
 def test_the_command_line_offers_plugins_and_warns_without_a_traceback(
     install: Install, tmp_path: Path
 ) -> None:
@@ -168,17 +187,9 @@ def test_the_command_line_offers_plugins_and_warns_without_a_traceback(
     workspace.mkdir()
     call = {"function": {"name": "word_count", "arguments": {"text": "a b c d"}}}
     script = [{"content": "", "tool_calls": [call]}, {"content": "It has 4 words."}]
-    src = str(Path(__file__).resolve().parents[1] / "src")
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join([src, str(site)])}
-    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
-        env["OLLAMA_HOST"] = server.url
-        done = localhand(
-            *("run", "Count the words in 'a b c d'.", "--workspace", str(workspace)),
-            *("--model", "qwen3:8b", "--json"),
-            cwd=tmp_path,
-            env=env,
-        )
-        chats = [r for r in server.requests if r.path == "/api/chat"]
+    done, chats = run_with_plugins(
+        site, script, "Count the words in 'a b c d'.", workspace, "--json", cwd=tmp_path
+    )
     assert done.returncode == 3, done.stderr  # unverified: the task gave no check
     offered = {t["function"]["name"] for t in chats[0].body["tools"]}
     assert "word_count" in offered and "b" not in offered
@@ -206,16 +217,7 @@ def test_a_plugin_installed_inside_the_workspace_is_never_loaded(tmp_path: Path)
         "[localhand.tools]\nword_count = lh_planted:word_count\n"
     )
     script = [{"content": "Nothing to do."}]
-    src = str(Path(__file__).resolve().parents[1] / "src")
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join([src, str(site)])}
-    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
-        env["OLLAMA_HOST"] = server.url
-        done = localhand(
-            *("run", "Say hello.", "--workspace", str(workspace), "--model", "qwen3:8b"),
-            cwd=tmp_path,
-            env=env,
-        )
-        chats = [r for r in server.requests if r.path == "/api/chat"]
+    done, chats = run_with_plugins(site, script, "Say hello.", workspace, cwd=tmp_path)
     assert chats, done.stderr
     assert "word_count" not in {t["function"]["name"] for t in chats[0].body["tools"]}
     assert not planted.exists(), "the planted plugin's code ran in localhand's process"

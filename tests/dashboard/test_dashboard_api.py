@@ -64,24 +64,6 @@ def ollama(gate: threading.Event) -> Iterator[FakeOllama]:
         yield server
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "runs.db")
-
-
-@pytest.fixture
-def dashboard(store: Store, ollama: FakeOllama, tmp_path: Path) -> Iterator[DashboardServer]:
-    settings = Settings(model="qwen3:8b", host=ollama.url)
-    with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-        yield server
-
-
-@pytest.fixture
-def http(dashboard: DashboardServer) -> Iterator[httpx.Client]:
-    with client(dashboard) as api:
-        yield api
-
-
 def receive_until(ws: ClientConnection, stop: str) -> list[dict[str, Any]]:
     messages = []
     while True:

@@ -14,10 +14,9 @@ import httpx
 import pytest
 from rich.console import Console
 
-from dashboard_helpers import client
+from dashboard_helpers import client, dashboard_for, finished
 from localhand.cli.view import TerminalView
 from localhand.config.settings import Settings
-from localhand.dashboard import start_dashboard
 from localhand.dashboard.approvals import PageApprovals, PageApprover
 from localhand.dashboard.server import DashboardServer
 from localhand.events import ApprovalDecided, EventBus, EventLog
@@ -149,24 +148,6 @@ def ollama() -> Iterator[FakeOllama]:
         yield server
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "runs.db")
-
-
-@pytest.fixture
-def dashboard(store: Store, ollama: FakeOllama, tmp_path: Path) -> Iterator[DashboardServer]:
-    settings = Settings(model="qwen3:8b", host=ollama.url)
-    with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-        yield server
-
-
-@pytest.fixture
-def http(dashboard: DashboardServer) -> Iterator[httpx.Client]:
-    with client(dashboard) as api:
-        yield api
-
-
 def start_and_wait_for_approval(server: DashboardServer, workspace: Path) -> tuple[str, dict]:
     api = client(server)
     started = api.post(
@@ -187,15 +168,6 @@ def start_and_wait_for_approval(server: DashboardServer, workspace: Path) -> tup
             return run_id, request
         assert time.monotonic() < deadline, "the run never asked for approval"
         time.sleep(0.05)
-
-
-def finished(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """The run's events once it has ended."""
-    deadline = time.monotonic() + 20
-    while store.run(run_id).status == "running":
-        assert time.monotonic() < deadline, "the run did not end"
-        time.sleep(0.05)
-    return [event.to_dict() for event in store.events(run_id)]
 
 
 def test_a_command_approved_on_the_page_runs(
@@ -297,8 +269,7 @@ def test_other_sites_and_token_less_clients_cannot_answer_approvals(
 def test_stopping_the_dashboard_refuses_what_waits(
     store: Store, ollama: FakeOllama, victim: Path, tmp_path: Path
 ) -> None:
-    settings = Settings(model="qwen3:8b", host=ollama.url)
-    server = start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path])
+    server = dashboard_for(store, ollama, [tmp_path])
     try:
         run_id, _ = start_and_wait_for_approval(server, victim.parent)
     finally:

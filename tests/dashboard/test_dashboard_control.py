@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
-from dashboard_helpers import client, tool_call
+from dashboard_helpers import client, served_dashboard, tool_call
 from localhand.cancel import request_file
 from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.launcher import Launcher, StartRequest
 from localhand.session.door import Session
 from localhand.store import Store
-from localhand.testing import FakeOllama
 
 
 def approval(kind: str, **fields: Any) -> dict[str, Any]:
@@ -33,11 +32,6 @@ def a_dead_pid() -> int:
     child = subprocess.Popen(["true"])
     child.wait()
     return child.pid
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "runs.db")
 
 
 def test_unanswered_approvals_are_counted_per_running_run_whoever_asked(store: Store) -> None:
@@ -113,21 +107,18 @@ def test_stop_refuses_what_a_page_run_waits_for_so_it_ends_at_once(
     workspace = tmp_path / "ws"
     (workspace / "victim").mkdir(parents=True)
     script = [tool_call("run_command", command="rm -rf *"), "Removed it."]
-    with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
-        settings = Settings(model="qwen3:8b", host=ollama.url)
-        dashboard = start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path])
-        with dashboard as server, client(server) as api:
-            body = {"description": "Clean up", "workspace": str(workspace), "agentic": True}
-            run_id = api.post("api/runs", json=body).json()["run_id"]
-            deadline = time.monotonic() + 20
-            while not api.get("api/approvals").json()["approvals"]:
-                assert time.monotonic() < deadline, "the command never waited for the page"
-                time.sleep(0.1)
-            assert api.post(f"api/runs/{run_id}/cancel").status_code == 200
-            deadline = time.monotonic() + 10  # well before the 5-minute approval timeout
-            while store.run(run_id).status == "running":
-                assert time.monotonic() < deadline, "the stopped run still waits"
-                time.sleep(0.1)
+    with served_dashboard(store, script, [tmp_path]) as (server, _), client(server) as api:
+        body = {"description": "Clean up", "workspace": str(workspace), "agentic": True}
+        run_id = api.post("api/runs", json=body).json()["run_id"]
+        deadline = time.monotonic() + 20
+        while not api.get("api/approvals").json()["approvals"]:
+            assert time.monotonic() < deadline, "the command never waited for the page"
+            time.sleep(0.1)
+        assert api.post(f"api/runs/{run_id}/cancel").status_code == 200
+        deadline = time.monotonic() + 10  # well before the 5-minute approval timeout
+        while store.run(run_id).status == "running":
+            assert time.monotonic() < deadline, "the stopped run still waits"
+            time.sleep(0.1)
     run = store.run(run_id)
     assert (run.status, run.termination_reason) == ("fail", "cancelled")
     decided = [e.data for e in store.events(run_id, types=("approval_decided",))]

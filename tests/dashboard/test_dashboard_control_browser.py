@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import optional_deps
-from dashboard_helpers import start_task, tool_call
+from dashboard_helpers import served_dashboard, start_task, tool_call
 from localhand import run_plan
 from localhand.config.settings import Settings
 from localhand.dashboard import start_dashboard
@@ -118,96 +118,86 @@ def test_stop_on_the_runs_list_cancels_a_cli_run_in_another_process(
 
 
 def test_stop_in_the_live_view_cancels_a_run_started_from_the_page(
-    page: Page, tmp_path: Path, home: Path
+    page: Page, tmp_path: Path, store: Store, home: Path
 ) -> None:
-    store = Store(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     script = slow_reader(workspace)
-    with FakeOllama(script=script, models={"qwen3:8b": {}}, latency=0.5) as ollama:
-        settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-            page.goto(server.url)
-            expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
-            start_task(page, "Read every file, one by one", workspace, mode="agentic")
-            expect(page.locator("tr.tool-row")).not_to_have_count(0)
-            stop = page.locator("#run-stop")
-            expect(stop).to_be_visible()
-            stop.click()
-            expect(page.locator("#run-stop-state")).to_contain_text(
-                "stopped: the run ended cancelled", timeout=20_000
-            )
-            expect(stop).to_have_text("Stopped")
-            expect(stop).to_be_disabled()
-            expect(page.locator("#stat-reason")).to_have_text("cancelled")
-            expect(page.locator("#result-fields")).to_contain_text("cancelled")
-            done = page.locator("tr.tool-row").count()
+    with served_dashboard(store, script, [tmp_path], latency=0.5) as (server, _):
+        page.goto(server.url)
+        expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
+        start_task(page, "Read every file, one by one", workspace, mode="agentic")
+        expect(page.locator("tr.tool-row")).not_to_have_count(0)
+        stop = page.locator("#run-stop")
+        expect(stop).to_be_visible()
+        stop.click()
+        expect(page.locator("#run-stop-state")).to_contain_text(
+            "stopped: the run ended cancelled", timeout=20_000
+        )
+        expect(stop).to_have_text("Stopped")
+        expect(stop).to_be_disabled()
+        expect(page.locator("#stat-reason")).to_have_text("cancelled")
+        expect(page.locator("#result-fields")).to_contain_text("cancelled")
+        done = page.locator("tr.tool-row").count()
     assert 0 < done < READS
     (run,) = store.runs()
     assert (run.status, run.termination_reason) == ("fail", "cancelled")
 
 
 def test_an_approval_waiting_shows_on_the_runs_list_and_in_the_title(
-    page: Page, tmp_path: Path
+    page: Page, tmp_path: Path, store: Store
 ) -> None:
-    store = Store(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     (workspace / "victim").mkdir(parents=True)
     script = [tool_call("run_command", command="rm -rf *"), "Removed it."]
-    with FakeOllama(script=script, models={"qwen3:8b": {}}) as ollama:
-        settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-            page.goto(server.url)
-            expect(page).to_have_title("localhand")
-            start_task(page, "Remove the victim directory", workspace, mode="agentic")
-            expect(page.locator("tr.note.approval button.approve")).to_be_visible()
-            expect(page).to_have_title("(1) localhand")  # on the run view too, unreloaded
+    with served_dashboard(store, script, [tmp_path]) as (server, _):
+        page.goto(server.url)
+        expect(page).to_have_title("localhand")
+        start_task(page, "Remove the victim directory", workspace, mode="agentic")
+        expect(page.locator("tr.note.approval button.approve")).to_be_visible()
+        expect(page).to_have_title("(1) localhand")  # on the run view too, unreloaded
 
-            page.click("text=All runs")
-            row = page.locator("#runs-body tr").first
-            expect(row.locator(".pill")).to_have_text("waiting for you")
-            expect(row).to_contain_text("1 approval")
-            expect(row).not_to_contain_text("running")
-            expect(page).to_have_title("(1) localhand")
+        page.click("text=All runs")
+        row = page.locator("#runs-body tr").first
+        expect(row.locator(".pill")).to_have_text("waiting for you")
+        expect(row).to_contain_text("1 approval")
+        expect(row).not_to_contain_text("running")
+        expect(page).to_have_title("(1) localhand")
 
-            row.locator("td").first.click()
-            page.locator("tr.note.approval button.approve").click()
-            expect(page.locator("#run-status")).to_have_text("unverified")
-            expect(page).to_have_title("localhand")
-            page.click("text=All runs")
-            expect(page.locator("#runs-body tr").first.locator(".pill")).to_have_text("unverified")
+        row.locator("td").first.click()
+        page.locator("tr.note.approval button.approve").click()
+        expect(page.locator("#run-status")).to_have_text("unverified")
+        expect(page).to_have_title("localhand")
+        page.click("text=All runs")
+        expect(page.locator("#runs-body tr").first.locator(".pill")).to_have_text("unverified")
     assert not (workspace / "victim").exists()
 
 
 def test_a_run_that_fails_before_its_first_request_ends_its_badge(
-    page: Page, tmp_path: Path
+    page: Page, tmp_path: Path, store: Store
 ) -> None:
-    store = Store(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    with FakeOllama(script=["unused"], models={"qwen3:8b": {}}) as ollama:
-        settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-            page.goto(server.url)
-            expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
-            page.fill("input[name=model]", "no-such-model:1b")
-            start_task(page, "Explain the workspace", workspace, mode="agentic")
-            expect(page.locator("#run-status")).to_have_text("error")
-            expect(page.locator("#result-fields")).to_contain_text("no-such-model:1b")
-            expect(page.locator("#run-stop")).to_be_hidden()
-            page.click("text=All runs")
-            row = page.locator("#runs-body tr").first
-            expect(row.locator(".pill")).to_have_text("error")
-            expect(row.locator("button.stop")).to_have_count(0)
-            assert ollama.chat_requests == []
+    with served_dashboard(store, ["unused"], [tmp_path]) as (server, ollama):
+        page.goto(server.url)
+        expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
+        page.fill("input[name=model]", "no-such-model:1b")
+        start_task(page, "Explain the workspace", workspace, mode="agentic")
+        expect(page.locator("#run-status")).to_have_text("error")
+        expect(page.locator("#result-fields")).to_contain_text("no-such-model:1b")
+        expect(page.locator("#run-stop")).to_be_hidden()
+        page.click("text=All runs")
+        row = page.locator("#runs-body tr").first
+        expect(row.locator(".pill")).to_have_text("error")
+        expect(row.locator("button.stop")).to_have_count(0)
+        assert ollama.chat_requests == []
 
 
 def test_an_answer_about_the_run_that_arrives_after_its_end_does_not_revive_it(
-    page: Page, tmp_path: Path
+    page: Page, tmp_path: Path, store: Store
 ) -> None:
     """The run page asks for the run and opens its stream at once. A run that fails at once can
     end on the stream before that answer arrives, and the answer, taken while it ran, says
     ``running``: it is stale, and the badge keeps how the run ended (CI once saw it revert)."""
-    store = Store(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     workspace.mkdir()
 
@@ -219,16 +209,14 @@ def test_an_answer_about_the_run_that_arrives_after_its_end_does_not_revive_it(
         route.fulfill(response=answer, json=body)
 
     page.route(re.compile(r"/api/runs/[^/?]+\?events=false$"), late_and_running)
-    with FakeOllama(script=["unused"], models={"qwen3:8b": {}}) as ollama:
-        settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-            page.goto(server.url)
-            page.fill("input[name=model]", "no-such-model:1b")
-            start_task(page, "Explain the workspace", workspace, mode="agentic")
-            expect(page.locator("#run-status")).to_have_text("error")
-            page.wait_for_timeout(2500)  # the stale answer has arrived by now
-            expect(page.locator("#run-status")).to_have_text("error")
-            expect(page.locator("#run-stop")).to_be_hidden()
+    with served_dashboard(store, ["unused"], [tmp_path]) as (server, _):
+        page.goto(server.url)
+        page.fill("input[name=model]", "no-such-model:1b")
+        start_task(page, "Explain the workspace", workspace, mode="agentic")
+        expect(page.locator("#run-status")).to_have_text("error")
+        page.wait_for_timeout(2500)  # the stale answer has arrived by now
+        expect(page.locator("#run-status")).to_have_text("error")
+        expect(page.locator("#run-stop")).to_be_hidden()
 
 
 def plan_events() -> list[dict[str, Any]]:
@@ -255,10 +243,11 @@ def plan_events() -> list[dict[str, Any]]:
     return [event.to_dict() for event in log.events]
 
 
-def test_a_plan_run_is_a_step_list_with_its_timeline_in_words(page: Page, tmp_path: Path) -> None:
+def test_a_plan_run_is_a_step_list_with_its_timeline_in_words(
+    page: Page, tmp_path: Path, store: Store
+) -> None:
     events = plan_events()
     revised = next(i for i, e in enumerate(events) if e["type"] == "plan_revised")
-    store = Store(tmp_path / "runs.db")
     run_id = store.begin_run(events[0]["task_id"])
     for event in events[: revised + 1]:  # the page opened while the repair step waits to run
         store.append_event(run_id, event)
@@ -302,41 +291,38 @@ def test_a_plan_run_is_a_step_list_with_its_timeline_in_words(page: Page, tmp_pa
 
 
 def test_a_teacher_plan_from_the_page_is_approved_step_by_step_and_stopped(
-    page: Page, tmp_path: Path
+    page: Page, tmp_path: Path, store: Store
 ) -> None:
-    store = Store(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     workspace.mkdir()
     steps = [("write hello", "echo hi > hello.txt"), ("show it", "cat hello.txt")]
     steps.append(("tidy up", "rm hello.txt"))
     draft = {"goal": "greet", "steps": [{"description": d, "command": c} for d, c in steps]}
-    with FakeOllama([json.dumps(draft), "summary"], models={"qwen3:8b": {}}) as ollama:
-        settings = Settings(model="qwen3:8b", host=ollama.url)
-        with start_dashboard(store, port=0, settings=settings, workspaces=[tmp_path]) as server:
-            page.goto(server.url)
-            expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
-            start_task(page, "Greet", workspace, mode="plan-teacher")
+    with served_dashboard(store, [json.dumps(draft), "summary"], [tmp_path]) as (server, _):
+        page.goto(server.url)
+        expect(page.locator("#roots")).to_contain_text("Workspaces must be inside")
+        start_task(page, "Greet", workspace, mode="plan-teacher")
 
-            expect(page.locator("#plan-summary")).to_contain_text("teacher mode · 3 steps")
-            first = page.locator("tr.note.approval").nth(0)
-            expect(first).to_contain_text("echo hi > hello.txt")
-            expect(page.locator("#plan-steps li").nth(0).locator(".pill")).to_have_text(
-                "awaiting approval"
-            )
-            expect(page).to_have_title("(1) localhand")
-            first.locator("button.approve").click()
+        expect(page.locator("#plan-summary")).to_contain_text("teacher mode · 3 steps")
+        first = page.locator("tr.note.approval").nth(0)
+        expect(first).to_contain_text("echo hi > hello.txt")
+        expect(page.locator("#plan-steps li").nth(0).locator(".pill")).to_have_text(
+            "awaiting approval"
+        )
+        expect(page).to_have_title("(1) localhand")
+        first.locator("button.approve").click()
 
-            second = page.locator("tr.note.approval").nth(1)
-            expect(second).to_contain_text("cat hello.txt")
-            expect(second.locator("button.approve")).to_be_visible()
-            page.locator("#run-stop").click()  # instead of answering
-            expect(page.locator("#run-stop-state")).to_contain_text(
-                "stopped: the run ended cancelled", timeout=20_000
-            )
-            expect(page).to_have_title("localhand")
-            pills = page.locator("#plan-steps li .pill")
-            expect(pills).to_have_text(["done", "failed", "pending"])
-            expect(page.locator("tr.note.decision.denied")).to_contain_text("by stop")
+        second = page.locator("tr.note.approval").nth(1)
+        expect(second).to_contain_text("cat hello.txt")
+        expect(second.locator("button.approve")).to_be_visible()
+        page.locator("#run-stop").click()  # instead of answering
+        expect(page.locator("#run-stop-state")).to_contain_text(
+            "stopped: the run ended cancelled", timeout=20_000
+        )
+        expect(page).to_have_title("localhand")
+        pills = page.locator("#plan-steps li .pill")
+        expect(pills).to_have_text(["done", "failed", "pending"])
+        expect(page.locator("tr.note.decision.denied")).to_contain_text("by stop")
     assert (workspace / "hello.txt").read_text() == "hi\n", "only the approved step ran"
     (run,) = store.runs()
     assert run.termination_reason == "cancelled", run

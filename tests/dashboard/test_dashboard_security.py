@@ -20,8 +20,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from dashboard_helpers import client, ws_connect, ws_url
-from localhand.config.settings import Settings, load_settings
+from dashboard_helpers import client, dashboard_for, finished, ws_connect, ws_url
+from localhand.config.settings import load_settings
 from localhand.dashboard import start_dashboard
 from localhand.dashboard.limits import MAX_BODY_BYTES
 from localhand.dashboard.server import DashboardServer
@@ -30,20 +30,14 @@ from localhand.errors import ConfigError
 from localhand.safety.trust.store import TrustStore
 from localhand.store import Store
 from localhand.testing import FakeOllama
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "runs.db")
+from workspaces import workspace_with
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """The only workspace root; ``proj`` inside it is a valid workspace."""
-    root = tmp_path / "root"
-    (root / "proj").mkdir(parents=True)
-    (root / "proj" / "a.py").write_text("print('a')\n")
-    return root
+    workspace_with(tmp_path / "root" / "proj", {"a.py": "print('a')\n"})
+    return tmp_path / "root"
 
 
 @pytest.fixture
@@ -53,29 +47,13 @@ def ollama() -> Iterator[FakeOllama]:
 
 
 @pytest.fixture
-def dashboard(store: Store, ollama: FakeOllama, root: Path) -> Iterator[DashboardServer]:
-    settings = Settings(model="qwen3:8b", host=ollama.url)
-    with start_dashboard(store, port=0, settings=settings, workspaces=[root]) as server:
-        yield server
-
-
-@pytest.fixture
-def http(dashboard: DashboardServer) -> Iterator[httpx.Client]:
-    with client(dashboard) as api:
-        yield api
+def roots(root: Path) -> list[Path]:
+    return [root]
 
 
 def task(workspace: Path | str, **extra: Any) -> dict[str, Any]:
     """A page's task: one answer from the fake model (the simple path), then its checks."""
     return {"description": "Say done", "workspace": str(workspace), "agentic": False, **extra}
-
-
-def finished(store: Store, run_id: str) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 20
-    while store.run(run_id).status == "running":
-        assert time.monotonic() < deadline, "the run did not end"
-        time.sleep(0.05)
-    return [event.to_dict() for event in store.events(run_id)]
 
 
 def pending(http: httpx.Client, run_id: str) -> list[dict[str, Any]]:
@@ -285,8 +263,7 @@ def test_a_dangerous_verify_command_from_the_page_does_not_run_unless_approved(
 def test_a_verify_command_still_waiting_when_the_dashboard_stops_never_runs(
     store: Store, ollama: FakeOllama, root: Path, home: Path
 ) -> None:
-    settings = Settings(model="qwen3:8b", host=ollama.url)
-    server = start_dashboard(store, port=0, settings=settings, workspaces=[root])
+    server = dashboard_for(store, ollama, [root])
     try:
         with client(server) as api:
             run_id = api.post("api/runs", json=task(root / "proj", verify=["rm -rf ~"])).json()

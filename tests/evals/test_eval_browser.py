@@ -11,18 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 import optional_deps
+from dashboard_helpers import CHROMIUM_ARGS
 from localhand.testing import FakeOllama
-from test_eval_command import BAD, GOOD, MODELS, Script, make_suite, run_cli
+from test_eval_command import BAD, GOOD, MODELS, Script, eval_both, make_suite, run_cli
 
 CHROMIUM = optional_deps.chromium()  # skipped without a browser, required in CI
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
@@ -33,22 +26,8 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Page
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCALHAND_HOME", str(root / "home"))
         with FakeOllama([Script()] * 500, models=MODELS) as server:
-            code, _, err = run_cli(
-                "eval",
-                str(make_suite(root / "suite")),
-                "--model",
-                GOOD,
-                "--model",
-                BAD,
-                "--host",
-                server.url,
-                "--repeat",
-                "2",
-                "--out",
-                str(root / "out"),
-                "--db",
-                str(root / "runs.db"),
-            )
+            suite = make_suite(root / "suite")
+            code, _, err = run_cli(*eval_both(suite, server, root / "out", root / "runs.db"))
     assert code == 0, err
     report = json.loads((root / "out" / "report.json").read_text())
     fetched: list[str] = []

@@ -146,6 +146,14 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def eval_both(suite: Path, server: FakeOllama, out: Path, db: Path) -> tuple[str, ...]:
+    """The arguments of ``localhand eval`` of both models, twice each, on ``server``."""
+    return (
+        *("eval", str(suite), "--model", GOOD, "--model", BAD, "--host", server.url),
+        *("--repeat", "2", "--out", str(out), "--db", str(db)),
+    )
+
+
 class Evaluated:
     """One eval of both models, twice each, kept for the module's tests."""
 
@@ -153,23 +161,7 @@ class Evaluated:
         self.root, self.server = root, server
         self.suite = make_suite(root / "suite")
         self.out, self.db = root / "out", root / "runs.db"
-        self.args = (
-            "eval",
-            str(self.suite),
-            "--model",
-            GOOD,
-            "--model",
-            BAD,
-            "--host",
-            server.url,
-            "--repeat",
-            "2",
-            "--out",
-            str(self.out),
-            "--db",
-            str(self.db),
-            "--json",
-        )
+        self.args = (*eval_both(self.suite, server, self.out, self.db), "--json")
         self.code, self.stdout, self.stderr = run_cli(*self.args)
         self.report = json.loads((self.out / "report.json").read_text())
         state = (self.out / "batch.state").read_text().splitlines()

@@ -44,6 +44,12 @@ def project(root: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """The calc project: its code wrong, its checks (scripts and tests) in place."""
+    return project(tmp_path)
+
+
 def run(root: Path, steps: list, verify: str) -> tuple[Result, EventLog]:
     bus, log = EventBus(), EventLog()
     bus.subscribe(log)
@@ -155,18 +161,14 @@ def test_a_check_the_run_changed_runs_against_its_files_from_before(
 
 @needs_bwrap
 @pytest.mark.parametrize("verify", ["python3 check_calc.py", "bash check.sh", PYTEST])
-def test_fixing_the_code_still_passes_with_the_checks_unchanged(
-    tmp_path: Path, verify: str
-) -> None:
-    root = project(tmp_path)
+def test_fixing_the_code_still_passes_with_the_checks_unchanged(root: Path, verify: str) -> None:
     result, _ = run(root, [call("write_file", path="calc.py", content=RIGHT)], verify)
     assert (result.status, result.check_files_changed) == ("pass", [])
     assert result.files_modified == ["calc.py"]
 
 
 @needs_bwrap
-def test_tests_deleted_with_their_folder_are_run_and_leave_nothing_behind(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_tests_deleted_with_their_folder_are_run_and_leave_nothing_behind(root: Path) -> None:
     (root / "tests" / "data").mkdir()
     (root / "tests" / "data" / "case.txt").write_text("2 3 5\n")
     result, _ = run(root, [command("find tests -delete")], PYTEST)
@@ -177,8 +179,7 @@ def test_tests_deleted_with_their_folder_are_run_and_leave_nothing_behind(tmp_pa
 
 
 @needs_bwrap
-def test_code_fixed_and_a_test_edited_passes_on_the_original_test(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_code_fixed_and_a_test_edited_passes_on_the_original_test(root: Path) -> None:
     steps = [
         call("write_file", path="calc.py", content=RIGHT),
         command("printf '\\ndef test_more():\\n    assert 1 == 2\\n' >> tests/test_calc.py"),
@@ -188,8 +189,7 @@ def test_code_fixed_and_a_test_edited_passes_on_the_original_test(tmp_path: Path
 
 
 @needs_bwrap
-def test_a_check_script_the_run_created_is_not_evidence(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_a_check_script_the_run_created_is_not_evidence(root: Path) -> None:
     steps = [call("write_file", path="verify_it.sh", content="exit 0\n")]
     result, _ = run(root, steps, "bash verify_it.sh")
     assert result.status == "fail"
@@ -197,8 +197,7 @@ def test_a_check_script_the_run_created_is_not_evidence(tmp_path: Path) -> None:
 
 
 @needs_bwrap
-def test_a_pytest_ini_the_run_created_is_not_counted(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_a_pytest_ini_the_run_created_is_not_counted(root: Path) -> None:
     steps = [call("write_file", path="pytest.ini", content="[pytest]\naddopts = -k nothing\n")]
     result, _ = run(root, steps, PYTEST)
     assert (result.status, result.check_files_changed) == ("fail", ["pytest.ini"])
@@ -206,8 +205,7 @@ def test_a_pytest_ini_the_run_created_is_not_counted(tmp_path: Path) -> None:
 
 
 @needs_bwrap
-def test_a_venv_start_up_hook_does_not_fake_the_check(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_a_venv_start_up_hook_does_not_fake_the_check(root: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
     site = next((root / ".venv" / "lib").glob("python*/site-packages"))
     hook = site.relative_to(root) / "zz_fake.pth"
@@ -231,8 +229,7 @@ for text in (wrong.replace("a - b", "a + b"), wrong):  # same size; the stamp se
 
 
 @needs_bwrap
-def test_compiled_python_the_run_forged_is_not_run_by_the_check(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_compiled_python_the_run_forged_is_not_run_by_the_check(root: Path) -> None:
     steps = [
         call("write_file", path="forge.py", content=FORGE),
         command("python3 forge.py && ls __pycache__"),
@@ -245,8 +242,7 @@ def test_compiled_python_the_run_forged_is_not_run_by_the_check(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("via", ["file tool", "command"])
-def test_without_the_sandbox_a_changed_check_is_not_counted(tmp_path: Path, via: str) -> None:
-    root = project(tmp_path)
+def test_without_the_sandbox_a_changed_check_is_not_counted(root: Path, via: str) -> None:
     step = (
         call("write_file", path="check_calc.py", content="print('ok')\n")
         if via == "file tool"
@@ -261,8 +257,7 @@ def test_without_the_sandbox_a_changed_check_is_not_counted(tmp_path: Path, via:
     assert any("not counted" in w.message for w in log.of_type("warning"))
 
 
-def test_without_the_sandbox_unchanged_checks_still_run(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_without_the_sandbox_unchanged_checks_still_run(root: Path) -> None:
     with use_sandbox(Sandbox(mode="off")):
         result, _ = run(root, [call("write_file", path="calc.py", content=RIGHT)], "bash check.sh")
     assert (result.status, result.check_files_changed) == ("pass", [])
@@ -285,8 +280,7 @@ CHECK_TESTED = (
 
 
 @needs_bwrap
-def test_tests_the_task_asks_to_write_are_its_work(tmp_path: Path) -> None:
-    root = project(tmp_path)
+def test_tests_the_task_asks_to_write_are_its_work(root: Path) -> None:
     (root / "tests" / "test_calc.py").write_text("def test_nothing_yet():\n    pass\n")
     (root / "check_tested.py").write_text(CHECK_TESTED)
     steps = [

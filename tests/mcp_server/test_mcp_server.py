@@ -10,8 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group 
 
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
-from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.types import ListRootsResult, Root  # noqa: E402
 
@@ -31,27 +29,13 @@ from localhand.errors import ConfigError  # noqa: E402
 from localhand.mcp.client import McpClients  # noqa: E402
 from localhand.mcp.config import load_mcp_json  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
+from mcp_helpers import localhand_mcp  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
-
-
-@asynccontextmanager
-async def localhand_mcp(
-    *args: str, host: str = "http://127.0.0.1:9", **client: Any
-) -> AsyncIterator[Client]:
-    """``localhand mcp ARGS`` started by the SDK's stdio client, as Claude Code starts it."""
-    env = {**os.environ, "OLLAMA_HOST": host, "NO_COLOR": "1"}
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "localhand", "mcp", "--backend", "ollama", "--model", "qwen3:8b", *args],
-        env=env,
-    )
-    async with Client(stdio_client(params), **client) as session:
-        yield session
 
 
 def run(coroutine: Any, *args: Any) -> Any:

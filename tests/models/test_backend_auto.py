@@ -27,11 +27,6 @@ def closed_port_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-@pytest.fixture
-def warnings() -> list[str]:
-    return []
-
-
 @pytest.fixture(autouse=True)
 def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The embedded extra as selection sees it: the tiny model's GGUF (a stand-in file: no

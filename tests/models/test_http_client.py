@@ -20,6 +20,7 @@ from localhand.models._http import (
     ConnectFailed,
     ConnectionCut,
     ProtocolError,
+    Response,
     Timeout,
 )
 from localhand.models._http_connect import Origin, proxy_for
@@ -263,13 +264,22 @@ def test_bodies_stream_in_pieces_and_end_where_they_end(
     assert server.accepts == (2 if kind == "until-close" else 1)
 
 
-def test_a_read_timeout_is_the_silence_between_bytes(serve: Callable[..., Server]) -> None:
+@contextlib.contextmanager
+def stalled_after_first(
+    serve: Callable[..., Server], timeout: float
+) -> Iterator[tuple[Response, Iterator[bytes]]]:
+    """A streamed GET, read with ``timeout``, of a chunked body whose first chunk is
+    ``b"first"`` and whose next never comes: the response and its chunks."""
     server = serve(chunked(b"first", stall=True))
     with (
         contextlib.closing(Client(server.url)) as client,
-        client.stream("GET", "/", timeout=0.3, connect_timeout=5) as response,
+        client.stream("GET", "/", timeout=timeout, connect_timeout=5) as response,
     ):
-        chunks = response.iter_bytes()
+        yield response, response.iter_bytes()
+
+
+def test_a_read_timeout_is_the_silence_between_bytes(serve: Callable[..., Server]) -> None:
+    with stalled_after_first(serve, timeout=0.3) as (_, chunks):
         assert next(chunks) == b"first"
         started = time.monotonic()
         with pytest.raises(Timeout):
@@ -334,12 +344,7 @@ def test_a_stream_left_at_its_logical_end_keeps_its_connection(
 
 
 def test_abort_from_another_thread_ends_a_blocked_read(serve: Callable[..., Server]) -> None:
-    server = serve(chunked(b"first", stall=True))
-    with (
-        contextlib.closing(Client(server.url)) as client,
-        client.stream("GET", "/", timeout=30, connect_timeout=5) as response,
-    ):
-        chunks = response.iter_bytes()
+    with stalled_after_first(serve, timeout=30) as (response, chunks):
         assert next(chunks) == b"first"
         threading.Timer(0.2, response.abort).start()
         started = time.monotonic()

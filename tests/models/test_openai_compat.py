@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from backend_helpers import CALL, TOOLS, USER, building
 from localhand.errors import (
     BadResponse,
     ConfigError,
@@ -28,54 +29,15 @@ from localhand.parsing import call_schema
 from localhand.testing import FakeOllama, Fault
 from localhand.types import ToolCall
 
-USER = [{"role": "user", "content": "List the files."}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "list_files",
-            "description": "List files in a directory",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
-CALL = {"tool_calls": [{"function": {"name": "list_files", "arguments": {"path": "."}}}]}
 CALLED = {"role": "assistant", "content": "", **CALL}
 
 Make = Callable[..., OpenAICompatModel]
 
 
 @pytest.fixture
-def warnings() -> list[str]:
-    return []
-
-
-@pytest.fixture
 def make(warnings: list[str]) -> Iterator[Make]:
     """Builds backends with tiny timeouts and no real backoff, and closes them afterwards."""
-    built: list[OpenAICompatModel] = []
-
-    def build(server: FakeOllama | str, model: str = "qwen3:8b", **kw: Any) -> OpenAICompatModel:
-        settings: dict[str, Any] = {
-            "request_timeout": 5.0,
-            "first_request_timeout": 5.0,
-            "backoff": 0.0,
-            "on_warning": warnings.append,
-            **kw,
-        }
-        host = server if isinstance(server, str) else server.url
-        built.append(OpenAICompatModel(model, host, **settings))
-        return built[-1]
-
-    yield build
-    for backend in built:
-        backend.close()
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
+    yield from building(OpenAICompatModel, warnings)
 
 
 def sent(fake: FakeOllama, index: int = -1) -> dict[str, Any]:

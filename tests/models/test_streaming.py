@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.testing import FakeOllama, Fault
 from localhand.types import Prefill
+from workspaces import NOTES, workspace_with
 
 QUESTION = "Explain what this workspace is for"
 ANSWER = "It holds the notes for the next release: three items, tests first."
@@ -34,10 +37,7 @@ SIMPLE = route(QUESTION).to_dict()
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "notes.md").write_text("1. tests\n2. docs\n3. tag\n")
-    return ws
+    return workspace_with(tmp_path / "ws", {"notes.md": NOTES})
 
 
 class Run:
@@ -358,9 +358,10 @@ def read_until(proc: subprocess.Popen[bytes], text: str, seconds: float = 30) ->
     return seen.decode()
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="select on pipes")
-def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
-    item = {"content": "first second third fourth", "chunk_delay": 0.7}
+@contextmanager
+def answering(workspace: Path, item: dict[str, Any]) -> Iterator[subprocess.Popen[bytes]]:
+    """``localhand run QUESTION`` on a fake that answers ``item``, started (its output is read as
+    it comes), and killed at the end if still running."""
     with FakeOllama([item]) as server:
         proc = subprocess.Popen(
             command(QUESTION, "--workspace", str(workspace)),
@@ -370,12 +371,19 @@ def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
             stdin=subprocess.DEVNULL,
         )
         try:
-            early = read_until(proc, "first")
-            assert proc.poll() is None  # still streaming
-            assert "fourth" not in early
-            rest, err = proc.communicate(timeout=30)
+            yield proc
         finally:
             proc.kill()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="select on pipes")
+def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
+    item = {"content": "first second third fourth", "chunk_delay": 0.7}
+    with answering(workspace, item) as proc:
+        early = read_until(proc, "first")
+        assert proc.poll() is None  # still streaming
+        assert "fourth" not in early
+        rest, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err.decode()
     assert early + rest.decode() == "first second third fourth\n"  # once, not again at the end
     assert "first second" not in err.decode()
@@ -386,20 +394,10 @@ def test_the_answer_appears_on_stdout_while_it_streams(workspace: Path) -> None:
 @pytest.mark.usefixtures("sigint_reaches_children")  # even when pytest runs in the background
 def test_ctrl_c_mid_stream_ends_cleanly_as_cancelled(workspace: Path) -> None:
     item = {"content": "first second third", "chunk_delay": 30}
-    with FakeOllama([item]) as server:
-        proc = subprocess.Popen(
-            command(QUESTION, "--workspace", str(workspace)),
-            env=environment(server.url),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
-        try:
-            early = read_until(proc, "first")
-            proc.send_signal(signal.SIGINT)
-            rest, err = proc.communicate(timeout=30)
-        finally:
-            proc.kill()
+    with answering(workspace, item) as proc:
+        early = read_until(proc, "first")
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
     stderr = err.decode()
     assert "Traceback" not in stderr
     assert "■ fail (cancelled)" in stderr

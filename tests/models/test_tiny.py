@@ -19,7 +19,8 @@ from localhand import Agent
 from localhand.events import EventBus, EventLog
 from localhand.evidence.verify import CommandCheck
 from localhand.models._grammar_json import json_lark
-from localhand.models.base import BaseChatModel, ChatOptions
+from localhand.models.base import ChatOptions
+from localhand.models.scripted import ScriptedModel
 from localhand.run.guardrails import Limits
 from localhand.run.tiny import TINY_PROMPT, TinyPolicy, tiny_policy
 from localhand.run.tiny.knowledge import task_words
@@ -176,28 +177,22 @@ def test_once_its_check_fails_it_may_repair_what_it_wrote(workspace: Path) -> No
 
 
 # -- the agent holds it --------------------------------------------------------------------------
-class TinyDouble(BaseChatModel):
+class TinyDouble(ScriptedModel):
     """A model that declares itself tiny and replies from a script, keeping what it was sent."""
 
     tiny = True
+    streams = False  # its replies come whole, as a network backend's chat gives them
 
     def __init__(self, replies: list[Reply]) -> None:
-        self.replies = replies
-        self.sent: list[tuple[list[Message], list[str], ChatOptions | None]] = []
+        super().__init__(replies, name="tiny-double")
 
     @property
-    def name(self) -> str:
-        return "tiny-double"
-
-    def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
-    ) -> Reply:
-        names = [str(t["function"]["name"]) for t in tools or []]
-        self.sent.append((list(messages), names, options))
-        return self.replies.pop(0)
+    def sent(self) -> list[tuple[list[Message], list[str], ChatOptions | None]]:
+        """Each request: its messages, the names of the tools offered, its options."""
+        return [
+            (c.messages, [str(t["function"]["name"]) for t in c.tools or []], c.options)
+            for c in self.calls
+        ]
 
 
 def test_the_agent_sends_the_policys_prompt_tools_and_schema(workspace: Path) -> None:

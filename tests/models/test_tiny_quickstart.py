@@ -29,17 +29,8 @@ def test_the_quick_start_passes_with_the_embedded_default(tmp_path: Path) -> Non
     optional_deps.tiny_gguf()
     demo = example_copy("quickstart", tmp_path / "demo")
     done = localhand(
-        "run",
-        TASK,
-        "--workspace",
-        str(demo),
-        "--max-iterations",
-        "6",
-        "--timeout",
-        "240",
-        "--verify",
-        VERIFY,
-        "--json",
+        *("run", TASK, "--workspace", str(demo), "--max-iterations", "6", "--timeout", "240"),
+        *("--verify", VERIFY, "--json"),
         host="http://127.0.0.1:9",  # nothing listens there: no Ollama, as on a new machine
         cwd=tmp_path,
         timeout=300,

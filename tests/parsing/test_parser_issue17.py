@@ -10,7 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from localhand.parsing import parse_tool_calls
-from test_parser_properties import FAST, RENDERERS, TOOLS, _content, calls, tools_for
+from test_parser_properties import (
+    CUT_CALLS,
+    FAST,
+    TOOLS,
+    _content,
+    calls,
+    rendering,
+    tools_for,
+)
 
 # Issue 17 ------------------------------------------------------------------------------------
 
@@ -22,8 +30,7 @@ MARKUP_CARRIERS = ["hermes", "qwen3_coder", "glm", "mistral_v11", "gemma4", "kim
 def test_an_unclosed_thought_that_ends_in_a_call_makes_it(
     call: tuple[str, dict[str, Any]], format_name: str
 ) -> None:
-    name, arguments = call
-    rendered = RENDERERS[format_name](name, arguments)["content"]
+    name, arguments, rendered = rendering(call, format_name)
     reply = parse_tool_calls(_content(f"<think>Let me call it. {rendered}"), tools_for(name))
     assert [(c.name, c.arguments) for c in reply.calls] == [(name, arguments)], reply
     assert reply.thinking == "Let me call it."
@@ -39,17 +46,11 @@ _CALL_STARTS = {"json_fence": len("Calling it.\n```js")}
 
 
 @FAST
-@given(
-    call=calls(),
-    where=st.floats(0, 1, exclude_max=True),
-    format_name=st.sampled_from(sorted(set(RENDERERS) - {"native_object", "native_string"})),
-)
+@given(**CUT_CALLS)
 def test_a_call_cut_by_the_length_limit_is_never_a_final_answer(
     call: tuple[str, dict[str, Any]], where: float, format_name: str
 ) -> None:
-    name, arguments = call
-    content = RENDERERS[format_name](name, arguments)["content"]
-    cut = content[: int(where * len(content))]
+    name, _, cut = rendering(call, format_name, where)
     if len(cut.strip()) < _CALL_STARTS.get(format_name, 3):
         return
     reply = parse_tool_calls({"content": cut}, tools_for(name), done_reason="length")

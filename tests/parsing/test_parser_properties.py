@@ -165,6 +165,24 @@ RENDERERS: dict[str, Render] = {
 }
 
 
+def rendering(
+    call: tuple[str, dict[str, Any]], format_name: str, upto: float = 1.0
+) -> tuple[str, dict[str, Any], str]:
+    """The call's name, its arguments, and the text ``format_name`` writes it as: its first
+    ``upto`` share (where the length limit cut it), the whole by default."""
+    name, arguments = call
+    text = RENDERERS[format_name](name, arguments)["content"]
+    return name, arguments, text[: int(upto * len(text))]
+
+
+CUT_CALLS = {
+    "call": calls(),
+    "where": st.floats(0, 1, exclude_max=True),
+    "format_name": st.sampled_from(sorted(set(RENDERERS) - {"native_object", "native_string"})),
+}
+"""``@given(**CUT_CALLS)``: a call, a text format, and where in its text the length limit cuts."""
+
+
 @FAST
 @given(call=calls(), format_name=st.sampled_from(sorted(RENDERERS)))
 def test_any_call_round_trips_in_any_format(
@@ -265,8 +283,7 @@ def test_json_and_python_formats_carry_any_text(
 def test_call_written_only_in_thinking_is_never_executed(
     call: tuple[str, dict[str, Any]], format_name: str
 ) -> None:
-    name, arguments = call
-    rendered = RENDERERS[format_name](name, arguments)["content"]
+    name, _, rendered = rendering(call, format_name)
     reply = parse_tool_calls(_content(f"<think>{rendered}</think>"), tools_for(name))
     assert reply.calls == ()
     assert reply.only_thinking_calls

@@ -21,10 +21,12 @@ from localhand.parsing import parse_tool_calls
 from localhand.parsing.faithful import check, holds_closed
 from localhand.tools import default_tools
 from test_parser_properties import (
+    CUT_CALLS,
     JSON_CARRIERS,
     RENDERERS,
     calls,
     plain_text,
+    rendering,
     tools_for,
     tricky_text,
 )
@@ -302,17 +304,11 @@ def test_a_closer_written_after_a_cut_does_not_complete_it(
 
 
 @SLOW_ENOUGH
-@given(
-    call=calls(),
-    where=st.floats(0, 1, exclude_max=True),
-    format_name=st.sampled_from(sorted(set(RENDERERS) - {"native_object", "native_string"})),
-)
+@given(**CUT_CALLS)
 def test_a_call_cut_by_the_length_limit_never_runs(
     call: tuple[str, dict[str, Any]], where: float, format_name: str
 ) -> None:
-    name, arguments = call
-    content = RENDERERS[format_name](name, arguments)["content"]
-    cut = content[: int(where * len(content))]
+    name, arguments, cut = rendering(call, format_name, where)
     reply = parse_tool_calls({"content": cut}, tools_for(name), done_reason="length")
     # Only a call the text holds whole may run (the cut took its closing tag, say).
     assert [(c.name, c.arguments) for c in reply.calls] in ([], [(name, arguments)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import select
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from localhand.safety.approval.approver import (
 from localhand.safety.risk.classify import Risk
 from localhand.tools import FileTools, ShellTool, Workspace, default_tools
 from localhand.types import ToolCall
+from pty_helpers import shown_on
 
 SAFE, MODERATE = Risk("safe"), Risk("moderate", ("runs make, which can change files",))
 DANGEROUS = Risk("dangerous", ("deletes / and everything under it",))
@@ -104,24 +104,13 @@ def test_a_call_that_is_not_a_command_is_asked_about_as_what_it_is() -> None:
     )
 
 
-@pytest.fixture
-def terminal() -> tuple[int, str]:
-    master, slave = os.openpty()
-    name = os.ttyname(slave)
-    yield master, name
-    os.close(master)
-    os.close(slave)
-
-
 def _ask(terminal: tuple[int, str], typed: bytes, **kwargs: object) -> tuple[bool, str, str]:
     master, name = terminal
     if typed:
         os.write(master, typed)
     approver = TerminalApprover(name, interactive=True, **kwargs)  # type: ignore[arg-type]
     answer = approver.approve("rm -rf \x1b[8m/", DANGEROUS)
-    shown = b""
-    while select.select([master], [], [], 0.2)[0]:  # the echo of what was typed, then the prompt
-        shown += os.read(master, 4096)
+    shown = shown_on(master)  # the echo of what was typed, then the prompt
     return answer, shown.decode(), approver.refusal
 
 

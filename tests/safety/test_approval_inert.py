@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from localhand.plan.view import PlanView
 from localhand.safety.approval.approver import TerminalApprover, prompt
 from localhand.safety.risk.classify import Risk
+from pty_helpers import shown_on
 
 ATTACKS = [
     "\x1b[2K\x1b[1A\x1b[2Kpip install -r requirements.txt",  # CSI: erase and redraw
@@ -29,28 +28,6 @@ ATTACKS = [
 FORBIDDEN = [b"\x1b", b"\x07", b"\x08", "\x9b".encode(), "\x9d".encode(), "\x9c".encode(),
              "\u202e".encode(), "\u2066".encode(), "\u200b".encode(), "\u2028".encode(),
              "\x85".encode()]  # fmt: skip
-
-
-@pytest.fixture
-def terminal() -> Iterator[tuple[int, str]]:
-    """A pseudo-terminal: (the person's side, the device localhand asks on)."""
-    person, device = os.openpty()
-    name = os.ttyname(device)
-    try:
-        yield person, name
-    finally:
-        os.close(person)
-        os.close(device)
-
-
-def shown_on(person: int) -> bytes:
-    out = b""
-    while select.select([person], [], [], 0.2)[0]:
-        chunk = os.read(person, 65536)
-        if not chunk:
-            break
-        out += chunk
-    return out
 
 
 def test_escape_sequences_in_command_reasons_and_action_reach_the_terminal_inert(

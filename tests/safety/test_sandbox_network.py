@@ -16,7 +16,9 @@ import tarfile
 import threading
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,8 +27,9 @@ from localhand.safety.box.netproxy import NetProxy
 from localhand.safety.box.sandbox import ProxySlot, Sandbox, available, run_sandbox
 from localhand.safety.risk.types import Risk
 from localhand.testing.fake_ollama import FakeOllama
-from localhand.tools import ShellTool, Workspace, run_shell
+from localhand.tools import CommandOutput, ShellTool, Workspace, run_shell
 from sandbox_helpers import Listener, place_in_sight
+from workspaces import workspace_with
 
 pytestmark = pytest.mark.skipif(
     available() is not None, reason=f"no sandbox on this machine: {available()}"
@@ -41,9 +44,7 @@ def no_tool_hosts(workspace: str | None) -> tuple[Entry, ...]:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    place = tmp_path / "ws"
-    place.mkdir()
-    return place
+    return workspace_with(tmp_path / "ws", {})
 
 
 @pytest.fixture
@@ -52,11 +53,22 @@ def model_server() -> Iterator[FakeOllama]:
         yield server
 
 
+@contextmanager
 def boxed(
     allow: tuple[str, ...] = (), tool_hosts: tuple[Entry, ...] = ()
-) -> tuple[Sandbox, NetProxy]:
+) -> Iterator[tuple[Sandbox, NetProxy]]:
+    """A sandbox whose network goes through a proxy of its own, closed afterwards."""
     proxy = NetProxy(allow, tool_hosts=lambda _: tool_hosts)
-    return Sandbox(allow_hosts=allow, proxy=proxy), proxy
+    try:
+        yield Sandbox(allow_hosts=allow, proxy=proxy), proxy
+    finally:
+        proxy.close()
+
+
+def run_boxed(command: str, workspace: Path, **boxing: Any) -> tuple[CommandOutput, NetProxy]:
+    """``command`` run in ``workspace`` in a ``boxed(**boxing)`` sandbox, and its proxy."""
+    with boxed(**boxing) as (box, proxy):
+        return run_shell(command, workspace, sandbox=box), proxy
 
 
 def connect_script(workspace: Path) -> None:
@@ -82,8 +94,7 @@ def test_the_model_server_on_host_loopback_is_out_of_reach_by_default(
 ) -> None:
     port = model_server.url.rsplit(":", 1)[1].rstrip("/")
     connect_script(workspace)
-    box, proxy = boxed()
-    try:
+    with boxed() as (box, _):
         commands = [
             f"curl -sS -m 5 -X POST http://127.0.0.1:{port}/api/create -d '{{}}'",
             f"curl -sS -m 5 --noproxy '' -X POST http://127.0.0.1:{port}/api/create",
@@ -91,8 +102,6 @@ def test_the_model_server_on_host_loopback_is_out_of_reach_by_default(
             f"{PY} connect.py inet 127.0.0.1:{port}",
         ]
         outputs = [run_shell(c, workspace, sandbox=box, timeout_s=20).output for c in commands]
-    finally:
-        proxy.close()
     assert model_server.requests == [], outputs
     assert "CONNECTED" not in outputs[3] and "refused" in outputs[3]
     assert "allow_hosts" in outputs[1]  # the proxy said why, and which setting allows it
@@ -102,11 +111,9 @@ def test_an_abstract_socket_of_the_host_is_out_of_reach(workspace: Path) -> None
     name = f"localhand-test-{os.getpid()}"
     listener = Listener(socket.AF_UNIX, socket.SOCK_STREAM, "\0" + name)
     connect_script(workspace)
-    box, proxy = boxed()
     try:
-        done = run_shell(f"{PY} connect.py unix @{name}", workspace, sandbox=box)
+        done, _ = run_boxed(f"{PY} connect.py unix @{name}", workspace)
     finally:
-        proxy.close()
         listener.close()
     assert "refused" in done.output and listener.connections == 0
 
@@ -120,19 +127,19 @@ def test_a_path_unix_socket_outside_the_workspace_is_out_of_reach(
     path = sight / "service.sock"
     listener = Listener(socket.AF_UNIX, socket.SOCK_STREAM, str(path))
     connect_script(workspace)
-    box, proxy = boxed()
     try:
-        seen = run_shell(f"test -S {path} -o -e {path} && echo SEEN", workspace, sandbox=box)
-        done = run_shell(f"{PY} connect.py unix {path}", workspace, sandbox=box)
-        # A socket the command makes itself, in the workspace, still works.
-        own = run_shell(
-            f"{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('own.sock');"
-            " s.listen(); c=socket.socket(socket.AF_UNIX); c.connect('own.sock'); print('OWN')\"",
-            workspace,
-            sandbox=box,
-        )
+        with boxed() as (box, _):
+            seen = run_shell(f"test -S {path} -o -e {path} && echo SEEN", workspace, sandbox=box)
+            done = run_shell(f"{PY} connect.py unix {path}", workspace, sandbox=box)
+            # A socket the command makes itself, in the workspace, still works.
+            own = run_shell(
+                f"{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('own.sock');"
+                " s.listen(); c=socket.socket(socket.AF_UNIX); c.connect('own.sock');"
+                " print('OWN')\"",
+                workspace,
+                sandbox=box,
+            )
     finally:
-        proxy.close()
         listener.close()
     assert "SEEN" in seen.output  # in sight: what stops it is the mask, not hiding
     assert "refused" in done.output and listener.connections == 0
@@ -193,9 +200,8 @@ def package_index(tmp_path: Path) -> Iterator[int]:
 def test_pip_downloads_from_an_allowed_local_index_through_the_proxy(
     workspace: Path, package_index: int
 ) -> None:
-    box, proxy = boxed(allow=(f"127.0.0.1:{package_index}",))
     index = f"http://127.0.0.1:{package_index}/simple/"
-    try:
+    with boxed(allow=(f"127.0.0.1:{package_index}",)) as (box, _):
         pip = run_shell(
             f"{PY} -m pip download --no-deps --disable-pip-version-check -d dl "
             f"--index-url {index} tinypkg",
@@ -206,8 +212,6 @@ def test_pip_downloads_from_an_allowed_local_index_through_the_proxy(
         # The same host through the proxy's two ways: an absolute URI and a CONNECT tunnel.
         plain = run_shell(f"curl -sS -m 5 --noproxy '' {index}", workspace, sandbox=box)
         tunnel = run_shell(f"curl -sS -m 5 -p --noproxy '' {index}", workspace, sandbox=box)
-    finally:
-        proxy.close()
     assert (workspace / "dl" / "tinypkg-1.0-py3-none-any.whl").exists(), pip.output
     assert "tinypkg" in plain.output and "tinypkg" in tunnel.output
 
@@ -253,16 +257,13 @@ def npm_registry(tmp_path: Path) -> Iterator[int]:
 def test_npm_installs_from_an_allowed_local_registry_through_the_proxy(
     workspace: Path, npm_registry: int
 ) -> None:
-    box, proxy = boxed(allow=(f"127.0.0.1:{npm_registry}",))
-    try:
+    with boxed(allow=(f"127.0.0.1:{npm_registry}",)) as (box, _):
         done = run_shell(
             f"npm install --no-audit --no-fund --registry http://127.0.0.1:{npm_registry}/ tinynpm",
             workspace,
             sandbox=box,
             timeout_s=120,
         )
-    finally:
-        proxy.close()
     assert (workspace / "node_modules" / "tinynpm" / "package.json").exists(), done.output
 
 
@@ -270,16 +271,11 @@ def test_npm_installs_from_an_allowed_local_registry_through_the_proxy(
 def test_a_host_not_allowed_is_refused_naming_the_setting(
     workspace: Path, package_index: int
 ) -> None:
-    box, proxy = boxed()
-    try:
-        done = run_shell(
-            f"curl -sS -m 5 --noproxy '' http://127.0.0.1:{package_index}/simple/; "
-            "curl -sS -m 5 -o /dev/null -w '%{http_code}\\n' http://pypi.invalid/simple/",
-            workspace,
-            sandbox=box,
-        )
-    finally:
-        proxy.close()
+    done, proxy = run_boxed(
+        f"curl -sS -m 5 --noproxy '' http://127.0.0.1:{package_index}/simple/; "
+        "curl -sS -m 5 -o /dev/null -w '%{http_code}\\n' http://pypi.invalid/simple/",
+        workspace,
+    )
     assert "tinypkg" not in done.output
     assert "[sandbox] allow_hosts" in done.output and "403" in done.output
     assert any("pypi.invalid" in refused for refused in proxy.refusals)
@@ -292,15 +288,8 @@ def test_a_name_that_resolves_to_this_machine_is_refused_unless_named_with_its_p
     """DNS rebinding and a workspace's own pip.conf: a host the package tools name (or a
     name on the list) that resolves to a loopback address is never relayed."""
     named = Entry("localhost", package_index)  # as a pip index URL would give it
-    box, proxy = boxed(tool_hosts=(named,))
-    try:
-        done = run_shell(
-            f"curl -sS -m 5 --noproxy '' http://localhost:{package_index}/simple/",
-            workspace,
-            sandbox=box,
-        )
-    finally:
-        proxy.close()
+    fetch = f"curl -sS -m 5 --noproxy '' http://localhost:{package_index}/simple/"
+    done, _ = run_boxed(fetch, workspace, tool_hosts=(named,))
     assert "tinypkg" not in done.output
     assert "address of this machine" in done.output and "allow_hosts" in done.output
 
@@ -320,17 +309,13 @@ def test_a_new_host_is_asked_for_once_and_a_refusal_reaches_the_tool_result(
     workspace: Path,
 ) -> None:
     asker = _Recorder(answer=False)
-    box, proxy = boxed()
     tool = ShellTool(Workspace(workspace), approver=asker, policy="never")
     from localhand.safety.box.sandbox import use_sandbox
 
-    try:
-        with use_sandbox(box):
-            result = tool.run_command(
-                "curl -sS -m 5 http://new.invalid/ ; curl -sS -m 5 http://new.invalid/x"
-            )
-    finally:
-        proxy.close()
+    with boxed() as (box, _), use_sandbox(box):
+        result = tool.run_command(
+            "curl -sS -m 5 http://new.invalid/ ; curl -sS -m 5 http://new.invalid/x"
+        )
     assert asker.asked == ["allow network access to new.invalid:80: connect to new.invalid:80"]
     assert "[Sandbox: localhand refused network access to new.invalid:80" in result.content
     assert "[sandbox] allow_hosts" in result.content

@@ -5,10 +5,8 @@ poll, refuses, and says why, so the run can end ``cancelled`` instead of hanging
 from __future__ import annotations
 
 import os
-import select
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,24 +14,10 @@ import pytest
 from localhand.cancel import Cancellation, request_cancel
 from localhand.safety.approval.approver import CANCEL_POLL_S, TerminalApprover
 from localhand.safety.risk.classify import Risk
+from pty_helpers import shown_on
 
 pytestmark = pytest.mark.timeout(30)
 DANGEROUS = Risk("dangerous", ("deletes every file in the workspace",))
-
-
-@pytest.fixture
-def terminal() -> Iterator[tuple[int, str]]:
-    person, device = os.openpty()
-    yield person, os.ttyname(device)
-    os.close(person)
-    os.close(device)
-
-
-def shown(person: int) -> str:
-    out = b""
-    while select.select([person], [], [], 0.2)[0]:
-        out += os.read(person, 4096)
-    return out.decode()
 
 
 def test_a_cancel_while_the_question_waits_gives_it_up(terminal: tuple[int, str]) -> None:
@@ -46,7 +30,7 @@ def test_a_cancel_while_the_question_waits_gives_it_up(terminal: tuple[int, str]
     assert time.monotonic() - started < 0.5 + CANCEL_POLL_S + 1
     assert approver.decided_by == "cancelled"
     assert "the run was cancelled" in approver.refusal
-    screen = shown(person)
+    screen = shown_on(person).decode()
     assert "Run it? [y/a/N]" in screen and "(the run was cancelled: nothing was run)" in screen
 
 

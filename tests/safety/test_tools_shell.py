@@ -22,15 +22,7 @@ from localhand.safety.secrets.environment import is_secret
 from localhand.tools import ShellTool, ToolLimits, Workspace, default_tools, run_shell
 from localhand.tools import shell as shell_module
 from localhand.types import ToolCall
-
-
-def running(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie (PID 1 in containers may never reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
+from process_helpers import ended, running
 
 
 def wait_for(path: Path, timeout: float = 3.0) -> str:
@@ -200,10 +192,7 @@ def test_keep_background_leaves_them_to_release(tmp_path: Path) -> None:
     pid = int(wait_for(tmp_path / "bg.pid"))
     assert running(pid)
     release(done.pgid)
-    deadline = time.monotonic() + 3
-    while running(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not running(pid)
+    assert ended(pid)
 
 
 def test_killing_the_group_ends_kept_background_processes(tmp_path: Path) -> None:
@@ -214,10 +203,7 @@ def test_killing_the_group_ends_kept_background_processes(tmp_path: Path) -> Non
     assert done.pgid is not None
     pid = int(wait_for(tmp_path / "bg.pid"))
     kill_group(done.pgid)
-    deadline = time.monotonic() + 3
-    while running(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not running(pid)
+    assert ended(pid)
 
 
 def test_empty_command_is_refused(shell: ShellTool) -> None:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from process_helpers import running
+
 RUNNER = textwrap.dedent(
     """
     import os, sys, time
@@ -78,14 +80,6 @@ def command_pids(token: str = ".4242") -> list[int]:
         if is_ours and running(int(name)):
             found.append(int(name))
     return found
-
-
-def running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
 
 
 def start(

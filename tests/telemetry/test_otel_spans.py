@@ -36,6 +36,7 @@ from localhand.session.door import Session  # noqa: E402
 from localhand.telemetry import CONTENT_VARIABLE  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
 from localhand.types import Reply, ToolCall, Usage  # noqa: E402
+from workspaces import workspace_with  # noqa: E402
 
 _EXPORTER = InMemorySpanExporter()
 TASK = "Read calc.py and say what add does"
@@ -65,10 +66,7 @@ def exported() -> Iterator[InMemorySpanExporter]:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    return root
+    return workspace_with(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n"})
 
 
 def script() -> list[Any]:

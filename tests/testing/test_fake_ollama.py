@@ -13,30 +13,12 @@ import httpx
 import ollama
 import pytest
 
+from backend_helpers import function_tool
 from localhand.testing import FakeOllama, Fault
 from localhand.types import Reply, ToolCall
 
 USER = [{"role": "user", "content": "hi"}]
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read_file",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
-def http(fake: FakeOllama) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=fake.url, timeout=5) as client:
-        yield client
+TOOL = function_tool("read_file", "Read a file", "path")
 
 
 @contextlib.contextmanager

@@ -4,36 +4,17 @@ shapes, string arguments, finish reasons, usage, reasoning, errors, streaming, r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from backend_helpers import function_tool, tool_reply
 from localhand.testing import FakeOllama, Fault
 
 USER = [{"role": "user", "content": "hi"}]
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read_file",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-}
-CALL = {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}]}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
-        yield server
-
-
-@pytest.fixture
-def http(fake: FakeOllama) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=fake.url, timeout=5) as client:
-        yield client
+TOOL = function_tool("read_file", "Read a file", "path")
+CALL = tool_reply("read_file", path="a.py")
 
 
 def complete(http: httpx.Client, **body: Any) -> httpx.Response:
@@ -128,44 +109,27 @@ def test_history_is_translated_to_native_messages(fake: FakeOllama, http: httpx.
     assert native["think"] is False
 
 
+def calling_with(arguments: Any) -> dict[str, Any]:
+    """A request body whose one message is an assistant's call of read_file with ``arguments``
+    as they stand in the JSON (the OpenAI wire wants a string holding JSON)."""
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": arguments},
+    }
+    return {"messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
         (
-            {
-                "messages": [
-                    {
-                        "role": "assistant",
-                        "content": "",
-                        "tool_calls": [
-                            {
-                                "id": "c",
-                                "type": "function",
-                                "function": {"name": "read_file", "arguments": {"path": "a"}},
-                            }
-                        ],
-                    }
-                ]
-            },
+            calling_with({"path": "a"}),
             "json: cannot unmarshal object into Go struct field "
             "ToolCall.messages.tool_calls.function.arguments of type string",
         ),
         (
-            {
-                "messages": [
-                    {
-                        "role": "assistant",
-                        "content": "",
-                        "tool_calls": [
-                            {
-                                "id": "c",
-                                "type": "function",
-                                "function": {"name": "read_file", "arguments": "{not json"},
-                            }
-                        ],
-                    }
-                ]
-            },
+            calling_with("{not json"),
             "invalid tool call arguments",
         ),
         ({"messages": []}, "[] is too short - 'messages'"),

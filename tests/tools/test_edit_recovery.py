@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ToolError
-from localhand.tools import FileTools, Workspace
+from localhand.tools import FileTools
 from localhand.tools.edits import replace_once
 from localhand.tools.edits_hint import closest_region
 
@@ -21,18 +21,6 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 from edit_recovery_corpus import CASES  # noqa: E402
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def tools(root: Path) -> FileTools:
-    return FileTools(Workspace(root))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c['kind']}" for i, c in enumerate(CASES)])

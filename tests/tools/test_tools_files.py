@@ -21,18 +21,6 @@ from localhand.tools.fsio import open_regular
 from localhand.types import ToolCall
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def tools(root: Path) -> FileTools:
-    return FileTools(Workspace(root))
-
-
 def small(root: Path, **limits: int) -> FileTools:
     return FileTools(Workspace(root), ToolLimits(**limits))
 
@@ -276,11 +264,16 @@ def test_edit_replaces_the_single_match(root: Path, tools: FileTools) -> None:
     assert leftovers(root) == []
 
 
-def test_edit_zero_matches_says_so(root: Path, tools: FileTools) -> None:
-    (root / "m.py").write_text("x = 1\n")
+def refused_edit(root: Path, tools: FileTools, text: str, old: str, new: str) -> str:
+    """Why edit_file refuses to replace ``old`` by ``new`` in ``m.py`` holding ``text``."""
+    (root / "m.py").write_text(text)
     with pytest.raises(ToolError) as caught:
-        tools.edit_file("m.py", "unrelated words", "y = 3")
-    assert str(caught.value) == (
+        tools.edit_file("m.py", old, new)
+    return str(caught.value)
+
+
+def test_edit_zero_matches_says_so(root: Path, tools: FileTools) -> None:
+    assert refused_edit(root, tools, "x = 1\n", "unrelated words", "y = 3") == (
         "old_text was not found in 'm.py'; nothing in it is close. Read the file again and copy "
         "the exact text"
     )
@@ -309,10 +302,8 @@ def test_edit_hints_when_line_number_prefixes_were_copied(root: Path, tools: Fil
 
 
 def test_edit_several_matches_says_how_many_and_where(root: Path, tools: FileTools) -> None:
-    (root / "m.py").write_text("x = 1\ny = 2\nx = 1\n\nx = 1\n")
-    with pytest.raises(ToolError) as caught:
-        tools.edit_file("m.py", "x = 1", "x = 9")
-    assert str(caught.value) == (
+    refusal = refused_edit(root, tools, "x = 1\ny = 2\nx = 1\n\nx = 1\n", "x = 1", "x = 9")
+    assert refusal == (
         "old_text occurs 3 times in 'm.py' (at lines 1, 3, 5); include more of the surrounding "
         "lines in old_text so that it matches exactly once"
     )

@@ -73,6 +73,21 @@ def swap(root: Path) -> bool:
     return True
 
 
+def after_listing(
+    monkeypatch: pytest.MonkeyPatch, change: Callable[[list[os.DirEntry[str]]], None]
+) -> None:
+    """Each directory search lists is changed by ``change`` (given what was listed) between the
+    listing and search's use of it."""
+    original = search.os.scandir
+
+    def listed_then_changed(fd: int) -> Iterator[os.DirEntry[str]]:
+        entries = list(original(fd))
+        change(entries)
+        return iter(entries)
+
+    monkeypatch.setattr(search.os, "scandir", listed_then_changed)
+
+
 def swap_after(
     monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, root: Path, *, before: bool = False
 ) -> None:
@@ -164,15 +179,12 @@ def test_search_skips_a_directory_swapped_after_it_was_listed(
     world: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tools = FileTools(Workspace(world))
-    original = search.os.scandir
 
-    def listed_then_swapped(fd: int) -> Any:
-        entries = list(original(fd))  # the root, where sub is still a directory
+    def swap_sub(_: list[os.DirEntry[str]]) -> None:  # the root was listed, sub still a directory
         if (world / "sub").is_dir() and not (world / "sub").is_symlink():
             swap(world)
-        return iter(entries)
 
-    monkeypatch.setattr(search.os, "scandir", listed_then_swapped)
+    after_listing(monkeypatch, swap_sub)
     assert tools.search_files("CANARY|inside") == "No matches for 'CANARY|inside' in '.'."
 
 
@@ -180,16 +192,13 @@ def test_search_skips_a_file_swapped_after_it_was_listed(
     world: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tools = FileTools(Workspace(world))
-    original = search.os.scandir
 
-    def listed_then_swapped(fd: int) -> Any:
-        entries = list(original(fd))
+    def swap_f(entries: list[os.DirEntry[str]]) -> None:
         if any(entry.name == "f.txt" for entry in entries):
             (world / "sub" / "f.txt").unlink()
             (world / "sub" / "f.txt").symlink_to(world.parent / "outside" / "f.txt")
-        return iter(entries)
 
-    monkeypatch.setattr(search.os, "scandir", listed_then_swapped)
+    after_listing(monkeypatch, swap_f)
     assert tools.search_files("CANARY|inside") == "No matches for 'CANARY|inside' in '.'."
 
 
