@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localhand.config.workspace_keys import explained
 from localhand.errors import ConfigError
+from localhand.safety.approval.approver import escape
+from localhand.safety.trust.store import TrustStore, use_discovered, use_named
 
 _warned: set[str] = set()
 
@@ -66,7 +69,6 @@ def read_config(
         )
     if not path.is_file():
         return None
-    from localhand.safety.trust.store import TrustStore, use_discovered, use_named
 
     store = TrustStore()  # where localhand's own data is: this process's environment
     if named:
@@ -104,7 +106,7 @@ def read_user_config(env: Mapping[str, str] | None = None) -> ConfigFile | None:
     path = user_config_path(env)
     if path is None or not path.is_file():
         return None
-    import tomllib
+    import tomllib  # loaded only when used
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -126,7 +128,6 @@ def warn_once(message: str) -> None:
     if message in _warned:
         return
     _warned.add(message)
-    from localhand.safety.approval.approver import escape
 
     sys.stderr.write(f"warning: {escape(message)}\n")
     sys.stderr.flush()
@@ -135,8 +136,6 @@ def warn_once(message: str) -> None:
 def withheld_table(config: ConfigFile, table: str, key: str) -> bool:
     """Whether ``[table] key`` of ``config`` is not taken because it is a workspace file (one
     warning says so)."""
-    from localhand.config.workspace_keys import explained
-
     if not config.in_workspace:
         return False
     name = f"{table}.{key}"

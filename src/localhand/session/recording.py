@@ -79,7 +79,7 @@ class RunRecording:
         try:
             self.store = open_store(self.db)
         except ConfigError as exc:
-            from rich.markup import escape
+            from rich.markup import escape  # rich loads only when used
 
             stderr().print(f"[yellow]warning:[/] not recording this run: {escape(str(exc))}")
             if not self.serve:
@@ -126,6 +126,6 @@ def stderr() -> Console:
     """Standard error, through Rich (imported when something is first printed): where the
     command line and the recording speak to the person at the terminal (the run itself speaks
     through its events). Here rather than in ``cli`` so that ``run/`` needs nothing of it."""
-    from rich.console import Console
+    from rich.console import Console  # rich loads only when used
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
