@@ -26,7 +26,6 @@ from typing import Any
 
 from localhand.config.workspace_keys import explained
 from localhand.errors import ConfigError
-from localhand.safety.approval.approver import escape
 from localhand.safety.trust.store import TrustStore, use_discovered, use_named
 
 _warned: set[str] = set()
@@ -125,6 +124,8 @@ def inside(path: str | Path, root: str | Path) -> bool:
 
 def warn_once(message: str) -> None:
     """``warning: MESSAGE`` on standard error, once per process, control characters inert."""
+    from localhand.safety.approval.approver import escape  # off load_settings' path
+
     if message in _warned:
         return
     _warned.add(message)

@@ -29,7 +29,6 @@ from typing import Literal
 
 from localhand.errors import ConfigError
 from localhand.paths import data_dir, private_dir, write_private
-from localhand.safety.approval.approver import escape
 
 State = Literal["trusted", "unknown", "changed"]
 _asking = True
@@ -214,6 +213,8 @@ def shown(seen: Seen) -> str:
     trusted, else the whole content; control characters written out as text (inert)."""
     import difflib  # loaded only when used
 
+    from localhand.safety.approval.approver import escape  # off load_settings' path
+
     new = seen.text.splitlines()
     if seen.previous is None:
         lines = [f"  {line}" for line in new] or ["  (empty file)"]
@@ -226,6 +227,8 @@ def shown(seen: Seen) -> str:
 
 def confirm(seen: Seen, what: str) -> bool:
     """Show ``seen`` and ask the person at the terminal whether to trust it (default no)."""
+    from localhand.safety.approval.approver import escape  # off load_settings' path
+
     if seen.state == "changed":
         head = f"{what} {escape(str(seen.path))} changed since you last trusted it:"
     else:
