@@ -80,6 +80,14 @@ def _whisker(x1: float, x2: float, y: float, **data: Any) -> str:
     )
 
 
+def _segment(x: float, y: float, width: float, colour: str, title: str, **data: Any) -> str:
+    """One part of a stacked bar, its ``title`` shown on hover."""
+    return (
+        f'<rect class="seg" x="{x:.2f}" y="{y}" width="{width:.2f}" height="{BAR_H}" '
+        f'fill="{colour}" {_attrs(**data)}><title>{escape(title)}</title></rect>'
+    )
+
+
 def _legend(items: list[tuple[str, str]], y: float) -> list[str]:
     body, x = [], float(LABEL_W)
     for label, colour in items:
@@ -102,12 +110,9 @@ def outcomes(models: list[dict[str, Any]]) -> str:
         for status in STATUSES:
             rate = float(model["rates"].get(status, {}).get("rate") or 0)  # older: no unverified
             width = rate * BAR_W
-            body.append(
-                f'<rect class="seg" x="{x:.2f}" y="{y}" width="{width:.2f}" height="{BAR_H}" '
-                f'fill="{COLOURS[status]}" '
-                + _attrs(data_model=model["model"], data_status=status, data_value=rate)
-                + f"><title>{escape(LABELS[status])}: {pct(rate)}</title></rect>"
-            )
+            title = f"{LABELS[status]}: {pct(rate)}"
+            data = {"data_model": model["model"], "data_status": status, "data_value": rate}
+            body.append(_segment(x, y, width, COLOURS[status], title, **data))
             x += width
         passed = model["rates"]["pass"]
         body.append(
@@ -211,12 +216,9 @@ def guardrails(models: list[dict[str, Any]]) -> str:
             count = int(model["guardrails"].get(kind, 0))
             width = count / top * BAR_W
             if count:
-                body.append(
-                    f'<rect class="seg" x="{x:.2f}" y="{y}" width="{width:.2f}" '
-                    f'height="{BAR_H}" fill="{colour[kind]}" '
-                    + _attrs(data_model=model["model"], data_kind=kind, data_value=count)
-                    + f"><title>{escape(kind)}: {count}</title></rect>"
-                )
+                title = f"{kind}: {count}"
+                data = {"data_model": model["model"], "data_kind": kind, "data_value": count}
+                body.append(_segment(x, y, width, colour[kind], title, **data))
             x += width
         total = sum(model["guardrails"].values())
         body.append(_text(x + 8, y + 13, f"{total} stop{'s' * (total != 1)}", class_="value"))

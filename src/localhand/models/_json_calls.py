@@ -38,14 +38,20 @@ def describe_tools(tools: Sequence[Mapping[str, Any]]) -> str:
     ]
     for tool in tools:
         function = tool.get("function", tool)
-        params = function.get("parameters") or {}
-        required = set(params.get("required") or [])
-        args = ", ".join(
-            f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
-            for name, spec in (params.get("properties") or {}).items()
-        )
-        lines.append(f"- {function.get('name')}({args}): {function.get('description', '')}")
+        lines.append(f"- {signature(function)}: {function.get('description', '')}")
     return "\n".join(lines)
+
+
+def signature(function: Mapping[str, Any]) -> str:
+    """A tool's name and parameters, ``name(path: string, limit?: integer)``: ``?`` marks one
+    that may be left out."""
+    params = function.get("parameters") or {}
+    required = set(params.get("required") or [])
+    args = ", ".join(
+        f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
+        for name, spec in (params.get("properties") or {}).items()
+    )
+    return f"{function.get('name')}({args})"
 
 
 def call_text(name: str, args: Any) -> str:

@@ -59,25 +59,24 @@ class PlainChatModel(Protocol):
     """The least a model is: a name and ``chat``. ``declared`` makes it a ``ChatModel``."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The model's name as the user knows it (``qwen3:8b``)."""
+        ...
 
     def chat(
         self,
         messages: Sequence[Message],
         tools: Sequence[dict[str, Any]] | None = None,
         options: ChatOptions | None = None,
-    ) -> Reply: ...
+    ) -> Reply:
+        """Send the conversation; raise ``ModelError`` subclasses on failure."""
+        ...
 
 
 @runtime_checkable
-class ChatModel(Protocol):
+class ChatModel(PlainChatModel, Protocol):
     """Anything that turns a conversation into one assistant reply, with what the loop uses
     of it declared (defaults: ``BaseChatModel``)."""
-
-    @property
-    def name(self) -> str:
-        """The model's name as the user knows it (``qwen3:8b``)."""
-        ...
 
     @property
     def profile(self) -> Profile | None:
@@ -140,15 +139,6 @@ class ChatModel(Protocol):
         """Whether the server's chat template shows the model the tools sent natively, as the
         server says (llama-server's ``/apply-template``); ``None``: unknown, and the family's
         profile decides (``native_tools_llama_server``)."""
-        ...
-
-    def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
-    ) -> Reply:
-        """Send the conversation; raise ``ModelError`` subclasses on failure."""
         ...
 
     def stream(

@@ -29,7 +29,7 @@ from localhand.models._catalog_probes import CatalogError, Found, ollama_models,
 from localhand.models._ollama_wire import parse_host
 from localhand.models._openai_wire import base_url
 
-__all__ = ["OPENAI_DEFAULTS", "Listed", "Place", "gather", "tool_capable"]
+__all__ = ["OPENAI_DEFAULTS", "Listed", "Place", "gather"]
 
 OPENAI_DEFAULTS = (
     ("llama-server", "http://127.0.0.1:8080/v1"),
@@ -95,12 +95,6 @@ def gather(
         jobs.append(lambda: _embedded_place(settings, name_profile))
     with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
         return [f.result() for f in [pool.submit(job) for job in jobs]]
-
-
-def tool_capable(places: list[Place]) -> list[Listed]:
-    """The models that say they take tools, Ollama's first, larger context first."""
-    found = [m for p in places for m in p.models if m.tools]
-    return sorted(found, key=lambda m: (m.backend != "ollama", -(m.context or 0), m.name))
 
 
 def _ollama(

@@ -15,7 +15,7 @@ from localhand.parsing.json_load import (
     load_lenient,
     load_strict,
 )
-from localhand.parsing.json_scan import Span, scan_spans
+from localhand.parsing.json_scan import Span, scan_spans, skip_space
 from localhand.parsing.shapes import (
     RawCall,
     ToolIndex,
@@ -183,10 +183,8 @@ def snippet(text: str, start: int, end: int) -> str:
 
 
 def _looks_like_list_of_objects(text: str, start: int) -> bool:
-    i = start + 1
     limit = min(len(text), start + 200)
-    while i < limit and text[i] in " \t\r\n":
-        i += 1
+    i = skip_space(text, start + 1, limit)
     return i < limit and text[i] == "{"
 
 
@@ -318,8 +316,7 @@ def value_at(scan: Scan, pos: int, stop: int) -> tuple[Loaded | None, bool]:
 
     Strict first (cost: the value's length); leniently only within budget."""
     text = scan.text
-    while pos < stop and text[pos] in " \t\r\n":
-        pos += 1
+    pos = skip_space(text, pos, stop)
     if pos >= stop or text[pos] not in "{[":
         return None, True
     # A value that the shared scan saw close beyond ``stop`` ran past a marker that was only

@@ -39,7 +39,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _KEY_WORD = re.compile(r"[A-Za-z_$][\w$.\-]*")
 _QUOTE_OR_BACKSLASH = re.compile(r'["\\]')
 _SINGLE_QUOTED = re.compile(r"'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'")
-_LITERALS: dict[str, Any] = {
+LITERALS: dict[str, Any] = {
+    # JSON's and Python's names for the three constants.
     "true": True,
     "false": False,
     "null": None,
@@ -130,8 +131,8 @@ def tokens(chunk: str) -> list[tuple[str, Any]] | None:
             match = _WORD.match(chunk, i)
             word = match.group() if match else char
             i += len(word)
-            if word in _LITERALS:
-                out.append((_LIT, _LITERALS[word]))
+            if word in LITERALS:
+                out.append((_LIT, LITERALS[word]))
                 pythonic = pythonic or word[0].isupper()
             elif _NUMBER.fullmatch(word):
                 out.append((_NUM, word))

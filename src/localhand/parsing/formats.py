@@ -27,6 +27,7 @@ from localhand.parsing.formats_more import (
     gemma_call,
     kimi_call,
 )
+from localhand.parsing.json_scan import skip_space
 from localhand.parsing.mention import (
     failed_mention,
     in_inline_code,
@@ -95,12 +96,6 @@ TAGS: tuple[Tag, ...] = (
 )
 
 
-def _skip_ws(text: str, pos: int, stop: int) -> int:
-    while pos < stop and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
 @dataclass(slots=True)
 class Body:
     calls: list[RawCall]
@@ -119,7 +114,7 @@ def parse_body(
     """The calls in a markup body ``text[start:stop]``, whatever syntax it uses; ``closed``
     says that the block's closer ends it at ``stop``."""
     text = scan.text
-    at = _skip_ws(text, start, stop)
+    at = skip_space(text, start, stop)
     if at >= stop:
         return Body([], stop, incomplete=True, malformed=True)
     if text.startswith(":call:", at):

@@ -17,26 +17,11 @@ from typing import Any
 
 from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, snippet
 from localhand.parsing.formats_more import GEMMA_QUOTES, _KeyValue
-from localhand.parsing.mention import in_inline_code, mid_line
+from localhand.parsing.mention import at_line_start, in_inline_code, mid_line, name_end
 from localhand.parsing.shapes import RawCall, arguments_from, plausible_name
 
 _GEMMA_CLOSERS = ("<tool_call|>", "<turn|>")
 _QUOTE_LOOK = 4096
-
-
-def _name_end(text: str, at: int, stop: int) -> int:
-    end = at
-    limit = min(stop, at + 128)
-    while end < limit and (text[end].isalnum() or text[end] in "_-."):
-        end += 1
-    return end
-
-
-def _line_start(text: str, pos: int) -> bool:
-    j = pos - 1
-    while j >= 0 and text[j] in " \t":
-        j -= 1
-    return j < 0 or text[j] == "\n"
 
 
 def _gemma_args(text: str, brace: int, stop: int) -> tuple[dict[str, Any], int] | None:
@@ -61,22 +46,22 @@ def gemma_bare_hits(scan: Scan) -> list[Hit]:
             nxt = finder.find(pos + len(opener))
             stop = nxt if nxt >= 0 else len(text)  # each parse ends where the next one begins
             name_at = pos + len(opener)
-            name_end = _name_end(text, name_at, stop)
-            usable = (opener == "<call>" or _line_start(text, pos)) and not in_inline_code(
+            end_of_name = name_end(text, name_at, stop)
+            usable = (opener == "<call>" or at_line_start(text, pos)) and not in_inline_code(
                 text, pos
             )
-            if not usable or name_end == name_at or text[name_end : name_end + 1] != "{":
+            if not usable or end_of_name == name_at or text[end_of_name : end_of_name + 1] != "{":
                 scan.budget.attempt()
                 pos = nxt
                 continue
             scan.budget.attempt()
-            parsed = _gemma_args(text, name_end, stop)
+            parsed = _gemma_args(text, end_of_name, stop)
             if parsed is None:
                 pos = nxt
                 continue
             arguments, end = parsed
             closer = next((c for c in _GEMMA_CLOSERS if text.startswith(c, end)), "")
-            call = RawCall(text[name_at:name_end], arguments)
+            call = RawCall(text[name_at:end_of_name], arguments)
             strict = bool(closer) or opener == "<call>"
             hit = Hit(pos, end + len(closer), "gemma4", [call], strict=strict, priority=MARKUP)
             scan.keep(hits, hit)

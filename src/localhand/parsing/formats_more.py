@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, arguments_of, snippet, value_at
-from localhand.parsing.json_scan import string_end
+from localhand.parsing.json_scan import skip_space, string_end
+from localhand.parsing.mention import name_end
 from localhand.parsing.shapes import RawCall
 from localhand.parsing.xml_args import XmlResult
 
@@ -29,12 +30,6 @@ DEEPSEEK_SEPS = ("<｜tool▁sep｜>", "<|tool▁sep|>", "<|tool_sep|>")
 KIMI_ARGS = "<|tool_call_argument_begin|>"
 GEMMA_QUOTES = ("<escape>", '<|"|>')
 _MAX_DEPTH = 64
-
-
-def _skip_ws(text: str, pos: int, stop: int) -> int:
-    while pos < stop and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
 
 
 def deepseek_call(scan: Scan, at: int, stop: int, sep_at: int, sep: str) -> XmlResult:
@@ -84,7 +79,7 @@ class _KeyValue:
 
     def value(self, i: int, depth: int) -> tuple[Any, int]:
         text, quote = self.text, self.quote
-        i = _skip_ws(text, i, self.stop)
+        i = skip_space(text, i, self.stop)
         if depth > _MAX_DEPTH or i >= self.stop:
             raise ValueError("too deep or cut off")
         if text.startswith(quote, i):
@@ -102,12 +97,12 @@ class _KeyValue:
             return self.obj(i, depth + 1)
         if char == "[":
             items: list[Any] = []
-            i = _skip_ws(text, i + 1, self.stop)
+            i = skip_space(text, i + 1, self.stop)
             while i < self.stop and text[i] != "]":
                 before = i
                 item, i = self.value(i, depth + 1)
                 items.append(item)
-                i = _skip_ws(text, i, self.stop)
+                i = skip_space(text, i, self.stop)
                 if i < self.stop and text[i] == ",":
                     i += 1
                 if i == before:
@@ -131,7 +126,7 @@ class _KeyValue:
         out: dict[str, Any] = {}
         i += 1
         while True:
-            i = _skip_ws(text, i, self.stop)
+            i = skip_space(text, i, self.stop)
             if i >= self.stop:
                 raise ValueError("unclosed object")
             if text[i] in ",]":
@@ -145,11 +140,11 @@ class _KeyValue:
                 if colon < 0:
                     raise ValueError("no key")
                 key, i = text[i:colon].strip(), colon
-            i = _skip_ws(text, i, self.stop)
+            i = skip_space(text, i, self.stop)
             if i >= self.stop or text[i] != ":":
                 raise ValueError("no colon")
             out[str(key)], i = self.value(i + 1, depth)
-            i = _skip_ws(text, i, self.stop)
+            i = skip_space(text, i, self.stop)
             if i < self.stop and text[i] == ",":
                 i += 1
 
@@ -181,14 +176,11 @@ def harmony_hits(scan: Scan) -> list[Hit]:
     pos = recipients.find(0)
     while pos >= 0 and not scan.budget.exhausted:
         name_start = pos + len(marker)
-        name_end = name_start
-        limit = min(len(text), name_start + 128)
-        while name_end < limit and (text[name_end].isalnum() or text[name_end] in "_-."):
-            name_end += 1
-        body = messages.find(name_end)
-        if body < 0 or body - name_end > 200:
-            nxt = recipients.find(name_end)
-            if body < 0 and nxt < 0 and scan.truncated and len(text) - name_end < 200:
+        end_of_name = name_end(text, name_start, len(text))
+        body = messages.find(end_of_name)
+        if body < 0 or body - end_of_name > 200:
+            nxt = recipients.find(end_of_name)
+            if body < 0 and nxt < 0 and scan.truncated and len(text) - end_of_name < 200:
                 # "to=functions.NAME <|constr": the length limit cut the call's header.
                 start = _frame_start(text, pos)
                 cut = Hit(start, len(text), "harmony", strict=True, priority=MARKUP)
@@ -201,40 +193,21 @@ def harmony_hits(scan: Scan) -> list[Hit]:
         stop = following if following >= 0 else len(text)
         loaded, closed = value_at(scan, body + len("<|message|>"), stop)
         start = _frame_start(text, pos)
-        name = text[name_start:name_end]
+        name = text[name_start:end_of_name]
         arguments = arguments_of(loaded)
         if loaded is None or arguments is None or not name:
+            calls: list[RawCall] = []
             end = stop if not closed else body + len("<|message|>")
-            scan.keep(
-                hits,
-                Hit(
-                    start,
-                    end,
-                    "harmony",
-                    strict=True,
-                    priority=MARKUP,
-                    malformed=snippet(text, start, end),
-                    incomplete=not closed,
-                ),
-            )
-            pos = recipients.find(end)
-            continue
-        end = loaded.end
-        after = _skip_ws(text, end, len(text))
-        if text.startswith("<|call|>", after):
-            end = after + len("<|call|>")
-        scan.keep(
-            hits,
-            Hit(
-                start,
-                end,
-                "harmony",
-                [RawCall(name, arguments)],
-                strict=True,
-                priority=MARKUP,
-                incomplete=not closed,
-            ),
-        )
+        else:
+            calls = [RawCall(name, arguments)]
+            end = loaded.end
+            after = skip_space(text, end, len(text))
+            if text.startswith("<|call|>", after):
+                end = after + len("<|call|>")
+        hit = Hit(start, end, "harmony", calls, strict=True, priority=MARKUP, incomplete=not closed)
+        if not calls:
+            hit.malformed = snippet(text, start, end)
+        scan.keep(hits, hit)
         pos = recipients.find(end)
     return hits
 

@@ -40,6 +40,13 @@ class Span(NamedTuple):
     closed: bool
 
 
+def skip_space(text: str, pos: int, stop: int) -> int:
+    """The first position from ``pos`` that is not white space, or ``stop``."""
+    while pos < stop and text[pos] in _WHITESPACE:
+        pos += 1
+    return pos
+
+
 def _previous_significant(text: str, index: int, floor: int) -> str:
     # Amortised linear: the whitespace run before a quote is walked only for that quote.
     j = index - 1

@@ -15,6 +15,8 @@ import bisect
 
 from localhand.parsing.extract import FENCE, PYTHONIC, Finder, Hit, Scan, cut_calls, snippet
 from localhand.parsing.json_load import loads_lenient, read_lenient
+from localhand.parsing.json_scan import skip_space
+from localhand.parsing.mention import at_line_start
 from localhand.parsing.pythonic import parse_pythonic, starts_like_call
 from localhand.parsing.shapes import RawCall, final_answer_of, interpret
 
@@ -44,7 +46,7 @@ def fence_hits(scan: Scan) -> list[Hit]:
         end = close + 3 if close >= 0 else len(text)
         body = text[body_start:body_end]
         code = (lang.split() or [""])[0] in CODE_LANGUAGES
-        if code and close >= 0 and _at_line_start(text, pos):
+        if code and close >= 0 and at_line_start(text, pos):
             # Only a fence written as one (on its own line, and closed) holds example code: a
             # ``` inside a JSON string value must not hide the calls after it.
             scan.examples.append((pos, end))
@@ -74,13 +76,6 @@ def fence_hits(scan: Scan) -> list[Hit]:
     return hits
 
 
-def _at_line_start(text: str, pos: int) -> bool:
-    j = pos - 1
-    while j >= 0 and text[j] in " \t":
-        j -= 1
-    return j < 0 or text[j] == "\n"
-
-
 def outside_examples(hits: list[Hit], examples: list[tuple[int, int]]) -> list[Hit]:
     """``hits`` without those that start inside an example (a code fence, or call markup quoted
     as inline code); the fence's own hit, which starts at its backticks, stays."""
@@ -101,8 +96,7 @@ def _runs_past(scan: Scan, start: int, stop: int) -> bool:
     """Whether the value starting at the first non-space from ``start`` closes after ``stop``
     (one that never closes is just missing its last bracket)."""
     text = scan.text
-    while start < stop and text[start] in " \t\r\n":
-        start += 1
+    start = skip_space(text, start, stop)
     spans = scan.spans()
     at = bisect.bisect_left(scan._starts, start)
     if at >= len(spans) or spans[at].start != start:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localhand.parsing.json_scan import skip_space
+
 _LOOK = 200
 _NAME_CHARS = frozenset("_-.:")
 # What may follow a name at the start of a markup body: its arguments (JSON, pythonic, XML
@@ -66,12 +68,28 @@ def mid_line(text: str, pos: int) -> bool:
     return j > floor and text[j] != "\n"
 
 
+def at_line_start(text: str, pos: int) -> bool:
+    """Whether only spaces and tabs precede ``pos`` on its line (however far back it starts)."""
+    j = pos - 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    return j < 0 or text[j] == "\n"
+
+
+def name_end(text: str, at: int, stop: int, *, most: int = 128, chars: str = "_-.") -> int:
+    """Where the tool name starting at ``at`` ends: letters, digits and ``chars``, at most
+    ``most`` of them."""
+    end, limit = at, min(stop, at + most)
+    while end < limit and (text[end].isalnum() or text[end] in chars):
+        end += 1
+    return end
+
+
 def call_like_body(text: str, at: int, stop: int) -> bool:
     """Whether a markup body starting at the first non-space from ``at`` starts like a call:
     JSON, a known inner tag, a pythonic call, or a name followed by its arguments (or by
     nothing but the end of the body)."""
-    while at < stop and text[at] in " \t\r\n":
-        at += 1
+    at = skip_space(text, at, stop)
     if at >= stop:
         return False
     if text[at] in "{[":

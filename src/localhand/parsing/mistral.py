@@ -16,32 +16,25 @@ from localhand.parsing.extract import (
     snippet,
     value_at,
 )
-from localhand.parsing.mention import failed_mention, in_inline_code, inline_code_end, mid_line
+from localhand.parsing.json_scan import skip_space
+from localhand.parsing.mention import (
+    failed_mention,
+    in_inline_code,
+    inline_code_end,
+    mid_line,
+    name_end,
+)
 from localhand.parsing.shapes import RawCall
-
-
-def _skip_ws(text: str, pos: int, stop: int) -> int:
-    while pos < stop and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
-def _name_end(text: str, at: int, stop: int) -> int:
-    end = at
-    limit = min(stop, at + 256)
-    while end < limit and (text[end].isalnum() or text[end] in "_-.:"):
-        end += 1
-    return end
 
 
 def _args_start(text: str, cursor: int, stop: int, args_tags: Finder) -> tuple[str, int] | None:
     """(name, where its JSON arguments start) for ``NAME[ARGS]{``, ``NAME[CALL_ID]id[ARGS]{``
     or ``NAME{`` at ``cursor``; None when that is not what follows."""
-    end = _name_end(text, cursor, stop)
+    end = name_end(text, cursor, stop, most=256, chars="_-.:")
     if end == cursor:
         return None
     name = text[cursor:end]
-    after = _skip_ws(text, end, stop)
+    after = skip_space(text, end, stop)
     if text.startswith("[CALL_ID]", after):
         args_at = args_tags.find(after)
         if args_at < 0 or args_at >= stop or args_at - after > 128:
@@ -66,7 +59,7 @@ def mistral_hits(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
     pos = markers.find(0)
     while pos >= 0 and not scan.budget.exhausted:
-        at = _skip_ws(text, pos + len(marker), len(text))
+        at = skip_space(text, pos + len(marker), len(text))
         nxt = markers.find(at)
         stop = nxt if nxt >= 0 else len(text)
         calls: list[RawCall] = []
@@ -86,7 +79,8 @@ def mistral_hits(scan: Scan) -> list[Hit]:
             end = max((h.end for h in found), default=stop)
         else:
             start = _args_start(text, at, stop, args_tags) if at < stop else None
-            prose = start is None and at < stop and _name_end(text, at, stop) < stop
+            past_name = at < stop and name_end(text, at, stop, most=256, chars="_-.:") < stop
+            prose = start is None and past_name
             if prose and mid_line(text, pos):
                 scan.budget.attempt()
                 pos = nxt  # "Mistral prefixes calls with [TOOL_CALLS] followed by...": prose
@@ -108,7 +102,7 @@ def mistral_hits(scan: Scan) -> list[Hit]:
                 calls.append(RawCall(name, arguments))
                 repaired = repaired or loaded.how != "json"
                 incomplete = incomplete or not closed
-                end = cursor = _skip_ws(text, loaded.end, stop)
+                end = cursor = skip_space(text, loaded.end, stop)
         if not calls and failed_mention(
             text, pos, at, stop, scan.index.params, scan.index.offered, scan.truncated
         ):

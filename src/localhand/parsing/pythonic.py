@@ -11,17 +11,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from localhand.parsing.faithful import LITERALS
 from localhand.parsing.shapes import RawCall
 
 MAX_PYTHONIC_CHARS = 200_000
-_JSON_NAMES = {
-    "true": True,
-    "false": False,
-    "null": None,
-    "True": True,
-    "False": False,
-    "None": None,
-}
 
 
 class _NotLiteral(Exception):
@@ -31,8 +24,8 @@ class _NotLiteral(Exception):
 def _literal(node: ast.AST) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
-        return _JSON_NAMES[node.id]
+    if isinstance(node, ast.Name) and node.id in LITERALS:
+        return LITERALS[node.id]
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return [_literal(element) for element in node.elts]
     if isinstance(node, ast.Dict):

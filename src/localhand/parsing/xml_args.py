@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localhand.parsing.extract import Finder
+from localhand.parsing.json_scan import skip_space
 from localhand.parsing.shapes import RawCall, arguments_from
 
 
@@ -33,11 +34,11 @@ class XmlResult:
     incomplete: bool = False
     malformed: bool = False
 
-
-def _skip_ws(text: str, pos: int, stop: int) -> int:
-    while pos < stop and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
+    def cut(self, stop: int) -> XmlResult:
+        """This result marked cut short at ``stop``: a call the reply stopped in."""
+        self.malformed = self.incomplete = True
+        self.end = stop
+        return self
 
 
 def _trim_one_newline(value: str) -> str:
@@ -85,7 +86,7 @@ def _values(
     text = finders.text
     values: dict[str, str] = {}
     while True:
-        at = _skip_ws(text, pos, stop)
+        at = skip_space(text, pos, stop)
         if at >= stop:
             return values, stop, False
         if text.startswith(end_tag, at):
@@ -123,14 +124,14 @@ def qwen_functions(text: str, pos: int, stop: int, finders: _Finders | None = No
     """``<function=NAME>...</function>`` calls, one after another, from ``pos``."""
     finders = finders or _Finders(text)
     result = XmlResult(end=pos)
-    at = _skip_ws(text, pos, stop)
+    at = skip_space(text, pos, stop)
     while text.startswith("<function=", at):
         name_end = text.find(">", at, min(stop, at + 256))
         if name_end < 0:
             result.malformed = True
             return result
         name = text[at + len("<function=") : name_end].strip().strip("\"'")
-        body = _skip_ws(text, name_end + 1, stop)
+        body = skip_space(text, name_end + 1, stop)
         if body < stop and text[body] == "{":
             # Llama 3.1 custom format: <function=NAME>{"a": 1}</function>
             close = finders.find("</function>", body, stop)
@@ -152,21 +153,17 @@ def qwen_functions(text: str, pos: int, stop: int, finders: _Finders | None = No
                 "<function=",
             )
             if read is None:
-                result.malformed = result.incomplete = True
-                result.end = stop
-                return result
+                return result.cut(stop)
             values, end, complete = read
             if not complete and not values:
                 # "<function=NAME>" and then the reply stops: cut before its parameters.
-                result.malformed = result.incomplete = True
-                result.end = stop
-                return result
+                return result.cut(stop)
             result.calls.append(RawCall(name, {k: _trim_one_newline(v) for k, v in values.items()}))
         result.end = end
         if not complete:
             result.incomplete = True
             return result
-        at = _skip_ws(text, end, stop)
+        at = skip_space(text, end, stop)
     return result
 
 
@@ -224,7 +221,7 @@ def invoke_calls(
     invoke, end_invoke = f"<{prefix}{call}", f"</{prefix}{call}>"
     parameter, end_parameter = f"<{prefix}{param}", f"</{prefix}{param}>"
     result = XmlResult(end=pos)
-    at = _skip_ws(text, pos, stop)
+    at = skip_space(text, pos, stop)
     while _tag_at(text, at, invoke):
         name, body = _attribute(text, at, stop)
         if not name:
@@ -232,7 +229,7 @@ def invoke_calls(
             return result
         values: dict[str, Any] = {}
         complete = False
-        cursor = _skip_ws(text, body, stop)
+        cursor = skip_space(text, body, stop)
         if cursor < stop and text[cursor] == "{":
             # The arguments as one JSON object, up to the end tag (or, when it was dropped, to
             # the next call or the end of the reply: Llama 3.1's <function=NAME>{...} rule).
@@ -240,17 +237,15 @@ def invoke_calls(
             body_end = close if close >= 0 else _earliest(finders.find(invoke, cursor, stop), stop)
             arguments = arguments_from(text[cursor:body_end])
             if arguments is None:
-                result.malformed = result.incomplete = True
-                result.end = stop
-                return result
+                return result.cut(stop)
             result.calls.append(RawCall(name, arguments))
             if close < 0:
                 result.end, result.incomplete = body_end, True
                 return result
-            result.end = at = _skip_ws(text, close + len(end_invoke), stop)
+            result.end = at = skip_space(text, close + len(end_invoke), stop)
             continue
         while True:
-            cursor = _skip_ws(text, cursor, stop)
+            cursor = skip_space(text, cursor, stop)
             if text.startswith(end_invoke, cursor):
                 cursor += len(end_invoke)
                 complete = True
@@ -270,9 +265,7 @@ def invoke_calls(
             if key is None or close < 0:
                 # A parameter without its end: the value is cut (or never began). Dropping it
                 # would run the call without it, so the whole call is malformed.
-                result.malformed = result.incomplete = True
-                result.end = stop
-                return result
+                return result.cut(stop)
             raw = _cdata(text[start:close])
             values[key] = raw
             if is_string == "false":
@@ -282,15 +275,13 @@ def invoke_calls(
             cursor = close + len(end_parameter)
         if not complete and not values:
             # '<invoke name="NAME">' and then the reply stops: cut before its parameters.
-            result.malformed = result.incomplete = True
-            result.end = stop
-            return result
+            return result.cut(stop)
         result.calls.append(RawCall(name, values))
         result.end = cursor
         if not complete:
             result.incomplete = True
             return result
-        at = _skip_ws(text, cursor, stop)
+        at = skip_space(text, cursor, stop)
     return result
 
 
@@ -317,12 +308,10 @@ def glm_call(
         read = _glm_value(finders, cursor, stop, closed)
         if read is None:
             # A key whose value never began, or a value that runs into the end: cut.
-            result.malformed = result.incomplete = True
-            result.end = stop
-            return result
+            return result.cut(stop)
         key, value, cursor = read
         values[key] = value
-        cursor = _skip_ws(text, cursor, stop)
+        cursor = skip_space(text, cursor, stop)
     result.calls.append(RawCall(name, dict(values)))
     result.end = max(cursor, pos)
     return result
@@ -336,7 +325,7 @@ def _glm_value(finders: _Finders, at: int, stop: int, closed: bool) -> tuple[str
         return None
     key = text[at + len("<arg_key>") : key_close].strip()
     after_key = key_close + len("</arg_key>")
-    value_at = _skip_ws(text, after_key, stop)
+    value_at = skip_space(text, after_key, stop)
     if value_at >= stop:
         return None
     value_close = finders.find("</arg_value>", value_at, stop)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from localhand.models._json_calls import TOOL_TEXT_MARK
+from localhand.models._json_calls import TOOL_TEXT_MARK, signature
 from localhand.models.base import ChatModel
 from localhand.profiles import Profile
 from localhand.types import Message
@@ -52,16 +52,10 @@ def describe_tools(
     ]
     for tool in definitions:
         function = tool.get("function", tool)
-        params = function.get("parameters") or {}
-        required = set(params.get("required") or [])
-        args = ", ".join(
-            f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
-            for name, spec in (params.get("properties") or {}).items()
-        )
         about = " ".join(str(function.get("description") or "").split())
         if short:
             about = about.split(". ")[0].rstrip(".")
-        lines.append(f"- {function.get('name')}({args}): {about}".rstrip(": "))
+        lines.append(f"- {signature(function)}: {about}".rstrip(": "))
     return "\n".join(lines)
 
 

@@ -47,6 +47,7 @@ class OpenAIEndpoints:
     _start_chunked: Callable[[int, str], None]
     _write_chunk: Callable[[bytes], None]
     _drop: Callable[[], None]
+    _send_half: Callable[[bytes, str], None]
     _exchange: Callable[..., Any]
 
     def _v1_routes(self, path: str) -> dict[str, dict[str, Callable[[Any], None]]]:
@@ -252,7 +253,8 @@ class OpenAIEndpoints:
             page = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
             self._send(200, page, "text/html")
         elif fault.kind == "reset":
-            self._send_partial(_line({"id": "chatcmpl-1", "choices": [{"message": "x" * 200}]}))
+            reply = _line({"id": "chatcmpl-1", "choices": [{"message": "x" * 200}]})
+            self._send_half(reply, "application/json")
         elif not stream:  # a failure while generating, unstreamed: 500
             self._v1_error(500, fault.error)
         else:
@@ -263,16 +265,6 @@ class OpenAIEndpoints:
             error = {"message": fault.error, "type": "api_error", "param": None, "code": None}
             self._write_chunk(b"data: " + _line({"error": error}) + b"\n")
             self._write_chunk(b"")
-
-    def _send_partial(self, data: bytes) -> None:
-        handler: Any = self
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data[: len(data) // 2])
-        handler.wfile.flush()
-        self._drop()
 
 
 def _bind_problem(body: dict[str, Any]) -> str | None:

@@ -330,13 +330,7 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             data = json.dumps(
                 self._chunk(model, {"role": "assistant", "content": "x" * 200}, done_reason="stop")
             ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data[: len(data) // 2])
-            self.wfile.flush()
-            self._drop()
+            self._send_half(data, "application/json; charset=utf-8")
         elif not stream:  # stream_error without streaming: Ollama answers 500
             self._json(500, {"error": fault.error})
         else:
@@ -352,6 +346,17 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
+
+    def _send_half(self, data: bytes, content_type: str) -> None:
+        """Announce ``data`` (200, its whole length), send half of it and cut the connection:
+        ``Fault.reset`` of an unstreamed reply."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.wfile.flush()
+        self._drop()
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, _encode(obj), "application/json; charset=utf-8")

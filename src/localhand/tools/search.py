@@ -40,14 +40,6 @@ _DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
 _NOFOLLOW = READ_FLAGS | getattr(os, "O_NOFOLLOW", 0)
 
 
-def compile_pattern(pattern: str) -> tuple[Any, str]:
-    """The compiled regex and a note; an invalid regex is searched as literal text, and said so."""
-    if not pattern:
-        raise ToolError("pattern is empty; give a regular expression or some text to find")
-    compiled, _, note = _compiled(pattern)
-    return compiled, note
-
-
 @lru_cache(maxsize=64)
 def _compiled(pattern: str) -> tuple[Any, Any, str]:
     """The regex, its whole-text twin (None when it has whole-text anchors), and the note.
