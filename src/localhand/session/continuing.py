@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.errors import ConfigError
+from localhand.run.task import Task
 from localhand.store import open_store
 from localhand.store.lineage import conversation
 
 if TYPE_CHECKING:
-    from localhand.run.task import Task
     from localhand.store import Store
     from localhand.types import Message
 
@@ -79,8 +79,6 @@ def _ran_a_plan(store: Store, run_id: str) -> bool:
 def _task_of(spec: dict[str, object], workspace: Path, model: str) -> Task:
     """The recorded task read back as a task file would be, with a fresh id; without a stored
     spec, a task in the same workspace with the same model."""
-    from localhand.run.task import Task
-
     # loads annotated_types, pydantic, pydantic_core: only when needed
     from localhand.taskfile import load_task_file
 

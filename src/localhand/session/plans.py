@@ -49,7 +49,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
 
     # loads annotated_types, pydantic, pydantic_core: only when needed
     from localhand.plan.executor import MODES, PLAN_LIMITS, PlanExecutor
-    from localhand.plan.result import PlanResult, build_result
+    from localhand.plan.result import PlanResult, build_result  # pydantic, as above
 
     task, settings = ready.task, ready.settings
     root = task.workspace
@@ -122,6 +122,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
 
 def _plan_of(plan: Plan | Mapping[str, Any] | str | Path, root: Path) -> Plan:
     """``plan`` as a ``Plan`` with its steps classified for ``root``."""
+    # plan mode's modules, and pydantic with them, load with the first plan
     from localhand.plan.model import Plan, classified, load_plan, plan_from_data
 
     if isinstance(plan, Plan):

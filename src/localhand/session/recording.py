@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from localhand.cancel import forget_request, request_file
 from localhand.errors import ConfigError
+from localhand.store import Store, open_store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from localhand.config.settings import Settings
     from localhand.events import EventBus
     from localhand.run.task import Task
-    from localhand.store import Store
 
 
 class LiveView(Protocol):
@@ -74,8 +74,6 @@ class RunRecording:
         self.server: LiveView | None = None
 
     def __enter__(self) -> RunRecording:
-        from localhand.store import Store, open_store
-
         try:
             self.store = open_store(self.db)
         except ConfigError as exc:
