@@ -128,3 +128,36 @@ def test_no_module_is_long() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def uncommented_function_imports(tree: ast.Module, lines: list[str]) -> list[int]:
+    """The lines of imports inside functions that do not say why they are there (a comment on
+    the import's first or last line, or on the line above it)."""
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                said = (lines[node.lineno - 1], lines[node.end_lineno - 1])  # type: ignore[index]
+                above = lines[node.lineno - 2].strip()
+                if not any("#" in line for line in said) and not above.startswith("#"):
+                    found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_an_import_inside_a_function_says_why() -> None:
+    """Imports run down the floors at the top of a module; one inside a function defers an
+    optional dependency or a part kept off the path to a run's first request, and says so."""
+    silent = {
+        f"{name}:{line}"
+        for name, path in MODULES.items()
+        if "evals.suite" not in name
+        for line in uncommented_function_imports(TREES[name], path.read_text().splitlines())
+    }
+    assert silent == set()
+
+
+def test_a_silent_import_in_a_function_is_found() -> None:
+    source = "def f():\n    import json\n\n\ndef g():\n    import csv  # only for g\n"
+    assert uncommented_function_imports(ast.parse(source), source.splitlines()) == [2]

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from localhand.errors import Cancelled, ConfigError
+from localhand.paths import data_dir
 
 POLL_S = 0.25
 """How often, at most, a check looks for a cancel request file."""
@@ -63,8 +64,6 @@ class Cancellation:
 
 def request_file(run_id: str, data: Path | None = None) -> Path:
     """Where a cancel request for the store's run ``run_id`` is written."""
-    from localhand.paths import data_dir
-
     if not run_id or not run_id.isalnum():  # a store id; never a path
         raise ConfigError(f"not a run id: {run_id!r}")
     return (data or data_dir()) / "cancel" / run_id

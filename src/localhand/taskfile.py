@@ -40,10 +40,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localhand.config.datafile import described, read_data
+from localhand.config.files import inside
+from localhand.config.schema import checked_schema, load_schema
 from localhand.config.settings import BACKENDS
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
+from localhand.paths import data_dir
 from localhand.run.task import Task
+from localhand.safety.risk.paths import is_secret_file
+from localhand.safety.trust.store import use_named
 
 
 class _Strict(BaseModel):
@@ -98,8 +103,6 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     path = Path(path)
     own = _in_data_dir(path)
     if pin and not own:
-        from localhand.safety.trust.store import use_named
-
         data = read_data(path, "task file", lambda p: use_named(p, "task file").text)
     else:
         data = read_data(path, "task file")
@@ -118,9 +121,6 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
 
 
 def _in_data_dir(path: Path) -> bool:
-    from localhand.config.files import inside
-    from localhand.paths import data_dir
-
     return inside(path, data_dir())
 
 
@@ -202,8 +202,6 @@ def _within(workspace: Path, base: Path, root: Path | None, given: str) -> None:
 def _context_file(name: str, workspace: Path) -> None:
     """A context file is read by localhand, outside the sandbox, and sent to the model: it
     must be a relative path inside the workspace (symlinks resolved) and not a credential."""
-    from localhand.safety.risk.paths import is_secret_file
-
     path = Path(name)
     if not name.strip() or path.is_absolute() or ".." in path.parts or name.startswith("~"):
         raise ConfigError(
@@ -226,8 +224,6 @@ def _output_schema(given: str | dict[str, Any] | None, base: Path) -> dict[str, 
     the model, so it is never a file that looks like it holds credentials."""
     if given is None:
         return None
-    from localhand.config.schema import checked_schema, load_schema
-    from localhand.safety.risk.paths import is_secret_file
 
     if isinstance(given, dict):
         return checked_schema(given, "output_schema")

@@ -27,6 +27,7 @@ from localhand.acp.editor import Editor
 from localhand.acp.presenter import PlanView
 from localhand.acp.tools import KINDS, title_of
 from localhand.errors import ConfigError
+from localhand.store import open_store
 from localhand.store.records import StoredEvent
 from localhand.types import ToolCall
 
@@ -34,8 +35,6 @@ from localhand.types import ToolCall
 def replay(editor: Editor, runs: Iterable[str], db: Path | None) -> None:
     """Send ``runs`` (run ids, oldest first) to the editor, from the run's thread (each update
     waits for the editor, as a live run's do). A run the store no longer has is left out."""
-    from localhand.store import open_store
-
     with open_store(db) as store:
         for run_id in runs:
             try:

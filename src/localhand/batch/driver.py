@@ -20,8 +20,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from localhand.batch.endpoints import pool_endpoints
+from localhand.batch.local import run_local
 from localhand.batch.pool import EndpointPool
 from localhand.batch.progress import BatchProgress, Row
+from localhand.batch.ray_executor import run_on_ray
 from localhand.batch.run_one import TaskOutcome
 from localhand.batch.runbook import RunBook
 from localhand.batch.slots import slot_warning
@@ -31,6 +33,7 @@ from localhand.batch.workspace import default_root
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.events import Event, EventBus
+from localhand.store import open_store
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -163,8 +166,6 @@ def _execute(
     if options.watch is not None:
         bus.subscribe(options.watch(store))
     if pool is None:
-        from localhand.batch.ray_executor import run_on_ray
-
         outcomes = run_on_ray(
             todo,
             settings=settings,
@@ -177,8 +178,6 @@ def _execute(
             on_node=progress.where,
         )
     else:
-        from localhand.batch.local import run_local
-
         outcomes = run_local(
             todo,
             pool=pool,
@@ -234,8 +233,6 @@ def _check_backends(items: list[BatchTask], settings: Settings) -> None:
 
 
 def _open_store(db: Path | None, console: Console) -> Store | None:
-    from localhand.store import open_store
-
     try:
         return open_store(db)
     except ConfigError as exc:

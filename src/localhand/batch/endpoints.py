@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localhand.config.files import read_config, withheld_table
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 
@@ -82,8 +83,6 @@ def read_pool(env: dict[str, str] | None = None, cwd: Path | None = None) -> lis
     """``[pool]`` (or ``[localhand.pool]``) of localhand.toml: the same file ``load_settings``
     reads, with trusted content only; [] when there is none, or the file is in the project
     (the model could have pointed the batch's conversations at a server of its own)."""
-    from localhand.config.files import read_config, withheld_table
-
     config = read_config(env, cwd)
     if config is None:
         return []

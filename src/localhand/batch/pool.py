@@ -21,6 +21,8 @@ from localhand.batch.endpoints import Endpoint
 from localhand.batch.slots import SlotReader, SlotsFrom, published_slots
 from localhand.errors import ConfigError, LocalhandError, ModelTimeout, ServerUnavailable
 from localhand.models._ollama_wire import canonical
+from localhand.models.ollama import OllamaModel
+from localhand.models.openai_compat import OpenAICompatModel
 
 Lister = Callable[[Endpoint], list[str]]
 """Asks a server which models it has; raises when it does not answer."""
@@ -29,13 +31,10 @@ Lister = Callable[[Endpoint], list[str]]
 def list_models(endpoint: Endpoint, timeout: float = 5.0) -> list[str]:
     """The models ``endpoint`` serves (``/api/tags`` or ``/v1/models``), asked once."""
     if endpoint.backend == "openai":
-        from localhand.models.openai_compat import OpenAICompatModel
-
         with OpenAICompatModel(
             "-", endpoint.url, max_attempts=1, metadata_timeout=timeout
         ) as server:
             return server.list_models()
-    from localhand.models.ollama import OllamaModel
 
     with OllamaModel("-", endpoint.url, max_attempts=1, metadata_timeout=timeout) as ollama:
         return ollama.list_models()

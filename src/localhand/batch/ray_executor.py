@@ -38,6 +38,7 @@ from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models._ollama_wire import canonical
 from localhand.run.task import Task
+from localhand.session.runner import build_model
 
 RESOURCE_PREFIX = "localhand/"
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'localhand[ray]'"
@@ -64,10 +65,10 @@ def run_on_ray(
     ray = _import_ray()
     started_here = _connect(ray, address)
     try:
-        from ray.util.queue import Queue
+        from ray.util.queue import Queue  # the ray extra
 
         offered = {k for k in ray.cluster_resources() if k.startswith(RESOURCE_PREFIX)}
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # the ray extra
 
         # The queue lives on the driver's node: a worker node that dies must not take it along.
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
@@ -105,9 +106,7 @@ def run_on_ray(
 
 def _run_on_node(task: Task, settings: Settings, root: str, keep: bool, events: Any) -> dict:
     """The Ray task: run one task against this node's model server."""
-    import ray
-
-    from localhand.session.runner import build_model
+    import ray  # the ray extra
 
     context = ray.get_runtime_context()
     where = f"ray node {context.get_node_id()[:8]}"
@@ -164,7 +163,7 @@ class Relay:
     def drain(self) -> None:
         if self.broken:
             return
-        import ray
+        import ray  # the ray extra
 
         try:
             while count := self.events.qsize():
@@ -205,7 +204,7 @@ def _no_node(resource: str, offered: set[str]) -> str:
 
 def _import_ray() -> Any:
     try:
-        import ray
+        import ray  # the ray extra
     except ImportError:
         raise ConfigError(INSTALL_HINT) from None
     return ray

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from localhand.models._http import Client, HTTPError
+
 if TYPE_CHECKING:
     from localhand.batch.endpoints import Endpoint
     from localhand.batch.pool import EndpointStatus
@@ -38,7 +40,6 @@ def published_slots(endpoint: Endpoint, timeout: float = 5.0) -> int | None:
     Studio answer 404), or one that does not answer. Never raises: the slots are a hint."""
     if endpoint.backend != "openai":
         return None  # Ollama has no /props: a request would only be a 404
-    from localhand.models._http import Client, HTTPError
 
     root = endpoint.url.rstrip("/").removesuffix("/v1")
     client = Client(root)

@@ -22,6 +22,7 @@ from typing import Any
 
 from localhand.errors import ConfigError
 from localhand.run.task import Task
+from localhand.safety.trust.store import use_named
 from localhand.taskfile import task_from_dict
 
 
@@ -42,8 +43,6 @@ class BatchTask:
 
 def load_batch(path: str | Path) -> list[BatchTask]:
     """Read and validate a batch file; ``ConfigError`` names the line and the field."""
-    from localhand.safety.trust.store import use_named
-
     path = Path(path)
     try:
         text = use_named(path, "batch file").text

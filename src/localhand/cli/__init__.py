@@ -88,7 +88,7 @@ def root_parser() -> Parser:
         description=DESCRIPTION,
         epilog="Run 'localhand COMMAND --help' for the options of a command.",
     )
-    from localhand._version import __version__
+    from localhand._version import __version__  # not needed to parse the options
 
     parser.add_argument("--version", action="version", version=f"localhand {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)

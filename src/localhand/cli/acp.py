@@ -32,10 +32,12 @@ def acp(args: Namespace) -> int:
         import acp as _sdk  # noqa: F401  (the extra: say how to get it before anything else)
     except ImportError:
         fail("localhand acp needs the ACP SDK: pip install 'localhand[acp]'")
-    from localhand.acp.agent import LocalhandAgent
+    from localhand.acp.agent import LocalhandAgent  # not needed to parse the options
+
+    # not needed to parse the options
     from localhand.config.settings import load_settings, with_mcp_config
-    from localhand.safety.secrets.own_env import forget_secrets
-    from localhand.safety.trust.store import never_ask
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
+    from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
     never_ask()  # stdin is the protocol: a question about a changed file is refused, not asked
     try:
@@ -67,7 +69,7 @@ def _protocol_stdout() -> Any:
 
 
 async def _serve(agent: Any, protocol: Any) -> None:
-    from acp import run_agent, stdio_streams
+    from acp import run_agent, stdio_streams  # the acp extra
 
     real, sys.stdout = sys.stdout, protocol  # stdio_streams writes to sys.stdout's pipe
     try:

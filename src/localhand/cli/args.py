@@ -154,14 +154,14 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 def stderr() -> Console:
     """Standard error, through Rich: ``localhand.session.recording.stderr``, imported when first
     printed to (parsing loads nothing of localhand's, see the module docstring)."""
-    from localhand.session.recording import stderr as console
+    from localhand.session.recording import stderr as console  # not needed to parse the options
 
     return console()
 
 
 def print_error(message: str) -> None:
     """``error: MESSAGE`` on standard error: a message a person can act on, no traceback."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
     stderr().print(f"[bold red]error:[/] {escape(message)}")
 

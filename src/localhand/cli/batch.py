@@ -37,12 +37,14 @@ def batch(args: Namespace) -> int:
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
     # Batch mode (the pool, the executors, Rich) loads only for this command: fast start-up.
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
-    from localhand.batch.driver import BatchOptions, run_batch
+    from localhand.batch.driver import BatchOptions, run_batch  # not needed to parse the options
+
+    # not needed to parse the options
     from localhand.batch.progress import summary_notes, summary_table, totals_line
-    from localhand.config.settings import load_settings
-    from localhand.safety.secrets.own_env import forget_secrets
+    from localhand.config.settings import load_settings  # not needed to parse the options
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
 
     err = stderr()
     stream = current_stream()
@@ -61,7 +63,7 @@ def batch(args: Namespace) -> int:
         ray_max_retries=args.ray_max_retries,
         watch=stream.watching if stream else None,
     )
-    from localhand.safety.trust.store import never_ask
+    from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
     never_ask()  # a batch runs unattended: a changed file is refused, not asked about
     try:

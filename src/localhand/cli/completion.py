@@ -63,6 +63,7 @@ COMMANDS = {"completion": Command(completion, completion_arguments)}
 # -- reading the parsers ------------------------------------------------------------------------
 def command_specs() -> list[CommandSpec]:
     """Every command, its one-line help and its arguments, from its own parser."""
+    # not needed to parse the options
     from localhand.cli import COMMAND_MODULES, Parser, _doc, command_named
 
     specs = []

@@ -38,9 +38,11 @@ NOT_SHOWN = ("profiles",)
 
 def config(args: Namespace) -> int:
     """Print the merged settings and where each came from (default, file, variable, flag)."""
-    from localhand.config.files import user_config_path
+    from localhand.config.files import user_config_path  # not needed to parse the options
+
+    # not needed to parse the options
     from localhand.config.settings import distrusting, load_settings
-    from localhand.errors import ConfigError
+    from localhand.errors import ConfigError  # not needed to parse the options
 
     notes: list[str] = []
     root = (args.workspace or Path.cwd()).expanduser().resolve()
@@ -92,8 +94,8 @@ COMMANDS = {"config": Command(config, config_arguments)}
 
 
 def setting_names() -> list[str]:
-    from localhand.config.settings import Settings
-    from localhand.config.workspace_keys import PROVENANCE
+    from localhand.config.settings import Settings  # not needed to parse the options
+    from localhand.config.workspace_keys import PROVENANCE  # not needed to parse the options
 
     return [f.name for f in fields(Settings) if f.name not in PROVENANCE]
 

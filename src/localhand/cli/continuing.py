@@ -31,7 +31,7 @@ def continued_task(
 ) -> tuple[Task, Continuation]:
     """The task of ``--continue REF``, given the other flags; a ``ConfigError`` says what to
     do with those that cannot go with it."""
-    from localhand.session.continuing import continued_from_store
+    from localhand.session.continuing import continued_from_store  # not needed to parse the options
 
     if workspace is not None:
         raise ConfigError(
@@ -62,6 +62,6 @@ def schema_in(path: Path | None) -> dict[str, Any] | None:
     """The JSON schema of ``--output-schema FILE``, checked before the run starts."""
     if path is None:
         return None
-    from localhand.config.schema import load_schema
+    from localhand.config.schema import load_schema  # not needed to parse the options
 
     return load_schema(path)

@@ -33,9 +33,9 @@ def after_run(view: Any, result: dict[str, Any]) -> None:
     a replayed timeline, ``replayed``, prints nothing here)."""
     if getattr(view, "replayed", False):
         return
-    from localhand.cli.args import diff_requested
-    from localhand.errors import ConfigError
-    from localhand.store import open_store
+    from localhand.cli.args import diff_requested  # not needed to parse the options
+    from localhand.errors import ConfigError  # not needed to parse the options
+    from localhand.store import open_store  # not needed to parse the options
 
     show_diff = bool(getattr(view, "show_diff", False)) or diff_requested()
     store: Store | None
@@ -62,7 +62,7 @@ def print_change(
 ) -> None:
     """The summary (and with ``show_diff`` the diff) of ``result``'s change, then how to undo
     it. ``show_hint`` is the command that prints the diff, offered when it is not shown."""
-    from localhand.store.run_diff import change_of
+    from localhand.store.run_diff import change_of  # not needed to parse the options
 
     result = result or {}
     kept = store.archive(run_id) if store is not None and run_id else None
@@ -134,7 +134,7 @@ def diff_text(diff: str) -> Text:
 
 def undo_line(result: dict[str, Any], store: Store | None, run_id: str | None) -> Text | None:
     """``undo: COMMAND``, whole so it can be copied (``run_diff.undo_command``)."""
-    from localhand.store.run_diff import undo_command
+    from localhand.store.run_diff import undo_command  # not needed to parse the options
 
     command = undo_command(result, store, run_id)
     return Text.assemble(("undo: ", "bold"), (command, "cyan")) if command else None
@@ -172,7 +172,7 @@ def _fit(path: str, room: int) -> str:
 def _run_id(store: Store | None, task_id: str) -> str | None:
     if store is None or not task_id:
         return None
-    from localhand.errors import ConfigError
+    from localhand.errors import ConfigError  # not needed to parse the options
 
     found = store.open_run_for(task_id)
     if found is not None:
@@ -186,7 +186,7 @@ def _run_id(store: Store | None, task_id: str) -> str | None:
 def _workspace(store: Store | None, run_id: str | None) -> str:
     if store is None or not run_id:
         return ""
-    from localhand.errors import ConfigError
+    from localhand.errors import ConfigError  # not needed to parse the options
 
     try:
         return store.run(run_id).workspace

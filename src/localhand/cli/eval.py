@@ -41,7 +41,7 @@ def eval_command(args: Namespace) -> int:
     Writes report.json and report.html to --out. Run the same command again after a crash:
     finished runs are kept. `localhand eval --compare A B` says what changed between two
     reports."""
-    from localhand.errors import ConfigError
+    from localhand.errors import ConfigError  # not needed to parse the options
 
     try:
         if args.compare:
@@ -63,13 +63,13 @@ def eval_command(args: Namespace) -> int:
 
 
 def _run(args: Namespace) -> int:
-    from rich.console import Console
+    from rich.console import Console  # rich loads only when used
 
-    from localhand.config.settings import load_settings
-    from localhand.evals.runner import EvalOptions, run_eval
-    from localhand.evals.suites import load_suite
-    from localhand.evals.table import report_tables
-    from localhand.safety.secrets.own_env import forget_secrets
+    from localhand.config.settings import load_settings  # not needed to parse the options
+    from localhand.evals.runner import EvalOptions, run_eval  # not needed to parse the options
+    from localhand.evals.suites import load_suite  # not needed to parse the options
+    from localhand.evals.table import report_tables  # not needed to parse the options
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
 
     chosen = load_suite(args.suite).select(args.tier, args.task)
     options = ModelOptions.from_args(args)
@@ -113,11 +113,11 @@ def _run(args: Namespace) -> int:
 
 
 def _compare(paths: list[Path], json_output: bool) -> int:
-    from rich.console import Console
+    from rich.console import Console  # rich loads only when used
 
-    from localhand.evals.compare import compare_reports
-    from localhand.evals.report import load_report
-    from localhand.evals.table import compare_tables
+    from localhand.evals.compare import compare_reports  # not needed to parse the options
+    from localhand.evals.report import load_report  # not needed to parse the options
+    from localhand.evals.table import compare_tables  # not needed to parse the options
 
     before, after = load_report(paths[0]), load_report(paths[1])
     diff = compare_reports(before, after)

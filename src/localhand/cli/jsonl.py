@@ -145,7 +145,7 @@ def with_jsonl(command: Callable[[Namespace], int]) -> Callable[[Namespace], int
         if not args.jsonl:
             return command(args)
         if args.json_output:
-            from localhand.cli.args import fail
+            from localhand.cli.args import fail  # not needed to parse the options
 
             fail("--jsonl and --json both print on stdout: give one of them")
         with JsonlStream.stdout_kept() as out:

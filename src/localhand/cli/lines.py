@@ -146,8 +146,9 @@ class StreamWrap:
 def hook_line(e: dict[str, Any]) -> str:
     """A ``hook_ran`` event's line (Rich markup): the kind, the command, how it ended, what
     it said; a blocking ``pre_tool`` hook in red."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
+    # not needed to parse the options
     from localhand.safety.approval.approver import escape as inert
 
     if e["blocked"]:

@@ -31,11 +31,12 @@ def mcp(args: Namespace) -> int:
         import mcp as _sdk  # noqa: F401  (the extra: say how to get it before anything else)
     except ImportError:
         fail("localhand mcp needs the MCP SDK: pip install 'localhand[mcp]'")
+    # not needed to parse the options
     from localhand.config.settings import load_settings, with_mcp_config
-    from localhand.mcp_server.http import new_token, serve_http
-    from localhand.mcp_server.server import build_server
-    from localhand.safety.secrets.own_env import forget_secrets
-    from localhand.safety.trust.store import never_ask
+    from localhand.mcp_server.http import new_token, serve_http  # not needed to parse the options
+    from localhand.mcp_server.server import build_server  # not needed to parse the options
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
+    from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
     never_ask()  # the client cannot answer a question about a changed file: it is refused
     http = args.http

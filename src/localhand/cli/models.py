@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 
 def models(args: Namespace) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
-    from localhand.config.settings import load_settings
-    from localhand.errors import ConfigError
-    from localhand.models.catalog import gather
+    from localhand.config.settings import load_settings  # not needed to parse the options
+    from localhand.errors import ConfigError  # not needed to parse the options
+    from localhand.models.catalog import gather  # not needed to parse the options
 
     try:
         settings = ModelOptions.from_args(args).applied_to(load_settings())
@@ -53,8 +53,8 @@ def models(args: Namespace) -> int:
 
 def _say_default(model: str, places: list[Place]) -> None:
     """Which model `localhand run` takes, and whether a server listed here has it."""
-    from localhand.models._ollama_wire import canonical
-    from localhand.safety.approval.approver import escape
+    from localhand.models._ollama_wire import canonical  # not needed to parse the options
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
 
     wanted = canonical(model)
     has = [p for p in places if any(canonical(m.name) == wanted for m in p.models)]
@@ -64,13 +64,13 @@ def _say_default(model: str, places: list[Place]) -> None:
 
 
 def _builtin(name: str) -> str:
-    from localhand.profiles import profile_for
+    from localhand.profiles import profile_for  # not needed to parse the options
 
     return profile_for(name).name
 
 
 def _print(places: list[Place]) -> None:
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
 
     out: list[str] = []
     for place in places:

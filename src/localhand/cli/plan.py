@@ -47,15 +47,17 @@ def plan(args: Namespace) -> int:
     # The docstring is the command's help. Without --mode (``args.mode`` None), the plan file's
     # mode says, else LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
     from localhand.cancel import Cancellation
-    from localhand.config.settings import load_settings
-    from localhand.events import EventBus
-    from localhand.plan.model import load_plan
-    from localhand.plan.view import PlanView
-    from localhand.run.task import Task
+    from localhand.config.settings import load_settings  # not needed to parse the options
+    from localhand.events import EventBus  # not needed to parse the options
+    from localhand.plan.model import load_plan  # not needed to parse the options
+    from localhand.plan.view import PlanView  # not needed to parse the options
+    from localhand.run.task import Task  # not needed to parse the options
+
+    # not needed to parse the options
     from localhand.safety.approval.approver import TerminalApprover
-    from localhand.safety.secrets.own_env import forget_secrets
-    from localhand.session.door import Session
-    from localhand.session.plans import PlanRequest
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
+    from localhand.session.door import Session  # not needed to parse the options
+    from localhand.session.plans import PlanRequest  # not needed to parse the options
 
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
@@ -120,9 +122,9 @@ def plan_view(
 ) -> Callable[[Event], None]:
     """Plan mode's live view as ``-v`` and ``-q`` ask: ``-q`` shows only the final status
     line, ``-v`` adds the model's profile and sampling line."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
-    from localhand.plan.view import PlanView
+    from localhand.plan.view import PlanView  # not needed to parse the options
 
     shown = view or PlanView(stderr())
 
@@ -138,7 +140,7 @@ def plan_view(
 
 
 def _inert(text: str) -> str:
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
 
     return escape(text)
 

@@ -49,15 +49,19 @@ if TYPE_CHECKING:
 def run(args: Namespace) -> int:
     """Run TASK in the workspace until the model gives a final answer or a guardrail stops it."""
     if args.sandbox != "off":  # bubblewrap's probe runs while the rest of the run loads
-        from localhand.safety.box.sandbox import probe_early
+        from localhand.safety.box.sandbox import probe_early  # not needed to parse the options
 
         probe_early()
-    from localhand.cancel import Cancellation
+    from localhand.cancel import Cancellation  # not needed to parse the options
+
+    # not needed to parse the options
     from localhand.config.settings import load_settings, with_mcp_config
-    from localhand.events import EventBus
+    from localhand.events import EventBus  # not needed to parse the options
+
+    # not needed to parse the options
     from localhand.safety.approval.approver import TerminalApprover
-    from localhand.safety.secrets.own_env import forget_secrets
-    from localhand.session.door import Session
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
+    from localhand.session.door import Session  # not needed to parse the options
 
     try:
         spec, typed, parent = _task_of(args)
@@ -108,7 +112,7 @@ def _task_of(args: Namespace) -> tuple[Task, tuple[CommandCheck, ...], Continuat
     """The task the flags describe (over the task file's, when one is given), the checks
     typed with ``--verify`` (the user's say: not gated), and the run ``--continue`` carries
     on."""
-    from localhand.evidence.verify import CommandCheck
+    from localhand.evidence.verify import CommandCheck  # not needed to parse the options
 
     workspace = args.workspace
     spec = _task_from(args.task, args.task_file).with_changes(
@@ -216,10 +220,10 @@ COMMANDS = {"run": Command(with_jsonl(run), run_arguments)}
 
 
 def _task_from(description: str | None, task_file: Path | None) -> Task:
-    from localhand.run.task import Task
+    from localhand.run.task import Task  # not needed to parse the options
 
     if task_file is not None:
-        from localhand.taskfile import load_task_file
+        from localhand.taskfile import load_task_file  # not needed to parse the options
 
         task = load_task_file(task_file)
         return task.with_changes(description=description)
@@ -231,9 +235,9 @@ def _task_from(description: str | None, task_file: Path | None) -> Task:
 def _with_files(spec: Task, patterns: list[str]) -> Task:
     """The task with the ``--file`` files attached; the person is told what a glob left out
     and what the cap will cut."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
-    from localhand.prompt.attached_files import announce, expand
+    from localhand.prompt.attached_files import announce, expand  # not needed to parse the options
 
     if spec.is_plan:
         raise ConfigError("--file is for a task the model carries out, not a plan's steps")
@@ -248,10 +252,10 @@ def _view_for(spec: Task, args: Namespace) -> Callable[[Event], None]:
     """What shows the run on the terminal, as ``-v``, ``-q`` and ``--show-thinking`` ask:
     plan mode's view for a plan task."""
     if spec.is_plan:
-        from localhand.cli.plan import plan_view
+        from localhand.cli.plan import plan_view  # not needed to parse the options
 
         return plan_view(verbose=args.verbose, quiet=args.quiet)
-    from localhand.cli.view import TerminalView
+    from localhand.cli.view import TerminalView  # not needed to parse the options
 
     return TerminalView(verbose=args.verbose, quiet=args.quiet, show_thinking=args.show_thinking)
 
@@ -259,7 +263,7 @@ def _view_for(spec: Task, args: Namespace) -> Callable[[Event], None]:
 def _live_view() -> Serve:
     """``--serve``: the dashboard, showing the run's store (checked before the run opens)."""
     try:
-        from localhand.dashboard import start_dashboard
+        from localhand.dashboard import start_dashboard  # not needed to parse the options
     except ImportError as exc:
         raise ConfigError(
             f"--serve needs FastAPI and uvicorn ({exc.name} is missing): "
@@ -279,7 +283,7 @@ def _print_result(result: Result, json_output: bool) -> None:
     if json_output:
         sys.stdout.write(result.to_json() + "\n")
     elif result.output and not streamed:
-        from localhand.cli.lines import answer_width, wrap
+        from localhand.cli.lines import answer_width, wrap  # not needed to parse the options
         from localhand.cli.printable import printable  # the model's text: its escapes written out
 
         text = wrap(printable(result.output.rstrip()), answer_width(sys.stdout))

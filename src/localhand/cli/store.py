@@ -44,7 +44,7 @@ def runs(args: argparse.Namespace) -> int:
     if args.json_output:
         _print_json([_without_result(info.to_dict()) for info in found])
         return 0
-    from rich.table import Table
+    from rich.table import Table  # rich loads only when used
 
     out = _console()
     if not found:
@@ -106,8 +106,8 @@ def show(args: argparse.Namespace) -> int:
 
     RUN is a run id (or a unique prefix), ``last``, or the Result's ``task_id``: a task run
     several times shows its latest run, and a note on stderr says so."""
-    from localhand.safety.secrets.scrub import scrub_data
-    from localhand.store.run_diff import stored_change
+    from localhand.safety.secrets.scrub import scrub_data  # not needed to parse the options
+    from localhand.store.run_diff import stored_change  # not needed to parse the options
 
     store, diff = _open(args.db), args.diff
     try:
@@ -124,7 +124,7 @@ def show(args: argparse.Namespace) -> int:
         found = [scrub_data(e.to_dict()) for e in events]
         _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
-    from localhand.cli.view import TimelineView
+    from localhand.cli.view import TimelineView  # not needed to parse the options
 
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
@@ -144,7 +144,7 @@ def show(args: argparse.Namespace) -> int:
     elif info.status == "running":
         out.print("[blue]… still running[/]")
     if info.result is not None:
-        from localhand.cli.diffview import print_change
+        from localhand.cli.diffview import print_change  # not needed to parse the options
 
         hint = "" if diff else f"localhand show {info.id} --diff"
         print_change(
@@ -177,8 +177,8 @@ def replay(args: argparse.Namespace) -> int:
     """Re-run a recorded run's model replies through the current loop and report differences.
 
     Exit code 0 when the replay did the same as the recording, 1 when it differs."""
-    from localhand.replay import replay_run
-    from localhand.safety.secrets.own_env import forget_secrets
+    from localhand.replay import replay_run  # not needed to parse the options
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
 
     forget_secrets()  # the replay runs the recorded commands again: nothing for them to read
     store = _open(args.db)
@@ -233,11 +233,13 @@ def serve(args: argparse.Namespace) -> int:
     Every request needs the token (given, or generated and printed in the URL); tasks started
     from the page may only use workspaces under the roots (--workspace-root, else
     [dashboard] workspaces in localhand.toml, else the current directory)."""
-    from localhand.config.settings import load_settings
-    from localhand.safety.secrets.own_env import forget_secrets
+    from localhand.config.settings import load_settings  # not needed to parse the options
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
 
     try:
-        from localhand.dashboard import start_dashboard
+        from localhand.dashboard import start_dashboard  # not needed to parse the options
+
+        # not needed to parse the options
         from localhand.dashboard.settings import broad_roots, load_dashboard_settings
     except ImportError as exc:
         fail(
@@ -250,7 +252,7 @@ def serve(args: argparse.Namespace) -> int:
         settings = ModelOptions(model=args.model).applied_to(load_settings())
         forget_secrets()  # settings and --token read: no secret stays where commands look
         dashboard = load_dashboard_settings(args.workspace_roots or ())
-        from localhand.safety.trust.store import never_ask
+        from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
         never_ask()  # from here on, nobody at this terminal answers for the page's tasks
         server = start_dashboard(
@@ -267,7 +269,7 @@ def serve(args: argparse.Namespace) -> int:
         fail(str(exc))
     err = _console(stderr=True, soft_wrap=True)  # never break the URL: it carries the token
     err.print(f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it")
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
     roots = ", ".join(map(str, dashboard.workspaces))
     err.print(f"tasks from the page may use workspaces under: {escape(roots)}")
@@ -334,7 +336,7 @@ class _Recorded:
     """A stored event with the two things the terminal view asks of an Event."""
 
     def __init__(self, event: StoredEvent) -> None:
-        from localhand.safety.secrets.scrub import scrub_data
+        from localhand.safety.secrets.scrub import scrub_data  # not needed to parse the options
 
         self.type = event.type
         self._data = scrub_data(event.data)
@@ -344,7 +346,7 @@ class _Recorded:
 
 
 def _open(db: Path | None) -> Store:
-    from localhand.store import open_store
+    from localhand.store import open_store  # not needed to parse the options
 
     try:
         return open_store(db)
@@ -353,7 +355,7 @@ def _open(db: Path | None) -> Store:
 
 
 def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
-    from rich.console import Console
+    from rich.console import Console  # rich loads only when used
 
     return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
 
@@ -361,7 +363,7 @@ def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
 def _shown(text: str) -> str:
     """``text`` (from a model, a command or a page) for Rich on a terminal: its control
     characters written out (``cli.printable``), its markup brackets escaped."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich loads only when used
 
     return escape(printable(text))
 

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 def trust(args: Namespace) -> int:
     """Trust the content of FILE (default: ./localhand.toml) after showing it or its changes."""
-    from localhand.errors import ConfigError
-    from localhand.safety.trust.store import TrustStore
+    from localhand.errors import ConfigError  # not needed to parse the options
+    from localhand.safety.trust.store import TrustStore  # not needed to parse the options
 
     store, forget = TrustStore(), args.forget
     try:
@@ -40,7 +40,7 @@ def trust(args: Namespace) -> int:
 
 
 def _trust(store: TrustStore, path: Path, yes: bool) -> int:
-    from localhand.safety.trust.store import confirm, may_ask
+    from localhand.safety.trust.store import confirm, may_ask  # not needed to parse the options
 
     if not path.is_file():
         fail(f"{path} is not a file; name the file to trust: localhand trust FILE")
@@ -63,8 +63,8 @@ def _trust(store: TrustStore, path: Path, yes: bool) -> int:
 
 
 def _list(store: TrustStore) -> int:
-    import os
-    import time
+    import os  # loaded only when used
+    import time  # loaded only when used
 
     entries = store.entries()
     if not entries:
@@ -84,7 +84,7 @@ def _say(message: str) -> None:
 
 
 def _inert(text: str) -> str:
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
 
     return escape(text)
 

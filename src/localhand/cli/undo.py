@@ -29,8 +29,8 @@ def undo(args: argparse.Namespace) -> int:
 
     Shows what will change and asks first (--yes does not). Exit code 0 when restored or
     nothing differs, 1 when the answer was no, 2 when it cannot be done."""
-    from localhand.safety.undo import restore as restoring
-    from localhand.store import open_store
+    from localhand.safety.undo import restore as restoring  # not needed to parse the options
+    from localhand.store import open_store  # not needed to parse the options
 
     try:
         info = open_store(args.db).run(args.run)
@@ -89,7 +89,7 @@ def _pick(found: list[Checkpoint], number: int | None, run_id: str) -> Checkpoin
     """The checkpoint asked for; by default the oldest, taken before the run's first
     dangerous command: later ones already hold what the earlier commands destroyed."""
     if not found:
-        from localhand.safety.undo.checkpoint import KEEP_DAYS
+        from localhand.safety.undo.checkpoint import KEEP_DAYS  # not needed to parse the options
 
         raise ConfigError(
             f"run {run_id} has no checkpoint, so there is nothing to undo: the workspace is "
@@ -152,7 +152,7 @@ def _when(ts: float) -> str:
 
 def _shown(text: str) -> str:
     """``text`` with control characters escaped: a model wrote the command and file names."""
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
 
     return escape(text)
 

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localhand.config.workspace_keys import explained
 from localhand.errors import ConfigError
+from localhand.safety.trust.store import TrustStore, use_discovered, use_named
 
 _warned: set[str] = set()
 
@@ -66,7 +68,6 @@ def read_config(
         )
     if not path.is_file():
         return None
-    from localhand.safety.trust.store import TrustStore, use_discovered, use_named
 
     store = TrustStore()  # where localhand's own data is: this process's environment
     if named:
@@ -104,7 +105,7 @@ def read_user_config(env: Mapping[str, str] | None = None) -> ConfigFile | None:
     path = user_config_path(env)
     if path is None or not path.is_file():
         return None
-    import tomllib
+    import tomllib  # loaded only when used
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -123,10 +124,11 @@ def inside(path: str | Path, root: str | Path) -> bool:
 
 def warn_once(message: str) -> None:
     """``warning: MESSAGE`` on standard error, once per process, control characters inert."""
+    from localhand.safety.approval.approver import escape  # off load_settings' path
+
     if message in _warned:
         return
     _warned.add(message)
-    from localhand.safety.approval.approver import escape
 
     sys.stderr.write(f"warning: {escape(message)}\n")
     sys.stderr.flush()
@@ -135,8 +137,6 @@ def warn_once(message: str) -> None:
 def withheld_table(config: ConfigFile, table: str, key: str) -> bool:
     """Whether ``[table] key`` of ``config`` is not taken because it is a workspace file (one
     warning says so)."""
-    from localhand.config.workspace_keys import explained
-
     if not config.in_workspace:
         return False
     name = f"{table}.{key}"

@@ -25,7 +25,7 @@ def load_schema(path: Path) -> dict[str, Any]:
 def checked_schema(schema: Any, name: str = "the output schema") -> dict[str, Any]:
     """``schema`` when it is a valid JSON schema (an object); else a ``ConfigError`` that
     says, of ``name``, what is wrong with it."""
-    from jsonschema import SchemaError, validators
+    from jsonschema import SchemaError, validators  # jsonschema loads only when used
 
     if not isinstance(schema, dict):
         raise ConfigError(f"{name} must be a JSON object (a JSON schema)")

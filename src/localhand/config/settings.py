@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localhand.config.files import inside, read_config, read_user_config, warn_once
 from localhand.config.values import (
     APPROVE_POLICIES,
     BACKENDS,
@@ -34,8 +35,10 @@ from localhand.config.values import (
     parse_think,
     read_toml,
 )
+from localhand.config.workspace_keys import explained, withheld, without_withheld
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
+from localhand.safety.trust.store import use_named
 
 if TYPE_CHECKING:
     from localhand.hooks.config import Hook
@@ -181,9 +184,6 @@ def _from_user_file(settings: Settings) -> frozenset[str]:
 def _distrusting_file(
     settings: Settings, path: str, names: frozenset[str], workspace: Path
 ) -> tuple[Settings, list[str]]:
-    from localhand.config.files import inside
-    from localhand.config.workspace_keys import explained, withheld
-
     if not inside(path, workspace):
         return settings, []
     ignored: dict[str, Any] = {
@@ -242,8 +242,6 @@ def load_settings(
     """Defaults, then the user's ``config.toml``, then ``localhand.toml`` (with trusted content
     only: ``localhand.config.files``), then the environment. ``warn`` (default: standard
     error, once) hears about a file or keys not used."""
-    from localhand.config.files import read_config, read_user_config, warn_once
-
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -259,7 +257,6 @@ def load_settings(
         data = {key: value for key, value in config.data.items() if key not in ("mcp", "hooks")}
         from_file = read_toml(data, config.path)
         _validated(from_file, source=str(config.path))  # wrong is an error, left out or not
-        from localhand.config.workspace_keys import without_withheld
 
         unread = [n for k, n in _UNREAD if k in config.data]
         from_file = without_withheld(from_file, config.path, warn or warn_once, also=unread)
@@ -297,7 +294,6 @@ def _without_hooks(
     ``config.toml`` gives them."""
     if "hooks" not in data:
         return data
-    from localhand.config.files import warn_once
 
     (warn or warn_once)(
         f"{path} has a [hooks] table, which is not used: hooks are read only from your own "
@@ -310,7 +306,7 @@ def _layered(under: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """``over``'s values over ``under``'s; MCP servers of both, a name in ``over`` replacing
     the same name in ``under``."""
     if "mcp_servers" in under and "mcp_servers" in over:
-        from localhand.mcp.config import merge
+        from localhand.mcp.config import merge  # off the first request's path
 
         over = {**over, "mcp_servers": merge(under["mcp_servers"], over["mcp_servers"])}
     return {**under, **over}
@@ -322,8 +318,7 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
     file is read from the environment as it is now."""
     if not files:
         return settings
-    from localhand.mcp.config import load_mcp_json, merge
-    from localhand.safety.trust.store import use_named
+    from localhand.mcp.config import load_mcp_json, merge  # off the first request's path
 
     # Each file as the user trusted it (at its first use, or since): the text read is the
     # text hashed.

@@ -47,6 +47,7 @@ from localhand.dashboard.security import Guard
 from localhand.dashboard.settings import load_dashboard_settings
 from localhand.errors import ConfigError
 from localhand.store import Store, StoreError
+from localhand.store.run_diff import stored_change
 
 STATIC = Path(__file__).parent / "static"
 
@@ -129,8 +130,6 @@ def create_app(
 
     @app.get("/api/runs/{ref}/diff")
     def diff(ref: str) -> dict[str, Any]:
-        from localhand.store.run_diff import stored_change
-
         info = _find(store, ref)
         return {**(stored_change(store, info) or {"files": []}), "status": info.status}
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localhand.config.files import read_config, withheld_table
 from localhand.errors import ConfigError
 
 KNOWN_KEYS = frozenset({"workspaces"})
@@ -46,7 +47,6 @@ def load_dashboard_settings(
     cwd = cwd or Path.cwd()
     if roots:
         return DashboardSettings(_roots([str(r) for r in roots], cwd, "--workspace-root"))
-    from localhand.config.files import read_config, withheld_table
 
     config = read_config(env, cwd)
     table = _table(config.data, config.path) if config is not None else {}

@@ -19,12 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localhand._version import __version__
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
+from localhand.evals.html import render_html
 from localhand.evals.matrix import Cell, cells, eval_tag, staged
 from localhand.evals.measure import run_figures
 from localhand.evals.report import REPORT_HTML, REPORT_JSON, build_report, write_json
 from localhand.evals.suites import Suite
+from localhand.store import open_store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,7 +78,7 @@ def run_eval(
     """Run every task of ``suite`` ``options.repeat`` times with each model, and write the
     report. ``ConfigError`` before anything runs when the options, the pool or a model are
     wrong (a model no server has, no server that answers)."""
-    from localhand.batch.driver import BatchOptions, run_batch
+    from localhand.batch.driver import BatchOptions, run_batch  # loads rich: only when needed
 
     models = _check(options)
     out = options.out.expanduser().resolve()
@@ -108,7 +111,6 @@ def run_eval(
     }
     report = build_report(suite=suite.summary(), models=models, runs=records, meta=meta)
     json_path = write_json(report, out / REPORT_JSON)
-    from localhand.evals.html import render_html
 
     html_path = out / REPORT_HTML
     html_path.write_text(render_html(report), encoding="utf-8")
@@ -154,8 +156,6 @@ def _records(runs: list[Cell], rows: dict[str, Row], db: Path | None) -> list[di
 
 
 def _store(db: Path | None) -> Store | None:
-    from localhand.store import open_store
-
     try:
         return open_store(db)
     except ConfigError:  # the batch said so already: figures from the Results only
@@ -191,6 +191,4 @@ def _settings_summary(settings: Settings, options: EvalOptions) -> dict[str, Any
 
 
 def _version() -> str:
-    from localhand._version import __version__
-
     return __version__

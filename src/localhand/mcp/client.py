@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from localhand._version import __version__
 from localhand.errors import ConfigError
 from localhand.mcp.config import McpServer
 from localhand.safety.secrets.environment import command_environment
@@ -247,14 +248,12 @@ class McpClients:
 
 
 async def _client(server: McpServer, stderr: StderrTail, stack: AsyncExitStack) -> Client:
-    from mcp import Client, Implementation, StdioServerParameters, stdio_client
-
-    from localhand._version import __version__
+    from mcp import Client, Implementation, StdioServerParameters, stdio_client  # the mcp extra
 
     info = Implementation(name="localhand", version=__version__)
     if server.url:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
+        import httpx2  # third-party, loaded at first use
+        from mcp.client.streamable_http import streamable_http_client  # the mcp extra
 
         http = await stack.enter_async_context(
             httpx2.AsyncClient(headers=dict(server.headers), timeout=httpx2.Timeout(30, read=300))

@@ -148,7 +148,7 @@ def arguments_model(
     Fields are named ``arg0``, ``arg1``... with the property's name as alias: MCP names such
     as ``from``, ``a-b`` or ``model_id`` are not all valid (or allowed) pydantic field names.
     """
-    from pydantic import ConfigDict, Field, create_model
+    from pydantic import ConfigDict, Field, create_model  # pydantic loads only when used
 
     required = set(parameters.get("required", []))
     fields: dict[str, Any] = {}

@@ -204,6 +204,7 @@ def build_tools(
 def _caller(
     clients: McpClients, server: McpServer, listing: Any, gate: McpGate
 ) -> Callable[[dict[str, Any]], ToolResult]:
+    # loads anyio, sniffio, typing_extensions: only when needed
     from localhand.mcp.client import McpCallError
 
     tool = listing.name

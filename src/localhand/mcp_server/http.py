@@ -65,7 +65,7 @@ class TokenGuard:
 
 def serve_http(app: MCPServer, port: int, token: str) -> None:
     """Serve ``app`` on ``http://127.0.0.1:PORT/mcp`` until interrupted."""
-    import uvicorn
+    import uvicorn  # the dashboard extra
 
     guarded = TokenGuard(app.streamable_http_app(streamable_http_path=PATH, host=HOST), token)
     uvicorn.run(guarded, host=HOST, port=port, log_level="warning")

@@ -30,11 +30,17 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ListRootsResult, TextContent
 from pydantic import Field
 
+from localhand._version import __version__
 from localhand.errors import ConfigError
+from localhand.evidence.verify import CommandCheck
 from localhand.mcp_server.jobs import RunJob, run_job
+from localhand.run.task import Task
 from localhand.safety.approval.approver import DenyAll
+from localhand.safety.secrets.scrub import scrub_data
+from localhand.session.continuing import continued_from_store
 from localhand.session.door import Session
 from localhand.session.plans import PlanRequest
+from localhand.store import open_store
 
 if TYPE_CHECKING:
     from localhand.config.settings import Settings
@@ -69,8 +75,6 @@ def build_server(
     settings: Settings, *, roots: Sequence[Path] = (), db: Path | None = None
 ) -> MCPServer:
     """The MCP server; runs take ``settings``, overridden by each call's arguments."""
-    from localhand._version import __version__
-
     configured = [Path(root).expanduser().resolve() for root in roots] or _default_roots()
     app: MCPServer = MCPServer(
         "localhand", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
@@ -104,9 +108,6 @@ def build_server(
         ] = None,
     ) -> CallToolResult:
         """Run a coding task with a local model in a workspace; returns localhand's Result."""
-        from localhand.evidence.verify import CommandCheck
-        from localhand.run.task import Task
-
         root = within(workspace, allowed(roots, configured), "workspace")
         spec = Task(description=task, workspace=root).with_changes(
             max_iterations=max_iterations,
@@ -141,8 +142,6 @@ def build_server(
         timeout: Annotated[float | None, Field(gt=0, description="Wall clock, seconds.")] = None,
     ) -> CallToolResult:
         """Run a plan of shell commands step by step (agentic mode repairs failed steps)."""
-        from localhand.run.task import Task
-
         limits = allowed(roots, configured)
         root = within(workspace, limits, "workspace")
         if (plan_file is None) == (goal is None):
@@ -183,8 +182,6 @@ def build_server(
     ) -> CallToolResult:
         """Show a recorded run (in a workspace under the roots): its Result and its latest
         events (tool calls, stops, checks)."""
-        from localhand.safety.secrets.scrub import scrub_data
-
         store = _store(db)
         try:
             match = store.find_run(run)
@@ -209,8 +206,6 @@ def build_server(
 def _continued(ref: str, given: Any, db: Path | None) -> tuple[Any, Any]:
     """``continue_from``: the earlier run, which must have worked in the workspace the call
     names (the roots were checked against that one), and the task that carries it on."""
-    from localhand.session.continuing import continued_from_store
-
     try:
         spec, parent = continued_from_store(ref, given, db)
     except ConfigError as exc:
@@ -300,8 +295,6 @@ def _default_roots() -> list[Path]:
 
 
 def _store(db: Path | None) -> Store:
-    from localhand.store import open_store
-
     try:
         return open_store(db)
     except ConfigError as exc:

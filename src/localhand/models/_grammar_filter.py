@@ -46,7 +46,7 @@ class Vocabulary:
 
 
 def _build(llm: Any) -> Any:
-    import llguidance
+    import llguidance  # the embedded extra
 
     tokens: list[bytes] = []
     special: list[int] = []
@@ -76,7 +76,7 @@ def schema_grammar(
 ) -> str:
     """llguidance's grammar of a JSON schema, kept in ``cache`` by the schema's text (a tool
     loop asks for the same schema every turn)."""
-    import llguidance
+    import llguidance  # the embedded extra
 
     key = json.dumps(schema)  # not sorted: properties are written in the order given
     if key not in cache:
@@ -112,7 +112,7 @@ class GrammarFilter:
     Single use: one per reply."""
 
     def __init__(self, tokenizer: Any, grammar: str) -> None:
-        import llguidance
+        import llguidance  # the embedded extra
 
         self._matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
         if self._matcher.is_error():
@@ -155,7 +155,7 @@ def grammar_for(
     try:
         return GrammarFilter(tokenizer, schema_grammar(schema, cache, warn))
     except ValueError as exc:
-        import llguidance
+        import llguidance  # the embedded extra
 
         warn(f"llguidance refused the reply's grammar ({exc}); constraining it to plain JSON.")
         plain = llguidance.LLMatcher.grammar_from_json_schema(_ANY_OBJECT, _JSON_OPTIONS)

@@ -103,7 +103,7 @@ def proxy_for(origin: Origin) -> tuple[str, int, dict[str, str]] | None:
     if not any(name.lower() in _PROXY_VARS for name in os.environ):
         return None
     import base64  # only with a proxy set: urllib.request costs ~10 ms of start-up
-    import urllib.request
+    import urllib.request  # loaded only when used
 
     proxies = urllib.request.getproxies_environment()
     url = proxies.get(origin.scheme) or proxies.get("all")

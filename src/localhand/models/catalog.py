@@ -28,6 +28,9 @@ from typing import Any
 from localhand.models._catalog_probes import CatalogError, Found, ollama_models, openai_models
 from localhand.models._ollama_wire import parse_host
 from localhand.models._openai_wire import base_url
+from localhand.models.embedded import INSTALL_HINT, embedded_available
+from localhand.models.packaged import EMBEDDED_N_CTX, TINY_PACKAGE, default_gguf
+from localhand.profiles import profile_for
 
 __all__ = ["OPENAI_DEFAULTS", "Listed", "Place", "gather"]
 
@@ -149,8 +152,6 @@ def _listed(found: Found, backend: str, where: str, profile: Callable[[str], str
 
 
 def _builtin_profile(name: str) -> str:
-    from localhand.profiles import profile_for
-
     return profile_for(name).name
 
 
@@ -163,9 +164,6 @@ def listed_file(path: Path, window: int, profile: Callable[[str], str], detail: 
 def _embedded_place(settings: Any, profile: Callable[[str], str]) -> Place:
     """The GGUF files the embedded backend can run: the one configured (``gguf``, or ``--model``
     given as a ``.gguf`` path) and the packaged tiny model. Nothing is loaded."""
-    from localhand.models.embedded import INSTALL_HINT, embedded_available
-    from localhand.models.packaged import EMBEDDED_N_CTX, TINY_PACKAGE, default_gguf
-
     window = min(EMBEDDED_N_CTX, int(getattr(settings, "num_ctx_max", EMBEDDED_N_CTX)))
     place = Place("embedded", "this machine", "embedded (llama-cpp-python)")
     models: list[Listed] = []

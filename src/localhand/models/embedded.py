@@ -296,9 +296,9 @@ class EmbeddedModel(base.BaseChatModel):
         deadline: float | None,
     ) -> Iterator[tuple[str, str]]:
         """Each sampled piece of text with the finish reason so far; the caller holds the lock."""
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp import LogitsProcessorList  # the embedded extra
 
-        from localhand.models._grammar_filter import grammar_for
+        from localhand.models._grammar_filter import grammar_for  # loads numpy: only when needed
 
         grammar = (
             None
@@ -356,9 +356,9 @@ class EmbeddedModel(base.BaseChatModel):
 
     def _load(self) -> _Loaded:
         try:
-            from llama_cpp import Llama
-            from llama_cpp._utils import suppress_stdout_stderr
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+            from llama_cpp import Llama  # the embedded extra
+            from llama_cpp._utils import suppress_stdout_stderr  # the embedded extra
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # the embedded extra
         except ImportError:
             raise ConfigError(
                 f"The embedded backend needs llama-cpp-python: {INSTALL_HINT} (it compiles "
@@ -392,7 +392,7 @@ class EmbeddedModel(base.BaseChatModel):
             stop_token_ids=[eos] if eos != -1 else None,
         )
         self._status(f"Loaded {self._name} in {load_s:.1f} s (n_ctx {self.n_ctx}).")
-        from localhand.models._grammar_filter import Vocabulary
+        from localhand.models._grammar_filter import Vocabulary  # loads numpy: only when needed
 
         n_params = parameter_count(llm.metadata)
         return _Loaded(llm, threading.Lock(), load_s, formatter, n_params, Vocabulary(llm))

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from localhand.profiles import GENERIC, profile_for
+
 __all__ = ["has_models", "listed_names", "pick_tool_model"]
 
 _SHOWN = 20
@@ -45,8 +47,6 @@ def has_models(names: Sequence[str], tool_model: str | None = None) -> str:
 def pick_tool_model(candidates: Sequence[tuple[str, bool | None]]) -> str | None:
     """The model to suggest among ``(name, takes tools)``: one that says it takes tools and
     whose family localhand has a profile for, else any that takes tools, else None."""
-    from localhand.profiles import GENERIC, profile_for
-
     capable = sorted(name for name, tools in candidates if tools)
     known = [name for name in capable if profile_for(name) is not GENERIC]
     chosen = known or capable

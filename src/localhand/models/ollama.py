@@ -186,7 +186,7 @@ class OllamaModel(NetworkBackend):
         options: ChatOptions | None = None,
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
-        from localhand.models._reply_stream import ollama_reply
+        from localhand.models._reply_stream import ollama_reply  # off the first request's path
 
         body, estimate, num_ctx = self._chat_request(messages, tools, options, stream=True)
         calls: list[Any] = []
@@ -206,7 +206,7 @@ class OllamaModel(NetworkBackend):
     ) -> Generator[StreamChunk, None, None]:
         """The answer to a ``/api/chat`` ``body`` with ``stream: true``, checked for truncation
         at its end; the tool calls Ollama sends go to ``calls`` when it is given."""
-        from localhand.models._ollama_stream import read_chunks
+        from localhand.models._ollama_stream import read_chunks  # off the first request's path
 
         def read(lines: Iterator[str]) -> Iterator[StreamChunk]:
             return read_chunks(lines, self._wire, calls)

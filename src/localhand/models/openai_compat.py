@@ -62,6 +62,7 @@ from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._network import ConnectionSetting, NetworkBackend
 from localhand.models._openai_errors import FormatRefused, OpenAIWire
+from localhand.models._openai_stream import read_chunks
 from localhand.models._openai_wire import (
     base_url,
     request_headers,
@@ -70,6 +71,10 @@ from localhand.models._openai_wire import (
     to_openai_messages,
     to_reply,
 )
+from localhand.models._reply_stream import openai_reply
+from localhand.models._served_context import served_context, server_props
+from localhand.models._slots import claim, release
+from localhand.models._template_probe import template_renders_tools as probe
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
@@ -192,8 +197,6 @@ class OpenAICompatModel(NetworkBackend):
         """The window the loop keeps the history within: ``context_length``, else what the
         server says (asked once, before the first request), else unknown."""
         if not self._asked_context:
-            from localhand.models._served_context import served_context
-
             self._asked_context = True
             props, timeout = self._server_props, self.connection.metadata_timeout
             self.context_length = served_context(self.base_url, self._model, props, timeout)
@@ -203,15 +206,11 @@ class OpenAICompatModel(NetworkBackend):
     def template_renders_tools(self) -> bool | None:  # type: ignore[override]
         """Whether the server's template shows the model the tools: llama-server's
         ``/apply-template``, asked once (``_template_probe``); None where it cannot say."""
-        from localhand.models._template_probe import template_renders_tools as probe
-
         return probe(self.base_url, self._headers, self.connection.metadata_timeout)
 
     @functools.cached_property
     def _server_props(self) -> dict[str, Any] | None:
         """llama-server's ``/props``, asked once for the window and the slot count both."""
-        from localhand.models._served_context import server_props
-
         return server_props(self.base_url, self.connection.metadata_timeout)
 
     # -- the ChatModel protocol ----------------------------------------------------------------
@@ -249,8 +248,6 @@ class OpenAICompatModel(NetworkBackend):
         options: ChatOptions | None = None,
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
-        from localhand.models._reply_stream import openai_reply
-
         deadline = deadline_of(options)
         fmt = options.format if options is not None else None
         while True:  # a refusal comes before the first delta: ask again as ``chat`` would
@@ -286,7 +283,6 @@ class OpenAICompatModel(NetworkBackend):
     ) -> Iterator[StreamChunk]:
         """The answer to a ``/chat/completions`` ``body`` with ``stream: true``; tool-call
         deltas are put together in ``calls`` (by index) when it is given."""
-        from localhand.models._openai_stream import read_chunks
 
         def read(events: Iterator[tuple[str, str]]) -> Iterator[StreamChunk]:
             return read_chunks(events, self._wire, calls)
@@ -383,8 +379,6 @@ class OpenAICompatModel(NetworkBackend):
     def _claimed_slot(self) -> int | None:
         """This backend's llama-server slot, claimed at its first request (see ``_slots``)."""
         if not self._slot_asked:
-            from localhand.models._slots import claim
-
             self._slot_asked = True
             self.slot = claim(self.base_url, lambda: self._server_props)
         return self.slot
@@ -392,8 +386,6 @@ class OpenAICompatModel(NetworkBackend):
     def close(self) -> None:
         """Close the connection and give the slot back."""
         if self.slot is not None:
-            from localhand.models._slots import release
-
             release(self.base_url, self.slot)
             self.slot, self._slot_asked = None, not self.pin_slot
         super().close()

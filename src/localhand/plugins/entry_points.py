@@ -133,8 +133,8 @@ def _declared() -> dict[str, list[Plugin]]:
     folders = list(_dist_folders())
     if not folders:  # the common case: importlib.metadata is not even imported
         return {}
-    from importlib.metadata import PathDistribution
-    from pathlib import Path
+    from importlib.metadata import PathDistribution  # loaded only when used
+    from pathlib import Path  # loaded only when used
 
     found: dict[str, list[Plugin]] = {}
     for folder in folders:

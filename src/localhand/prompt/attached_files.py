@@ -22,6 +22,7 @@ from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
 from localhand.models.tokens import CODE_CHARS_PER_TOKEN, estimate_text_tokens
+from localhand.safety.risk.paths import is_secret_file
 from localhand.tools.workspace import Workspace
 
 CAP_TOKENS = 16_000
@@ -149,8 +150,6 @@ def _one(given: str, root: Path) -> str:
 
 
 def _glob(pattern: str, root: Path, warn: Callable[[str], None]) -> list[str]:
-    from localhand.safety.risk.paths import is_secret_file
-
     base = pattern if os.path.isabs(pattern) else os.path.join(root, pattern)
     names = sorted(glob.glob(base, recursive=True))
     if not names and not os.path.isabs(pattern):  # a shell-like pattern from elsewhere

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from localhand.profiles.formats import write_call
 from localhand.profiles.model import Profile
+from localhand.prompt.tool_text import template_hides_tools
 from localhand.safety.box.git import git
 from localhand.types import Message
 
@@ -142,8 +143,6 @@ def call_format(model: ChatModel, profile: Profile) -> str | None:
     if model.server_kind == "ollama":
         native = profile.native_tools_ollama
     else:
-        from localhand.prompt.tool_text import template_hides_tools
-
         native = profile.native_tools_llama_server
         if model.server_kind == "openai":
             native = not template_hides_tools(profile, model)

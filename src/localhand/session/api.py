@@ -11,11 +11,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 from localhand.run.task import Task
+from localhand.session.continuing import carried_on, continuation
 from localhand.session.door import Session
 from localhand.session.plans import PlanRequest
+from localhand.store import open_store
 
 if TYPE_CHECKING:
     from localhand.config.settings import Settings
@@ -89,8 +92,6 @@ def _continued(
 ) -> Result:
     """``run_task(..., continue_from=ref)``: recorded in ``store``, else in the default one
     (the earlier run is looked up there, and the new one must be to link to it)."""
-    from localhand.session.continuing import carried_on, continuation
-
     if store is not None:
         parent = continuation(store, ref, task.description)
         session = Session(
@@ -105,7 +106,6 @@ def _continued(
             output_schema=output_schema,
         )
         return cast("Result", session.run())
-    from localhand.store import open_store
 
     with open_store() as found:
         parent = continuation(found, ref, task.description)
@@ -148,8 +148,6 @@ def run_plan(
     nobody is there to ask). A drafted plan runs only if ``approve_draft`` (default: yes)
     says so; if not, the result says ``not_approved`` and nothing ran.
     """
-    from localhand.config.settings import load_settings
-
     if (plan is None) == (goal is None):
         raise ConfigError("give a plan (a file or its data) or a goal, not both and not neither")
     task = Task(

@@ -73,7 +73,7 @@ def _select(
     if backend == "ollama":
         return _ollama(settings, on_warning)
     if backend == "openai":
-        from localhand.models.openai_compat import OpenAICompatModel
+        from localhand.models.openai_compat import OpenAICompatModel  # off the first request's path
 
         return OpenAICompatModel(
             settings.model,
@@ -85,7 +85,7 @@ def _select(
             on_warning=on_warning,
         )
     if backend == "embedded":
-        from localhand.models.embedded import INSTALL_HINT
+        from localhand.models.embedded import INSTALL_HINT  # off the first request's path
 
         gguf = _configured_gguf(settings) or default_gguf()
         if gguf is None:
@@ -182,8 +182,9 @@ def _missing_message(host: str, model: str, available: list[str], timeout: float
     """Ollama answers without ``model``: the models it has and one that takes tools. An error
     even for the default model: running the task on the tiny stand-in because of a typo or a
     missing ``ollama pull`` would waste the run, and the user would not learn what they have."""
+    # off the first request's path
     from localhand.models._catalog_probes import CatalogError, ollama_models
-    from localhand.models.missing import has_models, pick_tool_model
+    from localhand.models.missing import has_models, pick_tool_model  # off the first request's path
 
     try:
         tools = [(m.name, m.tools) for m in ollama_models(host, timeout)] if available else []
@@ -201,6 +202,7 @@ def _embedded(
     on_warning: Callable[[str], None] | None,
     on_status: Callable[[str], None] | None,
 ) -> EmbeddedModel:
+    # off the first request's path
     from localhand.models.embedded import INSTALL_HINT, EmbeddedModel
 
     if not embedded_available():  # say so now, not after the run has started
@@ -216,6 +218,7 @@ def _embedded(
 
 def embedded_available() -> bool:
     """Whether the embedded backend can run here; its module loads only when this is asked."""
+    # off the first request's path
     from localhand.models.embedded import embedded_available as available
 
     return available()
@@ -240,7 +243,7 @@ def _effort(think: bool | str | None) -> str | None:
 
 
 def _no_model_message(why: str, settings: Any) -> str:
-    from localhand.models.embedded import INSTALL_HINT
+    from localhand.models.embedded import INSTALL_HINT  # off the first request's path
 
     tiny = (
         f"the tiny demo model's package is installed but llama-cpp-python is not: {INSTALL_HINT}"

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.errors import ConfigError
+from localhand.run.task import Task
+from localhand.store import open_store
+from localhand.store.lineage import conversation
 
 if TYPE_CHECKING:
-    from localhand.run.task import Task
     from localhand.store import Store
     from localhand.types import Message
 
@@ -39,8 +41,6 @@ class Continuation:
 def continuation(store: Store, ref: str, instructions: str) -> Continuation:
     """The run ``ref`` names (an id, a unique prefix, ``last``), ready to be carried on with
     ``instructions``; a ``ConfigError`` that says what to do when it cannot be."""
-    from localhand.store.lineage import conversation
-
     if not instructions or not instructions.strip():
         raise ConfigError(
             f'say what the continued run should do: localhand run --continue {ref} "INSTRUCTIONS"'
@@ -79,7 +79,7 @@ def _ran_a_plan(store: Store, run_id: str) -> bool:
 def _task_of(spec: dict[str, object], workspace: Path, model: str) -> Task:
     """The recorded task read back as a task file would be, with a fresh id; without a stored
     spec, a task in the same workspace with the same model."""
-    from localhand.run.task import Task
+    # loads annotated_types, pydantic, pydantic_core: only when needed
     from localhand.taskfile import load_task_file
 
     fresh = uuid.uuid4().hex[:12]
@@ -116,8 +116,6 @@ def continued_from_store(
 ) -> tuple[Task, Continuation]:
     """The command line's ``--continue REF``: the earlier run looked up in the store (``db``,
     else the default one), and the task that carries it on with ``given``'s settings."""
-    from localhand.store import open_store
-
     with open_store(db) as store:
         parent = continuation(store, ref, given.description)
     return carried_on(parent, given), parent

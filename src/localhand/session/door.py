@@ -43,6 +43,7 @@ from localhand.safety.approval.approver import (
     check_policy,
     declared_approver,
 )
+from localhand.safety.secrets.scrub import scrub_data
 from localhand.session.approvals import AnnouncedApprover
 from localhand.session.finish import finish
 from localhand.session.prepared import Prepared
@@ -181,7 +182,6 @@ class Session:
         run_id = recording.run_id if recording is not None else None
         if store is None or run_id is None or store.run(run_id).status != "running":
             return
-        from localhand.safety.secrets.scrub import scrub_data
 
         if isinstance(exc, KeyboardInterrupt):
             why, reason = self.cancellation.reason or "cancelled by the user (Ctrl-C)", "cancelled"
@@ -267,7 +267,7 @@ class Session:
         model = self.task.model or self.settings.model
         result: Result | PlanResult
         if self.plan is not None:
-            from localhand.plan.result import PlanResult
+            from localhand.plan.result import PlanResult  # off the first request's path
 
             mode = self.task.mode or ""
             result = PlanResult.failed(

@@ -31,6 +31,8 @@ from localhand.events import TaskFinished
 from localhand.evidence.project_checks import detect_check
 from localhand.paths import data_dir
 from localhand.run.lifecycle import Outcome, R
+from localhand.safety.box.sandbox import current_sandbox
+from localhand.session.runner import hooks_for
 from localhand.types import Result
 
 if TYPE_CHECKING:
@@ -47,8 +49,6 @@ def finish(outcome: Outcome[R], ready: Prepared | None = None) -> R:
     if isinstance(result, Result):  # a plan's result has no conversation, nothing left to do
         _finish_run(result, outcome, ready)
     if ready is not None and ready.settings.hooks:
-        from localhand.session.runner import hooks_for
-
         hooks = hooks_for(ready)
         if hooks is not None:
             hooks.at_stop(result)
@@ -61,7 +61,7 @@ def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -
     if ready is not None:
         _keep_conversation(ready, outcome.messages)
         if ready.output_schema is not None and outcome.model is not None:
-            from localhand.session.structured import answer_as_json
+            from localhand.session.structured import answer_as_json  # off the first request's path
 
             answer_as_json(result, outcome.messages, outcome.model, ready.output_schema, ready.bus)
     if result.status == "unverified":
@@ -70,8 +70,6 @@ def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -
     elif result.status != "pass" and ready is not None:
         result.follow_up_task = _write_follow_up(ready, result)
     if result.sandbox is None:
-        from localhand.safety.box.sandbox import current_sandbox
-
         result.sandbox = current_sandbox().report()
 
 
@@ -81,7 +79,7 @@ def _keep_conversation(ready: Prepared, messages: Sequence[Message]) -> None:
     try:
         run_id = store.open_run_for(ready.task.id) if store is not None else None
         if store is not None and run_id is not None and _answered(messages):
-            from localhand.store.lineage import save_conversation
+            from localhand.store.lineage import save_conversation  # off the first request's path
 
             save_conversation(store, run_id, messages)
     except Exception as exc:  # a store that fails here must not cost the run its Result

@@ -44,9 +44,12 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
     """Plan mode for the task the door prepared: the plan ``request`` names (or one the model
     drafts for the task's description), in the mode asked for (else the mode the plan file
     names, else the settings' ``plan_mode``)."""
+    # loads annotated_types, pydantic, pydantic_core: only when needed
     from localhand.plan.draft import DraftError, draft_plan
+
+    # loads annotated_types, pydantic, pydantic_core: only when needed
     from localhand.plan.executor import MODES, PLAN_LIMITS, PlanExecutor
-    from localhand.plan.result import PlanResult, build_result
+    from localhand.plan.result import PlanResult, build_result  # pydantic, as above
 
     task, settings = ready.task, ready.settings
     root = task.workspace
@@ -84,6 +87,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
         extra: dict[str, Any] = {}
         hooks = hooks_for(ready)
         if hooks is not None:  # each step's command passes the user's hooks
+            # loads annotated_types, pydantic, pydantic_core: only when needed
             from localhand.session.plan_hooks import HookedPlanExecutor
 
             kind, extra = HookedPlanExecutor, {"hooks": hooks}
@@ -118,6 +122,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
 
 def _plan_of(plan: Plan | Mapping[str, Any] | str | Path, root: Path) -> Plan:
     """``plan`` as a ``Plan`` with its steps classified for ``root``."""
+    # plan mode's modules, and pydantic with them, load with the first plan
     from localhand.plan.model import Plan, classified, load_plan, plan_from_data
 
     if isinstance(plan, Plan):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from localhand.cancel import forget_request, request_file
 from localhand.errors import ConfigError
+from localhand.store import Store, open_store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from localhand.config.settings import Settings
     from localhand.events import EventBus
     from localhand.run.task import Task
-    from localhand.store import Store
 
 
 class LiveView(Protocol):
@@ -74,12 +74,10 @@ class RunRecording:
         self.server: LiveView | None = None
 
     def __enter__(self) -> RunRecording:
-        from localhand.store import Store, open_store
-
         try:
             self.store = open_store(self.db)
         except ConfigError as exc:
-            from rich.markup import escape
+            from rich.markup import escape  # rich loads only when used
 
             stderr().print(f"[yellow]warning:[/] not recording this run: {escape(str(exc))}")
             if not self.serve:
@@ -126,6 +124,6 @@ def stderr() -> Console:
     """Standard error, through Rich (imported when something is first printed): where the
     command line and the recording speak to the person at the terminal (the run itself speaks
     through its events). Here rather than in ``cli`` so that ``run/`` needs nothing of it."""
-    from rich.console import Console
+    from rich.console import Console  # rich loads only when used
 
     return Console(stderr=True, highlight=False, soft_wrap=True)

@@ -14,11 +14,15 @@ from typing import TYPE_CHECKING, Any
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.models.base import ChatModel, declared
+from localhand.prompt.tool_text import known_window
 from localhand.run.agent import ToolLoop
 from localhand.run.ledger import Ledger
 from localhand.run.routing import route
 from localhand.run.task import Task
 from localhand.safety.approval.approver import check_policy
+from localhand.safety.box.limits import configured
+from localhand.safety.box.sandbox import run_sandbox
+from localhand.session.backend import select_backend
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
 
@@ -37,16 +41,11 @@ def build_model(
 ) -> ChatModel:
     """The backend the settings ask for (``auto``: Ollama when it has the model, else the
     embedded model, else a ``ConfigError`` that says how to get one)."""
-    from localhand.session.backend import select_backend
-
     return select_backend(settings, on_warning, on_status=on_status)
 
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
     """The command sandbox that ``settings`` ask for, in force for the block."""
-    from localhand.safety.box.limits import configured
-    from localhand.safety.box.sandbox import run_sandbox
-
     return run_sandbox(
         settings.sandbox,
         network=not settings.isolate_network,
@@ -68,7 +67,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
     backend_chosen(declared(model).server_kind)  # auto may have fallen back: traces say which
     ledger = _ledger(settings, store)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
-        from localhand.run.simple import run_simple, simple_messages
+        from localhand.run.simple import run_simple, simple_messages  # off the first request's path
 
         return run_simple(
             model,
@@ -88,8 +87,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
     )
     with ExitStack() as lifetime:
         if settings.mcp_servers:  # only then: the SDK takes half a second to import
-            from localhand.mcp.tools import mcp_registry
-            from localhand.prompt.tool_text import known_window
+            from localhand.mcp.tools import mcp_registry  # off the first request's path
 
             tools = lifetime.enter_context(  # the servers stop when the run ends
                 mcp_registry(
@@ -104,7 +102,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             )
         hooks = hooks_for(ready)
         if hooks is not None:  # inside a door's wrapper: an editor sees what the model reads
-            from localhand.hooks.tools import HookedTools
+            from localhand.hooks.tools import HookedTools  # off the first request's path
 
             tools = HookedTools(tools, hooks)
         if ready.wrap_tools is not None:
@@ -131,7 +129,7 @@ def hooks_for(ready: Prepared) -> Hooks | None:
     """The user's hooks for this run (``[hooks]`` in their config.toml), or None."""
     if not ready.settings.hooks:
         return None
-    from localhand.hooks.hookset import Hooks
+    from localhand.hooks.hookset import Hooks  # off the first request's path
 
     task, store = ready.task, ready.store
 
@@ -158,7 +156,7 @@ def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
         return
     run_id = store.open_run_for(task.id)
     if run_id is not None:
-        from localhand.store.lineage import link_parent
+        from localhand.store.lineage import link_parent  # off the first request's path
 
         link_parent(store, run_id, ready.continuing.parent)
 

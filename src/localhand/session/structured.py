@@ -40,7 +40,7 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 def problem_with(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
     """The JSON in ``text`` (a code fence around it is forgiven) and what is wrong with it
     under ``schema``, or None when it validates."""
-    from jsonschema import validators
+    from jsonschema import validators  # jsonschema loads only when used
 
     fenced = _FENCE.match(text)
     try:

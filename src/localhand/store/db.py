@@ -103,7 +103,7 @@ class Store:
         archive_secrets: bool = False,
     ) -> Recorder:
         """A bus subscriber that writes every event as it happens (see ``Recorder``)."""
-        from localhand.store.recorder import Recorder
+        from localhand.store.recorder import Recorder  # it reads db's Store: one way only
 
         if archive_bytes is None:
             return Recorder(self, ledger=ledger, archive_secrets=archive_secrets)

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
 from localhand.safety.risk.paths import is_secret_file
-from localhand.safety.secrets.scrub import scrub_text
+from localhand.safety.secrets.scrub import scrub_data, scrub_text
+from localhand.safety.undo.restore import find
 
 if TYPE_CHECKING:
     from localhand.store import RunInfo, Store
@@ -119,8 +120,6 @@ def stored_change(store: Store, run: RunInfo) -> dict[str, Any] | None:
     """A recorded run's change (``RunChange.to_dict``) and ``undo`` command, from what the
     store kept: its Result (scrubbed again: a store written before the scrubber knew a
     secret's shape still has it) and its before-copy. ``None`` for a run without a Result."""
-    from localhand.safety.secrets.scrub import scrub_data
-
     if run.result is None:
         return None
     result = scrub_data(run.result)
@@ -146,8 +145,6 @@ def undo_command(result: dict[str, Any] | None, store: Store | None, run_id: str
 
 
 def _has_checkpoints(store: Store, run_id: str) -> bool:
-    from localhand.safety.undo.restore import find
-
     try:
         info = store.run(run_id)
         found = find(info.id, info.task_id, info.started_at, info.finished_at, info.workspace)

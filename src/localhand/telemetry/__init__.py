@@ -66,7 +66,7 @@ def traced_run(
         yield
         return
     try:
-        from localhand.telemetry.spans import RunSpans
+        from localhand.telemetry.spans import RunSpans  # off the first request's path
     except ImportError:
         _warn_missing(warn)
         yield

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll
 from localhand.tools.files import FileTools
 from localhand.tools.limits import IGNORED_DIRS, ToolLimits
+from localhand.tools.plugins import plugin_tools
 from localhand.tools.registry import Tool, ToolRegistry
 from localhand.tools.shell import CommandOutput, ShellTool, run_shell
 from localhand.tools.workspace import Workspace
@@ -79,7 +80,6 @@ def default_tools(
     registry = ToolRegistry([*functions, *extra])
     if not plugins:
         return registry
-    from localhand.tools.plugins import plugin_tools
 
     return ToolRegistry([*registry, *plugin_tools(registry.names)])
 
@@ -88,7 +88,7 @@ def __getattr__(name: str) -> Any:
     """The risk classifier's names, loaded when asked for: the tools load it at their first
     command, not on the way to a run's first request."""
     if name in ("Risk", "RiskLevel", "classify"):
-        from localhand.safety.risk import classify as module
+        from localhand.safety.risk import classify as module  # off the first request's path
 
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -242,7 +242,7 @@ def _linkat() -> Any:
     """libc's ``linkat``, looked up once (None where there is none)."""
     if not _LINKAT:
         try:
-            import ctypes
+            import ctypes  # loaded only when used
 
             _LINKAT.append(ctypes.CDLL(None, use_errno=True).linkat)
         except (OSError, AttributeError, ImportError):

@@ -143,7 +143,7 @@ class Tool:
         given = {k: v for k, v in arguments.items() if not (v is None and k in optional)}
         if self.quick is not None and (accepted := self.quick.accept(given)) is not None:
             return accepted
-        from pydantic import ValidationError
+        from pydantic import ValidationError  # pydantic loads only when used
 
         try:
             parsed = self.arguments_model.model_validate(given)
@@ -158,7 +158,7 @@ class Tool:
 
 def _arguments_model(name: str, function: Callable[..., Any]) -> type[BaseModel]:
     """A pydantic model of ``function``'s parameters (their docs as field descriptions)."""
-    from pydantic import Field, create_model
+    from pydantic import Field, create_model  # pydantic loads only when used
 
     _, arg_docs = parse_docstring(inspect.getdoc(function))
     hints = typing.get_type_hints(function)

@@ -161,7 +161,7 @@ def _open2(root_fd: int, rel: str, flags: int, mode: int) -> int:
     fd = _openat2(_SYS_OPENAT2[_openat2.machine], root_fd, os.fsencode(rel), how, 24)
     if fd >= 0:
         return int(fd)
-    import ctypes
+    import ctypes  # loaded only when used
 
     code = ctypes.get_errno()
     if code in (errno.ENOSYS, errno.EPERM, errno.E2BIG) and _probe_fails():
@@ -175,7 +175,7 @@ def _setup_openat2() -> Any:
     if not sys.platform.startswith("linux") or machine not in _SYS_OPENAT2:
         return False
     try:
-        import ctypes
+        import ctypes  # loaded only when used
 
         class OpenHow(ctypes.Structure):
             _fields_ = [  # the layout of the kernel's struct open_how

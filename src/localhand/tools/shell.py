@@ -340,7 +340,7 @@ class ShellTool:
             if boundary.startswith(TMP_FULL):  # a limit met: one of the run's events too
                 limit_hit(f"A command met a sandbox limit: {boundary[1:-1]}")
         if not self.isolate_network and available() is None:
-            from localhand.safety.box.netbox import refusal_notes
+            from localhand.safety.box.netbox import refusal_notes  # off the first request's path
 
             notes += refusal_notes(current_sandbox())
         if kept:

@@ -24,14 +24,14 @@ def tiny_policy(
     ``localhand.run.tiny.policy.tiny_policy``)."""
     if not tiny:
         return None
-    from localhand.run.tiny.policy import tiny_policy as held
+    from localhand.run.tiny.policy import tiny_policy as held  # off the first request's path
 
     return held(tiny, workspace, task, definitions, checks)
 
 
 def __getattr__(name: str) -> Any:
     if name in ("TINY_PROMPT", "TinyPolicy"):
-        from localhand.run.tiny import policy
+        from localhand.run.tiny import policy  # off the first request's path
 
         return getattr(policy, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

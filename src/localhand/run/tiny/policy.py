@@ -28,7 +28,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localhand.run.tiny.knowledge import Knowledge
+from localhand.evidence.project_checks import detect_check
+from localhand.evidence.verify import CommandCheck
+from localhand.run.tiny.knowledge import Knowledge, task_words
 from localhand.run.tiny.schema import reply_schema, tiny_doc, tiny_tools
 from localhand.types import Message, ToolCall, ToolResult
 
@@ -88,9 +90,6 @@ def tiny_policy(
     own (as ``--verify auto`` finds it)."""
     if not tiny:
         return None
-    from localhand.evidence.project_checks import detect_check
-    from localhand.evidence.verify import CommandCheck
-    from localhand.run.tiny.knowledge import task_words
 
     commands = [check.command for check in checks if isinstance(check, CommandCheck)]
     if not commands and not task_words(task)[0]:

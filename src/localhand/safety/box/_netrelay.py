@@ -17,7 +17,7 @@ def listener(flag: str) -> tuple[Any, str, str]:
     """(listening socket on the box's loopback, proxy socket, target or "") of a
     ``--relay`` flag, bound before the command starts so that its first connection finds
     it. ``_socket``, not ``socket``: a third of the import time."""
-    import _socket
+    import _socket  # loaded only when used
 
     port, path, target = [*flag.split("=", 1)[1].split("=", 2), ""][:3]
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
@@ -36,7 +36,7 @@ def relay(listener: Any, path: str, target: str) -> None:
     """Accept connections on ``listener`` and relay each to the Unix socket ``path`` (for
     a ``target``, once the proxy has connected to it), both ways, in threads of their own;
     until the supervisor exits."""
-    import _socket
+    import _socket  # loaded only when used
 
     while True:
         try:

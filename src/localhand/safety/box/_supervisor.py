@@ -187,8 +187,8 @@ def _deny_sockets(families: tuple[int, ...]) -> None:
         return
     program = _socket_filter(*_SECCOMP[machine], families)
     try:
-        import ctypes
-        import struct
+        import ctypes  # loaded only when used
+        import struct  # loaded only when used
 
         code = b"".join(struct.pack("HBBI", *instruction) for instruction in program)
         buffer = ctypes.create_string_buffer(code)
@@ -208,8 +208,8 @@ def _write_only_beneath(paths: list[str]) -> None:
     """Landlock: the command may open a file for writing only beneath ``paths``. A read-only
     mount does not stop a write into a FIFO or a device outside, which another program may be
     reading; this does. Where the kernel has no Landlock, nothing changes."""
-    import ctypes
-    import struct
+    import ctypes  # loaded only when used
+    import struct  # loaded only when used
 
     libc = ctypes.CDLL(None, use_errno=True)
     create, add_rule, restrict = _NR_LANDLOCK
@@ -240,7 +240,7 @@ def _write_only_beneath(paths: list[str]) -> None:
 
 def _become_subreaper() -> bool:
     try:
-        import ctypes
+        import ctypes  # loaded only when used
 
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)

@@ -214,7 +214,7 @@ def _cargo_hosts(skip_under: str | None) -> list[Entry]:
     ``~/.cargo/config.toml`` (read as a file: cargo has no command that prints them)."""
     if _tool("cargo", skip_under) is None:
         return []
-    import tomllib
+    import tomllib  # loaded only when used
 
     home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
     urls: list[str] = []

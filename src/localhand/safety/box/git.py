@@ -47,6 +47,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
 from localhand.safety.secrets.environment import command_environment
 
 GIT_TIMEOUT_S = 120.0
@@ -258,8 +259,6 @@ def _contained(
     argv: list[str], cwd: Path, writable: Sequence[str | os.PathLike[str]] | None
 ) -> list[str]:
     """``argv`` in the sandbox in force, writing only ``writable``, where one can be had."""
-    from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
-
     if not writable or not current_sandbox().on or available() is not None:
         return argv
     workspace, *others = writable

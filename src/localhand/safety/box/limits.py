@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
+from localhand.errors import ConfigError
+
 GIB = 1024**3
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": GIB, "T": 1024**4}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
@@ -66,8 +68,6 @@ LIMIT_KEYS = ("tmp_size", "memory", "processes")
 def limits_table(table: Mapping[str, object], path: str) -> tuple[tuple[str, int | None], ...]:
     """``[sandbox]``'s ``tmp_size``, ``memory`` (sizes) and ``processes`` (a count) as
     ``Settings.sandbox_limits``; each may be ``"off"``. ``ConfigError`` names the file."""
-    from localhand.errors import ConfigError
-
     found: list[tuple[str, int | None]] = []
     for key in LIMIT_KEYS:
         if key in table:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
+from localhand.errors import ConfigError
 from localhand.safety.box.netproxy import NetProxy
 
 if TYPE_CHECKING:
@@ -76,8 +77,6 @@ def proxy_of(sandbox: Sandbox) -> NetProxy:
 
 
 def _made(allow_hosts: tuple[str, ...]) -> NetProxy:
-    from localhand.errors import ConfigError
-
     try:
         return NetProxy(allow_hosts)
     except ValueError as error:

@@ -35,6 +35,7 @@ from localhand.safety.box.allow_hosts import (
     package_tool_hosts,
     parse_entry,
 )
+from localhand.safety.risk.types import Risk
 
 if TYPE_CHECKING:
     from localhand.safety.approval.approver import Approver
@@ -223,7 +224,6 @@ class NetProxy:
         approver = self.approver
         if approver is None:
             return False
-        from localhand.safety.risk.types import Risk
 
         question = f"allow network access to {host}:{port}"
         reason = f"connects to {host}:{port}, which is not in {SETTING}"
@@ -338,7 +338,7 @@ def _send_status(client: socket.socket, code: int, message: str) -> None:
 def _on_this_machine(address: str) -> bool:
     """Whether ``address`` reaches this machine: loopback, link-local, unspecified (which
     means this machine), or an address one of its interfaces carries (can be bound here)."""
-    import ipaddress
+    import ipaddress  # loaded only when used
 
     try:
         ip = ipaddress.ip_address(address.split("%")[0])

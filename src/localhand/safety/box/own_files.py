@@ -28,6 +28,8 @@ import sys
 import sysconfig
 from typing import Literal
 
+from localhand.paths import SQLITE_SIDE_FILES, claimed_stores, data_dir, db_path
+
 Protection = Literal["install", "data"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,16 +72,12 @@ def data_paths() -> tuple[str, ...]:
     """The real paths of localhand's data directory and every run store it opened (with
     their SQLite side files). Follows ``LOCALHAND_HOME`` and the rest as they are now (tests
     move them), worked out once for each value: the file tools ask on every path."""
-    from localhand.paths import claimed_stores
-
     where = tuple(os.environ.get(name) for name in _WHERE)
     return _data_paths(where, claimed_stores())
 
 
 @functools.lru_cache(maxsize=32)
 def _data_paths(where: tuple[str | None, ...], claimed: tuple[str, ...]) -> tuple[str, ...]:
-    from localhand.paths import SQLITE_SIDE_FILES, data_dir, db_path
-
     env = {name: value for name, value in zip(_WHERE, where, strict=True) if value is not None}
     try:
         found = [os.path.realpath(data_dir(env)), os.path.realpath(db_path(env))]

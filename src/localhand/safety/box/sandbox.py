@@ -50,6 +50,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from localhand.errors import ConfigError
 from localhand.safety.box.home import throwaway_home
 from localhand.safety.box.limits import (
     DEFAULT_LIMITS,
@@ -164,7 +165,7 @@ class Sandbox:
         then looks for compiled files only there, would compile everything every command
         imports again (0.1-0.4 s a command, measured); without it, Python uses the
         ``__pycache__`` folders beside the sources, as installed packages ship them."""
-        from localhand.safety.box import netbox
+        from localhand.safety.box import netbox  # off the first request's path
 
         environ = {**environ, **netbox.environment(self)}
         prefix = environ.get("PYTHONPYCACHEPREFIX")
@@ -208,7 +209,7 @@ class Sandbox:
     def supervisor_flags(self, workspace: str | os.PathLike[str]) -> list[str]:
         """``offline_flags`` and, for a command inside this sandbox with network, the socket
         families it may open and the relay to the proxy (``netbox.supervisor_flags``)."""
-        from localhand.safety.box import netbox
+        from localhand.safety.box import netbox  # off the first request's path
 
         root = os.path.realpath(workspace)
         return [*self.offline_flags(workspace), *netbox.supervisor_flags(self, root)]
@@ -342,8 +343,6 @@ def run_sandbox(
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
     ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
     a command started it, stops when the block ends."""
-    from localhand.errors import ConfigError
-
     sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
     sandbox = replace(sandbox, host_network=network_setting == "host")
     refused = refusal(sandbox)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import ConfigError
+from localhand.safety.box.limits import LIMIT_KEYS, limits_table
 
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")
 """The values of ``--sandbox`` and ``[sandbox] mode`` (``localhand.safety.box.sandbox``)."""
@@ -15,7 +16,6 @@ def sandbox_table(table: Any, path: Path) -> dict[str, Any]:
     """``[sandbox]``: ``mode``, ``read`` (paths under $HOME), ``network``, ``allow_hosts``."""
     if table is None:
         return {}
-    from localhand.safety.box.limits import LIMIT_KEYS, limits_table
 
     allowed = {"mode", "read", "network", "allow_hosts", *LIMIT_KEYS}
     if not isinstance(table, dict) or set(table) - allowed:

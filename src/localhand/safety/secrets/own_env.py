@@ -30,6 +30,7 @@ import sys
 from collections.abc import Iterable
 
 from localhand.safety.secrets.environment import is_secret
+from localhand.safety.secrets.scrub import remember_environment
 
 READ_LATER = frozenset(
     "OPENAI_API_KEY OLLAMA_API_KEY OPENAI_BASE_URL OLLAMA_HOST LOCALHAND_HOST "
@@ -58,7 +59,6 @@ def forget_secrets(keep: Iterable[str] = ()) -> dict[str, str]:
         _wipe_block(removed)
     except Exception:  # start-up goes on, whatever this system's /proc allows
         pass
-    from localhand.safety.secrets.scrub import remember_environment
 
     remember_environment(removed)
     return removed
@@ -132,7 +132,7 @@ def _zero(base: int, spans: list[tuple[int, int]]) -> None:
         return
     except OSError:
         pass
-    import ctypes
+    import ctypes  # loaded only when used
 
     for offset, length in spans:
         ctypes.memset(base + offset, 0, length)

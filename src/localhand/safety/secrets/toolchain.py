@@ -27,6 +27,8 @@ import stat
 import time
 from collections.abc import Iterable
 
+from localhand.safety.secrets.patterns import looks_secret
+
 MAX_DEPTH = 3
 MAX_ENTRIES = 4_000
 MAX_CONFIG_BYTES = 256 * 1024
@@ -117,6 +119,5 @@ def secret_file(name: str, path: str, size: int) -> bool:
         return True  # unreadable here: hide it rather than guess
     if _SECRET_SETTING.search(text):
         return True
-    from localhand.safety.secrets.patterns import looks_secret
 
     return looks_secret(text)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from localhand.errors import ConfigError
+from localhand.paths import data_dir, private_dir, write_private
 
 State = Literal["trusted", "unknown", "changed"]
 _asking = True
@@ -78,8 +79,6 @@ class TrustStore:
 
     def __init__(self, directory: Path | None = None, env: Mapping[str, str] | None = None):
         if directory is None:
-            from localhand.paths import data_dir
-
             directory = data_dir(dict(env) if env is not None else None) / "trust"
         self.directory = directory
 
@@ -102,8 +101,6 @@ class TrustStore:
 
     def trust(self, seen: Seen) -> None:
         """Pin ``seen``'s content as the trusted content of its file."""
-        from localhand.paths import private_dir, write_private
-
         copies = private_dir(self.directory / "copies")
         write_private(copies / seen.sha256, seen.content)
         index = self._index()
@@ -147,8 +144,6 @@ class TrustStore:
         }
 
     def _save(self, index: dict[str, Entry]) -> None:
-        from localhand.paths import private_dir, write_private
-
         private_dir(self.directory)
         files = {e.path: {"sha256": e.sha256, "trusted_at": e.trusted_at} for e in index.values()}
         text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
@@ -163,7 +158,7 @@ class TrustStore:
 
 def trust_hint(path: Path) -> str:
     """The command that reviews and trusts ``path``."""
-    import shlex
+    import shlex  # loaded only when used
 
     return f"localhand trust {shlex.quote(str(path))}"
 
@@ -216,9 +211,9 @@ def use_discovered(
 def shown(seen: Seen) -> str:
     """What a person reviews before trusting ``seen``: the diff against the content last
     trusted, else the whole content; control characters written out as text (inert)."""
-    import difflib
+    import difflib  # loaded only when used
 
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # off load_settings' path
 
     new = seen.text.splitlines()
     if seen.previous is None:
@@ -232,7 +227,7 @@ def shown(seen: Seen) -> str:
 
 def confirm(seen: Seen, what: str) -> bool:
     """Show ``seen`` and ask the person at the terminal whether to trust it (default no)."""
-    from localhand.safety.approval.approver import escape
+    from localhand.safety.approval.approver import escape  # off load_settings' path
 
     if seen.state == "changed":
         head = f"{what} {escape(str(seen.path))} changed since you last trusted it:"

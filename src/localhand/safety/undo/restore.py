@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from localhand.paths import PRIVATE_DIR_MODE
+from localhand.safety.box.own_files import protected
 from localhand.safety.undo.checkpoint import (
     DATA,
     LEFT_OUT_DIRS,
@@ -169,8 +170,6 @@ def plan_undo(checkpoint: Checkpoint) -> UndoPlan:
     """Compare the workspace with ``checkpoint``: what ``undo`` will write back and remove.
     Files are compared byte for byte (and by mode); what was left out is not looked at, nor
     are localhand's own files."""
-    from localhand.safety.box.own_files import protected
-
     root = workspace_root(checkpoint)
     current = dict(scan(root, frozenset(checkpoint.left_out))[0])
     restore, create = [], []
@@ -261,7 +260,6 @@ def undo(checkpoint: Checkpoint, plan: UndoPlan) -> None:
         copier = Copier()
         for entry in plan.restore:
             _put(root, entry, data, copier)
-    from localhand.safety.box.own_files import protected
 
     for entry in sorted(checkpoint.entries, key=lambda e: _depth(e.path), reverse=True):
         if entry.kind == "dir" and protected(os.path.join(root, entry.path)) is None:
