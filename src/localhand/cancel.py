@@ -11,12 +11,21 @@ is cancelled through a file: ``request_cancel(run_id)`` writes ``cancel/RUN`` in
 data directory, and the run whose store id that is sees it at its next check (the file is
 looked at most every ``POLL_S`` seconds, so checking stays cheap). The data directory is never
 visible to the model's commands, so the model cannot cancel or keep alive its own run.
+
+A command in flight does not wait for the next check: the loop puts the switch ``in_force``
+around its tool calls, and ``run_shell`` waits on the command's output and on ``wake_fd`` at
+once, so Stop ends the command (its whole process tree) at once rather than when it is done.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 
 from localhand.errors import Cancelled, ConfigError
@@ -34,12 +43,41 @@ class Cancellation:
         self.reason = ""
         self._request: Path | None = None
         self._looked = 0.0
+        self._wake: tuple[int, int] | None = None
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
         """Ask the run to stop at its next check; safe from any thread (or a signal handler)."""
         if not self._event.is_set():
             self.reason = reason
         self._event.set()
+        self._ring()
+
+    def wake_fd(self) -> int:
+        """A file descriptor that becomes readable when the switch is flipped, for a
+        ``select`` that waits on a command and on Stop at once (a request file is noticed only
+        by ``requested``, so such a wait should also call that every ``POLL_S``)."""
+        if self._wake is None:
+            read, write = os.pipe()
+            os.set_blocking(write, False)  # cancel() may run in a signal handler: never block
+            self._wake = (read, write)
+            weakref.finalize(self, _close, read, write)
+            if self._event.is_set():  # flipped while the pipe was being made
+                self._ring()
+        return self._wake[0]
+
+    def _ring(self) -> None:
+        if self._wake is not None:
+            with suppress(OSError):  # a full pipe is readable already
+                os.write(self._wake[1], b"!")
+
+    @contextmanager
+    def in_force(self) -> Iterator[None]:
+        """Commands started in this block by this thread (``current``) end when it is flipped."""
+        token = _in_force.set(self)
+        try:
+            yield
+        finally:
+            _in_force.reset(token)
 
     def watch(self, request: Path) -> None:
         """Also stop when the file ``request`` appears (a request from another process)."""
@@ -60,6 +98,19 @@ class Cancellation:
         """Raise ``Cancelled`` when the run was asked to stop."""
         if self.requested:
             raise Cancelled(self.reason or "cancelled")
+
+
+_in_force: ContextVar[Cancellation | None] = ContextVar("localhand_cancellation", default=None)
+
+
+def current() -> Cancellation | None:
+    """The switch whose ``in_force`` block this thread is in: the run's, during its tool calls."""
+    return _in_force.get()
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def request_file(run_id: str, data: Path | None = None) -> Path:

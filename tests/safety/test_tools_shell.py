@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 from localhand.errors import ToolError
-from localhand.safety.box.proc import kill_group
 from localhand.safety.box.sandbox import Sandbox, use_sandbox
-from localhand.safety.box.supervise import network_isolation, release
+from localhand.safety.box.supervise import network_isolation
 from localhand.safety.secrets.environment import is_secret
 from localhand.tools import ShellTool, ToolLimits, Workspace, default_tools, run_shell
 from localhand.tools import shell as shell_module
 from localhand.types import ToolCall
-from process_helpers import ended, running
+from process_helpers import running
 
 
 def wait_for(path: Path, timeout: float = 3.0) -> str:
@@ -83,7 +82,6 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert time.monotonic() - started < 3
     assert done.timed_out
     assert done.exit_code == -signal.SIGTERM
-    assert done.pgid is None  # nothing is left to clean up later
     child = int(wait_for(tmp_path / "child.pid"))
     grandchild = int(wait_for(tmp_path / "grandchild.pid"))
     assert not running(child)
@@ -182,28 +180,6 @@ def test_detached_processes_end_too(tmp_path: Path) -> None:
     assert done.stopped == 3
     for name in ("setsid.pid", "nohup.pid", "double.pid"):
         assert not running(int(wait_for(tmp_path / name))), name
-
-
-def test_keep_background_leaves_them_to_release(tmp_path: Path) -> None:
-    done = run_shell(
-        "sleep 100 > /dev/null 2>&1 & echo $! > bg.pid", tmp_path, keep_background=True
-    )
-    assert done.pgid is not None
-    pid = int(wait_for(tmp_path / "bg.pid"))
-    assert running(pid)
-    release(done.pgid)
-    assert ended(pid)
-
-
-def test_killing_the_group_ends_kept_background_processes(tmp_path: Path) -> None:
-    # What plan mode does with a step's leftovers: kill_group(pgid) reaches them all.
-    done = run_shell(
-        "setsid sleep 100 > /dev/null 2>&1 & echo $! > bg.pid", tmp_path, keep_background=True
-    )
-    assert done.pgid is not None
-    pid = int(wait_for(tmp_path / "bg.pid"))
-    kill_group(done.pgid)
-    assert ended(pid)
 
 
 def test_empty_command_is_refused(shell: ShellTool) -> None:
@@ -325,8 +301,3 @@ def test_network_isolation_refuses_to_run_where_it_is_impossible(
 def test_a_nul_byte_in_a_command_is_refused(shell: ShellTool) -> None:
     with pytest.raises(ToolError, match="NUL byte"):
         shell.run_command("echo a\0b")
-
-
-def test_keep_background_keeps_nothing_when_nothing_is_left(tmp_path: Path) -> None:
-    done = run_shell("echo quick", tmp_path, keep_background=True)
-    assert (done.output, done.pgid) == ("quick\n", None)

@@ -188,7 +188,8 @@ class Run:
         A tripped guardrail is announced as a ``guardrail`` event at ``iteration()``."""
         try:
             self.check_cancelled()  # cancelled before it began: nothing runs
-            work()
+            with self.cancellation.in_force():  # Stop also ends a command in flight
+                work()
         except Cancelled as stop:
             return Ending(CANCELLED, str(stop) or cancelled)
         except StopRun as stop:

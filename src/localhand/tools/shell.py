@@ -4,11 +4,11 @@ Each command runs in the sandbox in force (see ``localhand.safety.box.sandbox``:
 writable, the rest of the system read-only, $HOME and other processes out of sight), under a
 supervisor (see ``supervise``) in its own session, with stdin ``/dev/null``, secrets removed
 from its environment and pagers and prompts off, because nobody is there to type. When it
-returns or times out, everything it started is ended, including processes that detached with
-``setsid`` or ``nohup``, and also if localhand itself is killed. Output is captured while it
-is read, keeping only its head and tail, so a command that prints without end cannot exhaust
-memory. ``run_command`` first asks the risk classifier and the approval policy whether the
-command may run at all.
+returns, times out or its run is stopped (``localhand.cancel``), everything it started is
+ended, including processes that detached with ``setsid`` or ``nohup``, and also if localhand
+itself is killed. Output is captured while it is read, keeping only its head and tail, so a
+command that prints without end cannot exhaust memory. ``run_command`` first asks the risk
+classifier and the approval policy whether the command may run at all.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from localhand.cancel import POLL_S, Cancellation, current
 from localhand.errors import ToolError
 from localhand.safety.approval.approver import (
     ApprovalPolicy,
@@ -62,14 +63,13 @@ class CommandOutput:
     exit_code: int | None
     """The shell's exit status; negative for a signal (as subprocess reports it)."""
     timed_out: bool = False
+    cancelled: bool = False
+    """Ended because the run was cancelled (see ``localhand.cancel``) before it was done."""
     cut_bytes: int = 0
     """Bytes dropped from the middle of the output."""
     detached: bool = False
     """True when background processes still held the output after the shell exited."""
     duration_s: float = 0.0
-    pgid: int | None = None
-    """With ``keep_background``, the process group that ``kill_group`` ends what the command
-    left running with (``supervise.release`` also closes its lifeline); else None."""
     stopped: int = 0
     """Processes the command left running that were stopped when it returned."""
     errors: str = ""
@@ -86,7 +86,6 @@ def run_shell(
     env: Mapping[str, str] | None = None,
     keep_env: Iterable[str] = (),
     isolate_network: bool = False,
-    keep_background: bool = False,
     sandbox: Sandbox | None = None,
     workspace: str | os.PathLike[str] | None = None,
     approver: Approver | None = None,
@@ -96,9 +95,9 @@ def run_shell(
     """Run ``command`` with bash (``/bin/sh`` if there is none) in ``cwd`` and capture it all.
 
     The environment is the current one without secrets (``keep_env`` names exceptions), plus
-    ``QUIET_ENV``, plus ``env``. Never waits much longer than ``timeout_s``. Everything the
-    command started is ended when it returns, unless ``keep_background`` (then ``pgid`` names
-    what to end later; in a sandbox, it ends with the command all the same).
+    ``QUIET_ENV``, plus ``env``. Never waits much longer than ``timeout_s``, nor once the run's
+    cancel switch in force (``localhand.cancel.current``) is flipped: then ``cancelled``.
+    Everything the command started is ended when it returns.
 
     It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
     ``workspace`` (default ``cwd``) as the only tree it may write. ``isolate_network`` runs it
@@ -125,8 +124,6 @@ def run_shell(
         flags = box.supervisor_flags(workspace or cwd)
     capture = HeadTail(head_bytes, tail_bytes)
     errors = HeadTail(head_bytes, tail_bytes)
-    timed_out = detached = False
-    pgid = None
     from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
 
     with (
@@ -142,9 +139,9 @@ def run_shell(
         if supervised.error_fd is not None:
             sinks[supervised.error_fd] = errors.add
         try:
-            timed_out, detached = _pump(supervised, sinks, started + timeout_s)
+            ended = _pump(supervised, sinks, started + timeout_s, current())
         finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
-            pgid = supervised.end(keep_background=keep_background and not timed_out)
+            supervised.end()
         hits = limiter.hits(supervised.exit_code)
     if supervised.exit_code is None and supervised.said:
         capture.add(f"\n{supervised.said}\n".encode())
@@ -154,11 +151,11 @@ def run_shell(
     return CommandOutput(
         output=capture.text(),
         exit_code=supervised.exit_code,
-        timed_out=timed_out,
+        timed_out=ended == "timed out",
+        cancelled=ended == "cancelled",
         cut_bytes=capture.cut,
-        detached=detached,
+        detached=ended == "detached",
         duration_s=time.monotonic() - started,
-        pgid=pgid,
         stopped=supervised.stopped,
         errors=errors.text(),
     )
@@ -203,11 +200,16 @@ def _network_isolation() -> tuple[str, ...]:
 
 
 def _pump(
-    supervised: Supervised, sinks: dict[int, Callable[[bytes], None]], deadline: float
-) -> tuple[bool, bool]:
+    supervised: Supervised,
+    sinks: dict[int, Callable[[bytes], None]],
+    deadline: float,
+    cancellation: Cancellation | None,
+) -> str | None:
     """Read the output (and stderr, when it comes apart) into ``sinks`` until the command has
-    exited and its output ended, the deadline passes, or a short while after it exits with a
-    background process still holding the pipe. Returns (timed_out, detached)."""
+    exited and its output ended (then None), or say why the command is to be ended first:
+    "timed out" (the deadline passed), "cancelled" (``cancellation`` was flipped, which
+    wakes this at once), "detached" (a short while after it exits with a background process
+    still holding the pipe)."""
     exited_at: float | None = None
     open_fds = set(sinks)
     with selectors.DefaultSelector() as selector:
@@ -215,15 +217,19 @@ def _pump(
             selector.register(fd, selectors.EVENT_READ, "output")
         assert supervised.status_fd is not None
         selector.register(supervised.status_fd, selectors.EVENT_READ, "status")
+        if cancellation is not None:
+            selector.register(cancellation.wake_fd(), selectors.EVENT_READ, "cancel")
         while True:
             now = time.monotonic()
             if exited_at is not None and not open_fds:
-                return False, False
+                return None
+            if cancellation is not None and cancellation.requested:  # also a request file
+                return "cancelled"
             if now >= deadline:
-                return True, False
+                return "timed out"
             if exited_at is not None and now - exited_at >= DETACH_GRACE_S:
-                return False, True
-            for key, _ in selector.select(min(deadline - now, 0.25)):
+                return "detached"
+            for key, _ in selector.select(min(deadline - now, POLL_S)):
                 if key.data == "output":
                     chunk = os.read(key.fd, 1 << 16)
                     if chunk:
@@ -232,6 +238,8 @@ def _pump(
                     selector.unregister(key.fd)  # end of output; the exit status may follow
                     open_fds.discard(key.fd)
                     continue
+                if key.data == "cancel":
+                    continue  # seen at the top of the loop
                 selector.unregister(key.fd)
                 supervised.read_status()
                 if supervised.status_fd is not None:  # more may come: keep listening
@@ -315,7 +323,11 @@ class ShellTool:
         notes = []
         if bounded != timeout_ms:
             notes.append(f"[timeout_ms {timeout_ms} is out of range; used {bounded}.]")
-        if done.timed_out and cut_by_deadline:
+        if done.cancelled:
+            notes.append(
+                "[Stopped: the run was cancelled; the command and its child processes were killed.]"
+            )
+        elif done.timed_out and cut_by_deadline:
             mark_reached()
             notes.append(
                 f"[Stopped after {timeout_s:.3g} s, when the task's wall clock ran out; the "
@@ -332,7 +344,7 @@ class ShellTool:
                 "returned. To use a server, start and use it in one command, e.g. "
                 "`server > log.txt 2>&1 & sleep 1; curl …; kill %1`.]"
             )
-        if not done.timed_out:
+        if not (done.timed_out or done.cancelled):
             notes.append(_status(done.exit_code))
         boundary = sandbox_note(done.output, current_sandbox(), self.isolate_network)
         if boundary is not None:  # also when a later part of the command went on to succeed
@@ -346,7 +358,7 @@ class ShellTool:
         if kept:
             notes.append(kept)
         text = "\n".join([done.output.rstrip("\n") or "(no output)", *notes])
-        return ToolResult(text, ok=done.exit_code == 0 and not done.timed_out)
+        return ToolResult(text, ok=done.exit_code == 0 and not (done.timed_out or done.cancelled))
 
     def _checkpoint(self, command: str, risk: Risk) -> str | None:
         """Keep a copy of the workspace before a dangerous command (the hook's line for the

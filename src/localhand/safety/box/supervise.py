@@ -19,11 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from localhand.safety.box.proc import MARKED_SCANS, find_marked, kill_group, kill_marked
+from localhand.safety.box.proc import kill_group, kill_marked
 
 SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
 SUPERVISOR_FILES = (SUPERVISOR, str(Path(__file__).with_name("_netrelay.py")))
@@ -52,10 +51,6 @@ def supervisor_command() -> tuple[str, ...]:
         return (sys.executable, "-I", "-S", SUPERVISOR)
     boot = _BOOT.format(os.path.dirname(SUPERVISOR))
     return (sys.executable, "-I", "-S", "-c", boot)
-
-
-_kept_lifelines: dict[int, int] = {}
-"""Supervisors kept alive for commands whose background processes may keep running."""
 
 
 class Supervised:
@@ -157,14 +152,9 @@ class Supervised:
             elif kind == "ended":
                 self.stopped += int(number)
 
-    def end(self, *, keep_background: bool = False) -> int | None:
-        """End the command and everything it started, or with ``keep_background`` leave what
-        is still running to a later ``kill_group`` of the returned process group."""
-        if keep_background and self.proc.poll() is None and self._leftovers():
-            self.read_status()
-            _kept_lifelines[self.proc.pid] = self.lifeline
-            self._close_pipes()
-            return self.proc.pid
+    def end(self) -> None:
+        """End the command and everything it started (the supervisor: SIGTERM, then SIGKILL
+        after ``KILL_GRACE_S``), and wait until it is done."""
         os.close(self.lifeline)
         try:
             _wait(self.proc, KILL_GRACE_S + 5)
@@ -175,19 +165,6 @@ class Supervised:
         if self.exit_code is None or self.proc.returncode != 0:
             kill_marked(MARKER_VAR, self.marker)  # the supervisor died early: find the rest
         self._close_pipes()
-        return None
-
-    def _leftovers(self) -> bool:
-        """Whether processes of the command (not its supervisor) are still running.
-
-        A process in the middle of an exec can briefly show no environment in /proc, so a scan
-        that finds nothing is repeated a few times before it is believed."""
-        for attempt in range(MARKED_SCANS):
-            if any(pid != self.proc.pid for pid in find_marked(MARKER_VAR, self.marker)):
-                return True
-            if attempt + 1 < MARKED_SCANS:
-                time.sleep(0.02)
-        return False
 
     def _close_pipes(self) -> None:
         if not self.diagnostics.closed:
@@ -219,14 +196,6 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
     finally:
         os.close(pidfd)
     proc.wait()
-
-
-def release(pgid: int) -> None:
-    """End a command kept with ``keep_background``: everything it left running stops."""
-    lifeline = _kept_lifelines.pop(pgid, None)
-    if lifeline is not None:
-        os.close(lifeline)
-    kill_group(pgid)
 
 
 @functools.cache
