@@ -6,6 +6,11 @@ stopped, and nothing the command started is left running."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +27,7 @@ from localhand.safety.box.proc import find_marked
 from localhand.safety.box.supervise import MARKER_VAR
 from localhand.session.door import Session
 from localhand.store import Store
+from localhand.testing import FakeOllama
 
 SLEEPER = f"echo ${MARKER_VAR} > marker; sleep 60 & sleep 60"
 Stop = Callable[[Session, str], object]
@@ -88,3 +94,54 @@ def test_stop_ends_a_plan_steps_command_in_flight(workspace: Path, tmp_path: Pat
     plan = {"goal": "Sleep", "steps": [{"id": "nap", "description": "d", "command": SLEEPER}]}
     task = Task("Sleep", workspace=workspace, plan=plan, mode="planner")
     stopped(Session(task, Settings()), tmp_path / "runs.db", by_session)
+
+
+CLI = "from localhand.cli import main; raise SystemExit(main())\n"
+
+
+def by_request_from_this_process(child: subprocess.Popen[str]) -> None:
+    (run,) = Store(os.environ["LOCALHAND_DB"]).runs()  # the dashboard's Stop, in effect
+    request_cancel(run.id)
+
+
+def by_ctrl_c(child: subprocess.Popen[str]) -> None:
+    child.send_signal(signal.SIGINT)
+
+
+@pytest.mark.usefixtures("sigint_reaches_children")
+@pytest.mark.parametrize("stop", [by_request_from_this_process, by_ctrl_c])
+def test_the_cli_run_stops_with_its_command_and_exits_130(
+    workspace: Path, tmp_path: Path, stop: Callable[[subprocess.Popen[str]], None]
+) -> None:
+    sleep = {"function": {"name": "run_command", "arguments": {"command": SLEEPER}}}
+    script = [{"content": "", "tool_calls": [sleep]}, {"content": "Slept."}]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        env = {**os.environ, "OLLAMA_HOST": server.url, "NO_COLOR": "1"}
+        argv = ["run", "Sleep", "-w", str(workspace), "-m", "qwen3:8b", "--agentic", "--json"]
+        child = subprocess.Popen(
+            [sys.executable, "-c", CLI, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            end = time.monotonic() + 30
+            while not (workspace / "marker").exists():
+                assert time.monotonic() < end and child.poll() is None, child.stderr
+                time.sleep(0.02)
+            time.sleep(0.1)
+            stopped_at = time.monotonic()
+            stop(child)
+            out, err = child.communicate(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+    took = time.monotonic() - stopped_at
+    assert took < 3, f"the run went on for {took:.1f} s after Stop"
+    result = json.loads(out.strip().splitlines()[-1])
+    assert (result["status"], result["termination_reason"]) == ("fail", "cancelled"), err
+    assert child.returncode == 130
+    marker = (workspace / "marker").read_text().strip()
+    assert marker and find_marked(MARKER_VAR, marker) == [], "a process of the run survived"
