@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,13 +22,11 @@ from localhand.cancel import request_cancel
 from localhand.config.settings import Settings
 from localhand.models.scripted import ScriptedModel, call
 from localhand.run.task import Task
-from localhand.safety.box.proc import find_marked
-from localhand.safety.box.supervise import MARKER_VAR
 from localhand.session.door import Session
 from localhand.store import Store
 from localhand.testing import FakeOllama
+from stop_helpers import SLEEPERS, once_started, survivors, wait_until_started
 
-SLEEPER = f"echo ${MARKER_VAR} > marker; sleep 60 & sleep 60"
 Stop = Callable[[Session, str], object]
 
 
@@ -47,26 +44,21 @@ def stopped(session: Session, db: Path, stop: Stop) -> tuple[Any, str, float]:
     workspace = session.task.workspace
     stopped_at: list[float] = []
 
-    def stop_once_started(run_id: str) -> None:
-        end = time.monotonic() + 20
-        while not (workspace / "marker").exists() and time.monotonic() < end:
-            time.sleep(0.01)
-        time.sleep(0.1)  # the sleeps have started too
+    def stop_now() -> None:
         stopped_at.append(time.monotonic())
         stop(session, run_id)
 
     with session.recording(db=db) as recording:
         run_id = recording.run_id
         assert run_id is not None
-        threading.Thread(target=stop_once_started, args=(run_id,), daemon=True).start()
+        once_started(workspace, stop_now)
         result = session.run()
     took = time.monotonic() - stopped_at[0]
     assert took < 3, f"the run went on for {took:.1f} s after Stop"
     assert (result.status, result.termination_reason) == ("fail", "cancelled")
     recorded = Store(db).run(run_id)
     assert (recorded.status, recorded.termination_reason) == ("fail", "cancelled")
-    marker = (workspace / "marker").read_text().strip()
-    assert marker and find_marked(MARKER_VAR, marker) == [], "a process of the run survived"
+    assert survivors(workspace) == [], "a process of the run survived"
     return result, run_id, took
 
 
@@ -82,7 +74,7 @@ def by_request_file(_: Session, run_id: str) -> None:
 def test_stop_ends_the_models_command_in_flight(
     workspace: Path, tmp_path: Path, stop: Stop
 ) -> None:
-    model = ScriptedModel([call("run_command", command=SLEEPER), "Slept."])
+    model = ScriptedModel([call("run_command", command=SLEEPERS), "Slept."])
     session = Session(Task("Sleep", workspace=workspace, agentic=True), Settings(), model=model)
     _, run_id, _ = stopped(session, tmp_path / "runs.db", stop)
     assert len(model.calls) == 1, "the model was not asked again"
@@ -91,7 +83,7 @@ def test_stop_ends_the_models_command_in_flight(
 
 
 def test_stop_ends_a_plan_steps_command_in_flight(workspace: Path, tmp_path: Path) -> None:
-    plan = {"goal": "Sleep", "steps": [{"id": "nap", "description": "d", "command": SLEEPER}]}
+    plan = {"goal": "Sleep", "steps": [{"id": "nap", "description": "d", "command": SLEEPERS}]}
     task = Task("Sleep", workspace=workspace, plan=plan, mode="planner")
     stopped(Session(task, Settings()), tmp_path / "runs.db", by_session)
 
@@ -113,7 +105,7 @@ def by_ctrl_c(child: subprocess.Popen[str]) -> None:
 def test_the_cli_run_stops_with_its_command_and_exits_130(
     workspace: Path, tmp_path: Path, stop: Callable[[subprocess.Popen[str]], None]
 ) -> None:
-    sleep = {"function": {"name": "run_command", "arguments": {"command": SLEEPER}}}
+    sleep = {"function": {"name": "run_command", "arguments": {"command": SLEEPERS}}}
     script = [{"content": "", "tool_calls": [sleep]}, {"content": "Slept."}]
     with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
         env = {**os.environ, "OLLAMA_HOST": server.url, "NO_COLOR": "1"}
@@ -127,11 +119,7 @@ def test_the_cli_run_stops_with_its_command_and_exits_130(
             start_new_session=True,
         )
         try:
-            end = time.monotonic() + 30
-            while not (workspace / "marker").exists():
-                assert time.monotonic() < end and child.poll() is None, child.stderr
-                time.sleep(0.02)
-            time.sleep(0.1)
+            wait_until_started(workspace)
             stopped_at = time.monotonic()
             stop(child)
             out, err = child.communicate(timeout=30)
@@ -143,5 +131,4 @@ def test_the_cli_run_stops_with_its_command_and_exits_130(
     result = json.loads(out.strip().splitlines()[-1])
     assert (result["status"], result["termination_reason"]) == ("fail", "cancelled"), err
     assert child.returncode == 130
-    marker = (workspace / "marker").read_text().strip()
-    assert marker and find_marked(MARKER_VAR, marker) == [], "a process of the run survived"
+    assert survivors(workspace) == [], "a process of the run survived"

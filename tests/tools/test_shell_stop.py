@@ -4,45 +4,17 @@ request file from another), not when the command is done."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from localhand.cancel import Cancellation, request_cancel
-from localhand.safety.box.proc import find_marked
-from localhand.safety.box.supervise import MARKER_VAR
 from localhand.tools import ShellTool, Workspace, run_shell
-
-# A foreground sleep, one in the background, and one that left the command's session.
-SLEEPERS = f"echo ${MARKER_VAR} > marker; sleep 60 & setsid sleep 60 & sleep 60"
-
-
-def when_started(workspace: Path, then: Callable[[], object]) -> threading.Thread:
-    """Call ``then`` (from another thread) once the command has written its marker."""
-
-    def wait() -> None:
-        end = time.monotonic() + 10
-        while not (workspace / "marker").exists() and time.monotonic() < end:
-            time.sleep(0.01)
-        time.sleep(0.1)  # the sleeps have started too
-        then()
-
-    thread = threading.Thread(target=wait, daemon=True)
-    thread.start()
-    return thread
-
-
-def survivors(workspace: Path) -> list[int]:
-    """The command's processes still running, found by the marker in their environment."""
-    marker = (workspace / "marker").read_text().strip()
-    assert marker, "the command wrote its marker"
-    return find_marked(MARKER_VAR, marker)
+from stop_helpers import SLEEPERS, once_started, survivors
 
 
 def test_a_flipped_switch_ends_the_command_and_all_it_started(tmp_path: Path) -> None:
     switch = Cancellation()
-    when_started(tmp_path, switch.cancel)
+    once_started(tmp_path, switch.cancel)
     started = time.monotonic()
     with switch.in_force():
         done = run_shell(SLEEPERS, tmp_path, timeout_s=30)
@@ -54,7 +26,7 @@ def test_a_flipped_switch_ends_the_command_and_all_it_started(tmp_path: Path) ->
 def test_a_request_file_from_another_process_ends_the_command(tmp_path: Path) -> None:
     switch = Cancellation()
     switch.watch(tmp_path / "data" / "cancel" / "run1")
-    when_started(tmp_path, lambda: request_cancel("run1", tmp_path / "data"))
+    once_started(tmp_path, lambda: request_cancel("run1", tmp_path / "data"))
     started = time.monotonic()
     with switch.in_force():
         done = run_shell(SLEEPERS, tmp_path, timeout_s=30)
@@ -72,7 +44,7 @@ def test_a_switch_not_in_force_leaves_commands_alone(tmp_path: Path) -> None:
 
 def test_the_tool_result_says_the_command_was_stopped(tmp_path: Path) -> None:
     switch = Cancellation()
-    when_started(tmp_path, lambda: switch.cancel("stopped by a test"))
+    once_started(tmp_path, lambda: switch.cancel("stopped by a test"))
     with switch.in_force():
         result = ShellTool(Workspace(tmp_path)).run_command(SLEEPERS)
     assert not result.ok
