@@ -64,11 +64,20 @@ class Terminal:
         )
         os.close(slave)
         self._data = bytearray()
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # notified at each chunk read and at the end
+        self._done = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
+        try:
+            self._read_until_closed()
+        finally:
+            with self._lock:
+                self._done = True
+                self._lock.notify_all()
+
+    def _read_until_closed(self) -> None:
         while True:
             try:
                 ready, _, _ = select.select([self.master], [], [], 0.1)
@@ -83,6 +92,7 @@ class Terminal:
                 return
             with self._lock:
                 self._data += chunk
+                self._lock.notify_all()
 
     @property
     def output(self) -> str:
@@ -93,17 +103,19 @@ class Terminal:
         return ANSI.sub("", self.output)
 
     def expect(self, text: str, timeout: float = 30, after: int = 0) -> int:
-        """Wait until ``text`` appears in the plain output past index ``after``; its end."""
+        """Wait until ``text`` appears in the plain output past index ``after``; its end.
+        Woken by each chunk the reader takes in, and by the terminal's end (the reader has
+        then taken in everything the child wrote)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = self.plain().find(text, after)
-            if found >= 0:
-                return found + len(text)
-            if self.process.poll() is not None and self.plain().find(text, after) < 0:
-                time.sleep(0.2)  # the last bytes may still be on their way
-                if self.plain().find(text, after) < 0:
+        with self._lock:
+            while True:
+                found = ANSI.sub("", self._data.decode("utf-8", "replace")).find(text, after)
+                if found >= 0:
+                    return found + len(text)
+                left = deadline - time.monotonic()
+                if self._done or left <= 0:
                     break
-            time.sleep(0.05)
+                self._lock.wait(left)
         raise AssertionError(f"{text!r} never appeared; the terminal shows:\n{self.plain()}")
 
     def type(self, keys: str) -> None:

@@ -101,7 +101,7 @@ def test_a_simple_task_streams_its_answer_into_the_run_view(
 ) -> None:
     workspace = Path(shutil.copytree(EXAMPLE, tmp_path / "calc"))
     answer = "calc.py adds, subtracts and checks itself."
-    slow = {"content": answer, "chunk_delay": 1.0}  # a word a second: 5 s in all
+    slow = {"content": answer, "chunk_delay": 0.5}  # two words a second: 3 s in all
     with served_dashboard(store, [slow], [tmp_path]) as (server, _):
         page.goto(server.url)
         start_task(page, "Explain what calc.py does", workspace, mode="simple")

@@ -208,13 +208,16 @@ def test_an_answer_about_the_run_that_arrives_after_its_end_does_not_revive_it(
         time.sleep(1.5)  # the page's stream delivers the run's end meanwhile
         route.fulfill(response=answer, json=body)
 
-    page.route(re.compile(r"/api/runs/[^/?]+\?events=false$"), late_and_running)
+    run_answer = re.compile(r"/api/runs/[^/?]+\?events=false$")
+    page.route(run_answer, late_and_running)
     with served_dashboard(store, ["unused"], [tmp_path]) as (server, _):
         page.goto(server.url)
         page.fill("input[name=model]", "no-such-model:1b")
-        start_task(page, "Explain the workspace", workspace, mode="agentic")
-        expect(page.locator("#run-status")).to_have_text("error")
-        page.wait_for_timeout(2500)  # the stale answer has arrived by now
+        with page.expect_response(run_answer) as stale:
+            start_task(page, "Explain the workspace", workspace, mode="agentic")
+            expect(page.locator("#run-status")).to_have_text("error")
+        stale.value.finished()  # the stale answer is in the page, whole
+        page.wait_for_timeout(300)  # and the page has had the time to read it
         expect(page.locator("#run-status")).to_have_text("error")
         expect(page.locator("#run-stop")).to_be_hidden()
 
