@@ -313,6 +313,7 @@ class ToolLoop:
                 iteration=self.talk.state.iteration,
                 started=started,
                 server=server,
+                workspace=str(self.workspace),
             )
         )
         self.append_result(call, result)
