@@ -59,10 +59,8 @@ REPEAT_NOTE = (
 
 
 class ToolLoop:
-    """Runs one task in one workspace with one model, to its ``Outcome``.
-
-    ``bus`` receives every event; ``checks`` grade the workspace when the run ends.
-    """
+    """Runs one task in one workspace with one model, to its ``Outcome``; ``bus`` receives
+    every event, ``checks`` grade the workspace when the run ends."""
 
     def __init__(
         self,
@@ -160,6 +158,7 @@ class ToolLoop:
         if parsed.type == "tool_calls" and not parsed.truncated:
             self.limits.check_repetition(self.talk.state, parsed.calls)
             self.act(parsed.calls)
+            self.life.check_workspace()
             self.talk.state.nudges = 0  # the model recovered: the next nudge starts a new streak
             if changed := self.files_changed(parsed.calls):
                 self.talk.answer_check.workspace_changed()
