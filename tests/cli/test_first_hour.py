@@ -16,6 +16,7 @@ from localhand.run.task import Task
 from localhand.store import Store
 from localhand.testing import FakeOllama
 from test_completion import bash_complete
+from workspaces import example_copy
 
 
 @pytest.mark.parametrize(
@@ -77,3 +78,17 @@ def test_model_names_come_from_the_last_models_answer(on_path: Path) -> None:
     # the server is gone: the names come from the cache, with no network
     assert bash_complete(script, "localhand run --model ", on_path) == ["gemma3:4b", "qwen3:8b"]
     assert bash_complete(script, "localhand plan -m qw", on_path) == ["qwen3:8b"]
+
+
+def test_show_of_a_plan_run_draws_it_as_the_live_view_did(tmp_path: Path) -> None:
+    demo = example_copy("plan", tmp_path / "demo")
+    live = localhand("plan", "plan.yaml", "-w", str(demo), host="http://127.0.0.1:9", cwd=demo)
+    assert live.returncode == 1, live.stderr
+
+    shown = localhand("show", "last", cwd=demo)
+
+    assert shown.returncode == 0, shown.stderr
+    drawn = shown.stdout.splitlines()
+    assert drawn[0].startswith("run ") and "· fail ·" in drawn[0]
+    assert drawn[1 : len(live.stderr.splitlines()) + 1] == live.stderr.splitlines()
+    assert "✗ failed (exit code 2" in shown.stdout and "• " not in shown.stdout
