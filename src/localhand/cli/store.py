@@ -331,13 +331,11 @@ def _run_argument(parser: argparse.ArgumentParser) -> None:
 
 def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
     """The live view the run was shown with: plan mode's for a plan run, else the loop's."""
-    if plan:
-        from localhand.plan.view import PlanView
-
-        return PlanView(out)
+    from localhand.cli.plan import plan_view
     from localhand.cli.view import TimelineView
+    from localhand.plan.view import PlanView
 
-    return TimelineView(out)
+    return plan_view(verbose=True, quiet=False, view=PlanView(out)) if plan else TimelineView(out)
 
 
 class _Recorded:

@@ -11,7 +11,6 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from localhand.cli.server_figures import server_totals_line
 from localhand.events import Event
 
 RISK_STYLE = {"safe": "green", "moderate": "yellow", "dangerous": "bold red"}
@@ -147,8 +146,6 @@ class PlanView:
         )
         if r["error"]:
             self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
-        if totals := server_totals_line(r.get("prefill")):  # what the draft and repairs cost
-            self.console.print(f"[dim]{escape(totals)}[/]")
 
 
 def _count(n: int, noun: str) -> str:
