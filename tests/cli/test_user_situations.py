@@ -137,3 +137,23 @@ def test_a_store_that_cannot_be_written_is_one_line(
         shown = localhand("runs", "--json", env={**env, "NO_COLOR": "1"}, cwd=tmp_path)
         [run] = json.loads(shown.stdout)
         assert run["task_id"]
+
+
+def test_a_read_only_store_still_lists_a_dead_run_as_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from localhand.run.task import Task
+    from localhand.store import Store
+
+    store = Store(tmp_path / "runs.db")
+    store.begin_run(Task("x", workspace=tmp_path), model="m")
+
+    def read_only(*args: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr("localhand.store.db.is_alive", lambda *args: False)
+    monkeypatch.setattr("localhand.store.db.write_transaction", read_only)
+    [run] = store.runs()
+    assert run.status == "interrupted"

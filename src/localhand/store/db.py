@@ -279,7 +279,7 @@ class Store:
         result = json.loads(fields[16]) if fields[16] else None
         info = RunInfo(*fields[:16], result, continues)  # type: ignore[call-arg]  # 16 before it
         if info.status == "running" and not is_alive(pid, token, hostname, info.heartbeat_at):
-            with self._write() as db:
+            with contextlib.suppress(StoreError), self._write() as db:  # a read-only store reads
                 db.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = heartbeat_at "
                     "WHERE id = ? AND status = 'running'",
