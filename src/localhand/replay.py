@@ -164,7 +164,7 @@ def replay_run(
         raise StoreError(f"run {info.id} recorded no model replies, so there is nothing to replay")
     original = Path(str(started.get("workspace") or info.workspace))
     top = Path(os.path.realpath(tempfile.mkdtemp(prefix="localhand-replay-")))
-    target = top / (original.name or "workspace")
+    target = top / "replay" / (original.name or "workspace")  # its name kept; beside it, ours
     replies = recorded_replies(events, moved=(str(original), str(target)))
     notes: list[str] = []
     try:
