@@ -16,7 +16,8 @@
         ├── NudgeExhausted
         ├── WallClockTimeout
         ├── BudgetExceeded
-        └── Cancelled
+        ├── Cancelled
+        └── WorkspaceGone          the workspace was removed mid-run (status ``error``)
 
     ToolError                      a tool refused or failed; becomes a tool result the model
                                    reads, never ends the run (not a LocalhandError on purpose)
@@ -110,6 +111,10 @@ class BudgetExceeded(StopRun):
 
 class Cancelled(StopRun):
     reason = "cancelled"
+
+
+class WorkspaceGone(StopRun):
+    reason = "error"
 
 
 class ToolError(Exception):

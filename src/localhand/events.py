@@ -119,15 +119,17 @@ class ToolCallEvent(Event):
         iteration: int,
         started: float,
         server: str | None = None,
+        workspace: str = "",
     ) -> ToolCallEvent:
-        """The event for ``call`` and its ``result``, timed from ``started``."""
+        """The event for ``call`` and its ``result``, timed from ``started``; the summaries are
+        cut as if ``workspace`` were written ``<workspace>`` (``summarize``)."""
         return cls(
             task_id=task_id,
             tool_name=call.name,
             args_summary=summarize(
-                json.dumps(call.arguments, ensure_ascii=False), ARGS_SUMMARY_CHARS
+                json.dumps(call.arguments, ensure_ascii=False), ARGS_SUMMARY_CHARS, workspace
             ),
-            result_summary=summarize(result.content),
+            result_summary=summarize(result.content, workspace=workspace),
             iteration=iteration,
             ok=result.ok,
             duration_ms=round((time.perf_counter() - started) * 1000),
@@ -329,7 +331,25 @@ ARGS_SUMMARY_CHARS = 200
 """How long a tool call's ``args_summary`` is: seed 001 cuts the arguments' JSON at 200."""
 
 
-def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
-    """One line, at most ``limit`` characters, for the timeline."""
+WORKSPACE = "<workspace>"
+"""How a summary's workspace path is counted, and how ``replay`` writes it to compare."""
+
+
+def summarize(text: str, limit: int = SUMMARY_CHARS, workspace: str = "") -> str:
+    """One line, at most ``limit`` characters, for the timeline. Each ``workspace`` path in it
+    counts as ``WORKSPACE`` and is never cut, so a summary is cut at the same place whatever
+    the folder's length: a replay elsewhere reads the same once the path is written so."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    pieces = flat.split(workspace) if workspace else [flat]
+    if sum(map(len, pieces)) + (len(pieces) - 1) * len(WORKSPACE) <= limit:
+        return flat
+    kept, room = [], limit - 1
+    for number, piece in enumerate(pieces):
+        if number:
+            kept.append(workspace)
+            room -= len(WORKSPACE)
+        kept.append(piece[: max(room, 0)])
+        room -= len(piece)
+        if room <= 0:
+            break
+    return "".join(kept) + "…"

@@ -45,6 +45,28 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / "localhand"
 
 
+_deleted: Path | None = None
+
+
+def leave_deleted_directory() -> Path | None:
+    """When the directory localhand was started in has been deleted: move to ``/``, so that
+    nothing looking for a file there (``localhand.toml``, plugins) fails, and return the
+    deleted path (``PWD``), which ``working_directory`` goes on naming."""
+    global _deleted
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        _deleted = Path(os.environ.get("PWD") or "(deleted)")
+        os.chdir(os.sep)
+    return _deleted
+
+
+def working_directory() -> Path:
+    """The directory localhand was started in, deleted or not: a run there is then refused for
+    that reason, and recorded, rather than ending in a traceback."""
+    return _deleted or Path.cwd()
+
+
 def db_path(env: dict[str, str] | None = None) -> Path:
     """``LOCALHAND_DB`` if set, else ``runs.db`` in localhand's data directory."""
     env = dict(os.environ) if env is None else env

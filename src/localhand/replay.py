@@ -13,12 +13,12 @@ Where the replay runs: never in the original workspace, which the run has change
   the run may have changed it, so differences may come from the files rather than the loop.
 The temporary directory is deleted afterwards unless ``keep=True``.
 
-The replay's workspace has a path as long as the recorded one (``replay_dir``), and the
-recorded replies name it where they named the original: so a run whose output holds its
-workspace path replays equal anywhere. Compared, in order: tool calls (name, arguments, ok,
-short result, with the workspace path written as ``<workspace>``), nudges, guardrail stops,
-verification checks and the Result's status, termination reason, iterations and files
-modified. Timings and tokens are not.
+The recorded replies name the replay's workspace where they named the original, and both
+timelines write the workspace path ``<workspace>``; a summary is cut as if it were written so
+(``events.summarize``), so a run whose output holds its workspace path replays equal from a
+folder of any length. Compared, in order: tool calls (name, arguments, ok, short result),
+nudges, guardrail stops, verification checks and the Result's status, termination reason,
+iterations and files modified. Timings and tokens are not.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 from localhand.config.settings import Settings
 from localhand.errors import ModelError
-from localhand.events import EventBus, EventLog
+from localhand.events import WORKSPACE, EventBus, EventLog
 from localhand.models.base import ChatOptions
 from localhand.models.scripted import ScriptedModel, reply_from_message
 from localhand.run.task import Task
@@ -88,23 +88,6 @@ def _moved(data: dict[str, Any], moved: tuple[str, str]) -> dict[str, Any]:
     old, new = (json.dumps(path)[1:-1] for path in moved)  # as the path is spelled in JSON
     text = json.dumps(data)
     return data if old not in text else dict(json.loads(text.replace(old, new)))
-
-
-def replay_dir(run_id: str, original: Path) -> tuple[Path, Path]:
-    """A new temporary directory (for the caller to remove) and the workspace to replay in
-    under it, whose path is as long as ``original``'s when it can be: a tool result or an
-    argument holding the workspace path is then cut for the timeline at the same place in the
-    recording and in the replay (``events.summarize``), and the two compare equal once the
-    path is written ``<workspace>``."""
-    top = Path(os.path.realpath(tempfile.mkdtemp(prefix="lh")))
-    room = len(str(original)) - len(str(top)) - 1
-    if room < 1:  # the original is shorter than any temporary path can be
-        return top, top / f"replay-{run_id}"
-    parts = []
-    while room > 200:  # a name has at most 255 bytes: a long path is made of several
-        parts.append("_" * 199)
-        room -= 200
-    return top, top.joinpath(*parts, (original.name or "w")[:room].ljust(room, "_"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,11 +163,10 @@ def replay_run(
     if started is None or not recorded_replies(events):
         raise StoreError(f"run {info.id} recorded no model replies, so there is nothing to replay")
     original = Path(str(started.get("workspace") or info.workspace))
-    top, target = replay_dir(info.id, original)
+    top = Path(os.path.realpath(tempfile.mkdtemp(prefix="localhand-replay-")))
+    target = top / "replay" / (original.name or "workspace")  # its name kept; beside it, ours
     replies = recorded_replies(events, moved=(str(original), str(target)))
     notes: list[str] = []
-    if len(str(target)) != len(str(original)):
-        notes.append(SHORT_PATH_NOTE)
     try:
         source = _prepare(store, info.id, original, workspace, target, notes)
         task = _task(store, info.task_id, started, events, target, notes)
@@ -326,25 +308,10 @@ def timeline(events: Sequence[dict[str, Any]], workspace: str) -> list[str]:
 
 
 def written(text: Any, workspace: str) -> str:
-    """``text`` with ``workspace`` written ``<workspace>``; a summary cut (``…``) inside the
-    path, where what is left of it differs between two runs, ends ``<workspace…``."""
-    text = str(text)
-    if not workspace:
-        return text
-    text = text.replace(workspace, "<workspace>")
-    if not text.endswith("…"):
-        return text
-    body = text[:-1]
-    for size in range(min(len(workspace), len(body)), 0, -1):
-        if body.endswith(workspace[:size]):
-            return body[:-size] + "<workspace…"
-    return text
+    """``text`` with ``workspace`` written ``<workspace>``."""
+    return str(text).replace(workspace, WORKSPACE) if workspace else str(text)
 
 
-SHORT_PATH_NOTE = (
-    "the recorded workspace path is shorter than a temporary directory's, so a tool result "
-    "holding it may be cut at another place in the replay's timeline"
-)
 REGRADED_NOTE = (
     "the recording passed with no checks, before such a run was graded `unverified` (a final "
     "answer with nothing to show it right): the status differs by that rule, not by the loop"

@@ -77,5 +77,5 @@ def test_show_of_a_drafted_plan_run_prints_the_servers_figures(
     assert (prefill["tokens_prefilled"], prefill["tokens_reused"]) == (300, 200)
     assert main(["show", "last"]) == 0
     shown = capsys.readouterr().out
-    assert "plan · 1/1 steps done" in shown
+    assert "■ pass (completed) · 1/1 steps done" in shown
     assert "server: prefilled 300 tok" in shown and "cache hit 40%" in shown

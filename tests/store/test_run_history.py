@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import localhand
 from localhand.config.settings import Settings
-from localhand.events import EventBus
+from localhand.events import EventBus, summarize
 from localhand.models.scripted import ScriptedModel, call
-from localhand.replay import replay_dir, replay_run, written
+from localhand.replay import written
 from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.session.door import Session
@@ -33,48 +35,51 @@ def record(store: Store, workspace: Path, steps: list) -> str:
     return run_id
 
 
-@pytest.mark.parametrize("depth", ["a", "a/much/longer/path/than/any/temporary/directory/has"])
-def test_a_run_whose_output_holds_its_workspace_path_replays_equal(
-    tmp_path: Path, depth: str
-) -> None:
-    workspace = tmp_path / depth / "ws"
+@pytest.fixture(params=["short", "long"])
+def recorded_in(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """A workspace whose path is shorter, or longer, than the replay's temporary folder."""
+    top = Path(tempfile.mkdtemp(dir="/tmp", prefix="a")) if request.param == "short" else tmp_path
+    workspace = top / ("w" if request.param == "short" else "a/much/longer/path/than/that/ws")
     workspace.mkdir(parents=True)
+    yield workspace
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def test_a_run_whose_output_holds_its_workspace_path_replays_equal(
+    recorded_in: Path, tmp_path: Path
+) -> None:
+    workspace = recorded_in
     (workspace / "a.txt").write_text("hello\n")
     steps = [
-        call("run_command", command="pwd && ls"),
+        call("run_command", command=f"pwd && echo {LONG}"),  # cut after the path
         call("read_file", path=str(workspace / "a.txt")),  # the model wrote the whole path
-        call("run_command", command=f"echo {LONG} && pwd"),  # the summary is cut in the path
+        call("run_command", command=f"echo {LONG} && pwd"),  # cut where the path is
+        call("run_command", command=f"pwd; pwd; echo {LONG}"),
         f"Done in {workspace}.",
     ]
-    store = Store()
+    db = tmp_path / "runs.db"
+    store = Store(db)
     run_id = record(store, workspace, steps)
     recorded = [e.data for e in store.events(run_id) if e.type == "tool_call"]
     assert all(r["ok"] for r in recorded), recorded
+    assert recorded[0]["result_summary"].endswith("…")
 
-    report = replay_run(store, run_id)
+    done = localhand("replay", run_id, "--db", str(db), cwd=tmp_path)
 
-    assert report.ok, report.differences
-    assert (report.replies_recorded, report.replies_used) == (4, 4)
-    assert not any("shorter" in note for note in report.notes)
-
-
-def test_the_replay_directory_is_as_long_as_the_original(tmp_path: Path) -> None:
-    for original in (tmp_path / "ws", tmp_path / ("n" * 240) / ("m" * 240) / "ws", Path("/w")):
-        top, target = replay_dir("r1", original)
-        try:
-            assert top.name.startswith("lh") and top in target.parents
-            assert len(str(target)) == len(str(original)) or original == Path("/w")
-            target.mkdir(parents=True)
-            (target / "a.txt").write_text("made")  # every name in it is a name a disk takes
-        finally:
-            shutil.rmtree(top)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ same timeline and result" in done.stdout
+    assert "!" not in done.stdout and not done.stderr, done.stdout + done.stderr
 
 
-def test_a_cut_inside_the_path_reads_the_same_on_both_sides() -> None:
-    one, two = "/tmp/tmpabcdef/ws", "/tmp/lhqwerty1/ws"
-    assert written(f"{LONG} /tmp/tmpab…", one) == written(f"{LONG} /tmp/lhqwe…", two)
-    assert written(f"ok {one}/a.txt", one) == "ok <workspace>/a.txt"
-    assert written(f"{LONG} other…", one) == f"{LONG} other…"
+def test_a_summary_is_cut_as_if_the_path_were_written_workspace() -> None:
+    one, two = "/tmp/a/ws", "/tmp/a/much/longer/folder/ws"
+    cut = [summarize(f"{path} {LONG} {path}", 50, path) for path in (one, two)]
+    assert [written(text, path) for text, path in zip(cut, (one, two), strict=True)] == [
+        f"<workspace> {LONG[:37]}…"
+    ] * 2
+    assert summarize(f"{LONG} {two}", 105, two) == f"{LONG} {two}…"  # the path is never cut
+    assert summarize(f"short {one}", 20, one) == f"short {one}"
+    assert summarize(LONG, 10) == "x" * 9 + "…"
 
 
 def test_a_run_that_fails_before_its_first_request_keeps_its_reason(tmp_path: Path) -> None:

@@ -4,11 +4,13 @@ configuration or a model server that cannot serve the run (status ``error``), 3 
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
-from localhand.cli.args import Command, Parser, exit_code, stderr
+from localhand.cli.args import Command, Parser, exit_code, fail, stderr
 
 # Only the invoked command's module is imported, and only its options are built: each command
 # imports its implementation when it runs, so that `localhand run` does not pay for plan mode,
@@ -39,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     command, return its exit code. Ctrl-C outside a run (which handles it) ends quietly."""
     args = sys.argv[1:] if argv is None else argv
     try:
+        if (gone := _deleted_directory()) and args[:1] != ["run"]:  # run records why
+            fail(f"the current directory {gone} was deleted; cd to a folder that exists")
         if args and args[0] in COMMAND_MODULES:
             return invoke(args[0], args[1:])
         parser = root_parser()
@@ -54,6 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit as exc:
         return exit_code(exc)
+
+
+def _deleted_directory() -> Path | None:
+    """The working directory when it has been deleted (localhand then leaves it); else None."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        from localhand.paths import leave_deleted_directory  # only then: start-up stays lean
+
+        return leave_deleted_directory()
+    return None
 
 
 def invoke(name: str, args: list[str]) -> int:

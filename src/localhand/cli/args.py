@@ -10,6 +10,7 @@ tests/cli/test_cli_args.py keeps them equal to the modules that use them.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -59,7 +60,22 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        message += self.did_you_mean(message)
         self.exit(2, f"{self.prog}: error: {message}\nTry '{self.prog} --help' for help.\n")
+
+    def did_you_mean(self, message: str) -> str:
+        """`` (did you mean --model?)`` for a mistyped option, command or choice, else ``""``."""
+        if found := re.search(r"unrecognized arguments: (.*)", message):
+            words = [w.split("=")[0] for w in found[1].split() if w.startswith("-")]
+            offered = [name for action in self._actions for name in action.option_strings]
+        elif found := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
+            words, offered = [found[1]], re.findall(r"'(.*?)'", found[2])
+        else:
+            return ""
+        import difflib  # only for a mistyped word: start-up stays lean
+
+        close = difflib.get_close_matches(words[0], offered, n=1) if words else []
+        return f" (did you mean {close[0]}?)" if close else ""
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:

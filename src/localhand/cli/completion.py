@@ -4,6 +4,11 @@ The script is written from the same ``argparse`` parsers the commands parse with
 command of ``COMMAND_MODULES``, each with its options, their choices and whether they take a
 file or a directory), so it cannot drift from them: a new command or flag is in the next
 script printed. Install it as docs/running-tasks.md, "Shell completion", says.
+
+A run (``show``, ``undo``, ``replay``, ``--continue``) completes to ``last`` and the newest run
+ids, a ``--model`` to the names the last ``localhand models`` found (``MODELS_CACHE``): the
+script asks ``localhand completion --values runs|models``, which reads the store and that
+file, never a server.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from pathlib import Path
 from localhand.cli.args import Command, fail
 
 SHELLS = ("bash", "zsh", "fish")
+MODELS_CACHE = "models.txt"
+"""In localhand's data directory: the model names the last ``localhand models`` found."""
+VALUES = "localhand completion --values {kind} 2>/dev/null"
+"""How a script asks for the runs or models it offers (``values``)."""
 _SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)\.\s")
 
 
@@ -28,7 +37,7 @@ class Argument:
     takes_value: bool
     choices: tuple[str, ...] = ()
     completes: str = ""
-    """``file``, ``dir`` or nothing: what a value of it names."""
+    """``file``, ``dir``, ``runs``, ``models`` or nothing: what a value of it names."""
     repeatable: bool = False
     metavar: str = ""
 
@@ -45,8 +54,15 @@ def completion(args: argparse.Namespace) -> int:
     """Print a shell completion script for bash, zsh or fish (to install as
     docs/running-tasks.md says)."""
     shell = args.shell
+    if args.values:
+        print("\n".join(values(args.values)))
+        return 0
     if shell not in SHELLS:  # argparse checks the choice; a caller of this function may not
-        fail(f"no completion for {shell!r}: use bash, zsh or fish")
+        fail(
+            f"no completion for {shell!r}: use bash, zsh or fish"
+            if shell
+            else "say which shell: bash, zsh or fish"
+        )
     specs = command_specs()
     script = {"bash": bash, "zsh": zsh, "fish": fish}[shell](specs)
     print(script, end="")
@@ -54,7 +70,37 @@ def completion(args: argparse.Namespace) -> int:
 
 
 def completion_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish.")
+    parser.add_argument(
+        "shell", nargs="?", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish."
+    )
+    parser.add_argument("--values", choices=("runs", "models"), help=argparse.SUPPRESS)
+
+
+def values(kind: str) -> list[str]:
+    """What a run or a model name completes to: ``last`` and the 20 newest run ids, or the
+    names the last ``localhand models`` found. Nothing is asked of a server."""
+    from localhand.paths import data_dir, db_path  # not needed to parse the options
+
+    if kind == "models":
+        cache = data_dir() / MODELS_CACHE
+        return cache.read_text(encoding="utf-8").split() if cache.is_file() else []
+    if not db_path().is_file():  # completing creates no store
+        return ["last"]
+    from localhand.store import open_store  # not needed to parse the options
+
+    with open_store() as store:
+        return ["last", *(run.id for run in store.runs(20))]
+
+
+def remember_models(names: list[str]) -> None:
+    """Keep the names ``localhand models`` found, for ``--model`` to complete to."""
+    from localhand.paths import data_dir, private_dir  # not needed to parse the options
+
+    try:
+        private_dir(data_dir())
+        (data_dir() / MODELS_CACHE).write_text("".join(f"{n}\n" for n in names), "utf-8")
+    except OSError:
+        pass  # completion without model names is no reason to fail the listing
 
 
 COMMANDS = {"completion": Command(completion, completion_arguments)}
@@ -85,7 +131,11 @@ def command_specs() -> list[CommandSpec]:
 def _argument(action: argparse.Action) -> Argument:
     metavar = action.metavar if isinstance(action.metavar, str) else ""
     kind = ""
-    if metavar in ("DIR", "DIRECTORY"):
+    if metavar == "RUN":
+        kind = "runs"
+    elif action.dest == "model":
+        kind = "models"
+    elif metavar in ("DIR", "DIRECTORY"):
         kind = "dir"
     elif action.type is Path or metavar in ("FILE", "PATH"):
         kind = "file"
@@ -128,6 +178,8 @@ def _bash_case(spec: CommandSpec) -> str:
         names = "|".join(option.names)
         if option.choices:
             reply = f'COMPREPLY=( $(compgen -W "{" ".join(option.choices)}" -- "$cur") )'
+        elif option.completes in ("runs", "models"):
+            reply = _bash_values(option.completes)
         elif option.completes == "dir":
             reply = 'COMPREPLY=( $(compgen -d -- "$cur") )'
         elif option.completes == "file":
@@ -138,6 +190,8 @@ def _bash_case(spec: CommandSpec) -> str:
     flags = " ".join(name for option in spec.options for name in option.names)
     choices = " ".join(c for positional in spec.positionals for c in positional.choices)
     rest = f'COMPREPLY=( $(compgen -W "{choices}" -- "$cur") )' if choices else "return"
+    if any(positional.completes == "runs" for positional in spec.positionals):
+        rest = _bash_values("runs")
     return (
         f"        {spec.name})\n"
         f'            case "$prev" in\n{"".join(values)}            esac\n'
@@ -145,6 +199,10 @@ def _bash_case(spec: CommandSpec) -> str:
         f'                COMPREPLY=( $(compgen -W "{flags}" -- "$cur") )\n'
         f"            else\n                {rest}\n            fi\n            ;;\n"
     )
+
+
+def _bash_values(kind: str) -> str:
+    return f'COMPREPLY=( $(compgen -W "$({VALUES.format(kind=kind)})" -- "$cur") )'
 
 
 # -- zsh ----------------------------------------------------------------------------------------
@@ -200,7 +258,10 @@ def _zsh_spec(name: str, option: Argument) -> str:
 def _zsh_action(argument: Argument) -> str:
     if argument.choices:
         return f"({' '.join(argument.choices)})"
-    return {"dir": "_files -/", "file": "_files"}.get(argument.completes, " ")
+    asked = "{compadd -- $(" + VALUES.format(kind=argument.completes) + ")}"
+    return {"dir": "_files -/", "file": "_files", "runs": asked, "models": asked}.get(
+        argument.completes, " "
+    )
 
 
 def _zhelp(text: str) -> str:
@@ -236,6 +297,8 @@ def fish(specs: list[CommandSpec]) -> str:
                     parts.append(f"-o {name[1:]}")
             if option.choices:  # -x: a value is required, and no file names are offered
                 parts.append(f"-x -a {_fq(' '.join(option.choices))}")
+            elif option.completes in ("runs", "models"):
+                parts.append(f"-x -a {_fq(_fish_values(option.completes))}")
             elif option.takes_value:
                 parts.append("-r -F" if option.completes else "-x")
             parts.append(f"-d {_fq(option.help)}")
@@ -243,9 +306,15 @@ def fish(specs: list[CommandSpec]) -> str:
         for positional in spec.positionals:
             if positional.choices:
                 lines.append(f"complete -c localhand {when} -a {_fq(' '.join(positional.choices))}")
+            elif positional.completes == "runs":
+                lines.append(f"complete -c localhand {when} -x -a {_fq(_fish_values('runs'))}")
             elif positional.completes:
                 lines.append(f"complete -c localhand {when} -F")
     return "\n".join(lines) + "\n"
+
+
+def _fish_values(kind: str) -> str:
+    return f"({VALUES.format(kind=kind)})"
 
 
 def _fq(text: str) -> str:

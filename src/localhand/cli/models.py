@@ -38,6 +38,10 @@ def models(args: Namespace) -> int:
         settings.backend, settings.host, settings, timeout=args.timeout, profile_of=profile_of
     )
     found = any(p.models for p in places)
+    if found:
+        from localhand.cli.completion import remember_models  # not needed to parse the options
+
+        remember_models(sorted({m.name for p in places for m in p.models}))
     if args.json_out:
         document = {
             "backend": settings.backend,

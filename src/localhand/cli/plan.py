@@ -121,9 +121,11 @@ def plan_view(
     *, verbose: bool, quiet: bool, view: PlanView | None = None
 ) -> Callable[[Event], None]:
     """Plan mode's live view as ``-v`` and ``-q`` ask: ``-q`` shows only the final status
-    line, ``-v`` adds the model's profile and sampling line."""
+    line, ``-v`` adds the model's profile and sampling line. It ends with what the server
+    said the draft and the repairs cost, as the loop's view does."""
     from rich.markup import escape  # rich loads only when used
 
+    from localhand.cli.server_figures import server_totals_line  # not needed to parse the options
     from localhand.plan.view import PlanView  # not needed to parse the options
 
     shown = view or PlanView(stderr())
@@ -135,6 +137,9 @@ def plan_view(
             message = " ".join(str(event.to_dict()["message"]).split())
             shown.console.print(f"  [dim]· {escape(_inert(message))}[/]")
         shown(event)
+        ended = event.type == "task_finished" and not quiet
+        if ended and (totals := server_totals_line(event.to_dict()["result"].get("prefill"))):
+            shown.console.print(f"[dim]{escape(totals)}[/]")
 
     return show
 

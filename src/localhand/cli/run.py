@@ -62,6 +62,7 @@ def run(args: Namespace) -> int:
     from localhand.safety.approval.approver import TerminalApprover
     from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
     from localhand.session.door import Session  # not needed to parse the options
+    from localhand.store import open_store  # not needed to parse the options
 
     try:
         spec, typed, parent = _task_of(args)
@@ -71,6 +72,7 @@ def run(args: Namespace) -> int:
         )
         settings = with_mcp_config(settings, args.mcp_config or [])  # before secrets go
         forget_secrets()  # settings read: no secret stays where a command could read it
+        open_store().close()  # a store it cannot write (a full or read-only disk) is said now
         bus = EventBus()
         stream = current_stream()
         view = None
@@ -113,10 +115,11 @@ def _task_of(args: Namespace) -> tuple[Task, tuple[CommandCheck, ...], Continuat
     typed with ``--verify`` (the user's say: not gated), and the run ``--continue`` carries
     on."""
     from localhand.evidence.verify import CommandCheck  # not needed to parse the options
+    from localhand.paths import working_directory  # a deleted one too (docs/troubleshooting.md)
 
     workspace = args.workspace
     spec = _task_from(args.task, args.task_file).with_changes(
-        workspace=workspace.expanduser().resolve() if workspace else None,
+        workspace=(working_directory() / workspace.expanduser()).resolve() if workspace else None,
         tier=args.tier,
         agentic=args.agentic,
         max_iterations=args.max_iterations,
@@ -229,7 +232,9 @@ def _task_from(description: str | None, task_file: Path | None) -> Task:
         return task.with_changes(description=description)
     if not description or not description.strip():
         raise ConfigError('say what to do: localhand run "TASK", or --task-file FILE')
-    return Task(description=description, workspace=Path.cwd())
+    from localhand.paths import working_directory  # not needed to parse the options
+
+    return Task(description=description, workspace=working_directory())
 
 
 def _with_files(spec: Task, patterns: list[str]) -> Task:

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,14 +124,13 @@ def show(args: argparse.Namespace) -> int:
         found = [scrub_data(e.to_dict()) for e in events]
         _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
-    from localhand.cli.view import TimelineView  # not needed to parse the options
-
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
     replay = f" · replay of {info.replay_of}" if info.replay_of else ""
     replay += f" · continues {info.continues}" if info.continues else ""
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
-    view = TimelineView(out)
+    plan = "steps" in (info.result or {}) or any(e.type == "plan_started" for e in events)
+    view = _view_for(plan, out)
     for event in events:
         view(_Recorded(event))
     if info.error and not any(e.type == "task_finished" for e in events):  # older stores
@@ -330,6 +329,15 @@ COMMANDS = {
 
 def _run_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="Run id, a unique prefix of it, or 'last'.")
+
+
+def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
+    """The live view the run was shown with: plan mode's for a plan run, else the loop's."""
+    from localhand.cli.plan import plan_view  # not needed to parse the options
+    from localhand.cli.view import TimelineView  # not needed to parse the options
+    from localhand.plan.view import PlanView  # not needed to parse the options
+
+    return plan_view(verbose=True, quiet=False, view=PlanView(out)) if plan else TimelineView(out)
 
 
 class _Recorded:

@@ -298,13 +298,6 @@ class TerminalView:
 
     def on_task_finished(self, event: Event) -> None:
         r = event.to_dict()["result"]
-        if "steps" in r and "files_modified" not in r:  # a plan's Result
-            self.message(plan_summary_line(r))
-            if r.get("error"):
-                self.message(f"[bold red]error:[/] {escape(r['error'])}")
-            if not self.quiet and (totals := server_totals_line(r.get("prefill"))):
-                self.message(f"[dim]{totals}[/]")
-            return
         colour = STATUS_COLOURS.get(r["status"], "red")
         files = ", ".join(r["files_modified"]) or "none"
         self.message(
@@ -329,19 +322,6 @@ class TerminalView:
         after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
 
 
-def plan_summary_line(r: dict[str, Any]) -> str:
-    """A plan Result's closing line: status, reason, steps done, corrections, tokens, time."""
-    colour = STATUS_COLOURS.get(r.get("status", ""), "red")
-    steps = r.get("steps") or []
-    done = sum(1 for step in steps if step.get("status") == "done")
-    return (
-        f"[bold {colour}]■ {r.get('status')}[/] ({r.get('termination_reason')}) · plan · "
-        f"{done}/{len(steps)} steps done · {r.get('corrections_used', 0)} corrections · "
-        f"{r.get('tokens_in', 0)}+{r.get('tokens_out', 0)} tokens · "
-        f"{r.get('duration_s') or 0:.1f} s"
-    )
-
-
 def unverified_line(suggested: str | None) -> str:
     """What an ``unverified`` Result means, and the command that would check the work."""
     text = "not verified: no check ran, so only the model says the work is done"
@@ -351,9 +331,9 @@ def unverified_line(suggested: str | None) -> str:
 
 
 class TimelineView(TerminalView):
-    """The live terminal view, replayed from the store (``localhand show``); events it has no
-    line for (plan events, say) get a generic one instead of none. Nothing is awaited in a
-    replay: no waiting line, and progress events are left out."""
+    """The live terminal view, replayed from the store (``localhand show``; a plan run has
+    plan mode's, ``PlanView``); events it has no line for get a generic one instead of none.
+    Nothing is awaited in a replay: no waiting line, and progress events are left out."""
 
     replayed = True
     """``show`` prints the change itself, from its store (``diffview.after_run`` does not)."""

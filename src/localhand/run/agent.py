@@ -59,10 +59,8 @@ REPEAT_NOTE = (
 
 
 class ToolLoop:
-    """Runs one task in one workspace with one model, to its ``Outcome``.
-
-    ``bus`` receives every event; ``checks`` grade the workspace when the run ends.
-    """
+    """Runs one task in one workspace with one model, to its ``Outcome``; ``bus`` receives
+    every event, ``checks`` grade the workspace when the run ends."""
 
     def __init__(
         self,
@@ -156,14 +154,15 @@ class ToolLoop:
         reply, parsed = self.turn()
         self.talk.messages.append(self.history_message(reply, parsed))
         self.talk.state.iteration += 1
-        changed = False
-        if parsed.type == "tool_calls" and not parsed.truncated:
+        changed, whole = False, not parsed.truncated  # cut off: nudged and counted, call or prose
+        if parsed.type == "tool_calls" and whole:
             self.limits.check_repetition(self.talk.state, parsed.calls)
             self.act(parsed.calls)
+            self.life.check_workspace()
             self.talk.state.nudges = 0  # the model recovered: the next nudge starts a new streak
             if changed := self.files_changed(parsed.calls):
                 self.talk.answer_check.workspace_changed()
-        elif parsed.type == "final_answer" and not parsed.needs_constrained_retry:
+        elif parsed.type == "final_answer" and whole and not parsed.needs_constrained_retry:
             self.answered(parsed)
         else:
             self.nudge(nudge_text(parsed, self.tools.names, self.talk.cut_off))
@@ -198,18 +197,16 @@ class ToolLoop:
         return reply, parsed
 
     def answered(self, parsed: ParsedReply) -> None:
-        """A final answer ends the loop (seed 001) unless it is objected to first: cut off
-        mid-way, given before any action, or given while the checks fail (once per change of
-        the workspace). Objections are not the empty-reply nudges the seeds limit: they do not
-        count toward that streak, and an answer ends it."""
-        if not parsed.truncated:
-            self.talk.state.nudges = 0
-            if not self.must_act_first():
-                objection = self.talk.answer_check.objection()  # the checks, before "done"
-                if objection is None:
-                    raise FinalAnswer(parsed.content)
-                return self.nudge(objection, counted=False)
-        self.nudge(nudge_text(parsed, self.tools.names, self.talk.cut_off), counted=False)
+        """A final answer ends the loop (seed 001) unless it is objected to first: given before
+        any action, or while the checks fail (once per change of the workspace). Objections
+        are not the nudges the seeds limit: they do not count, and an answer ends a streak."""
+        self.talk.state.nudges = 0
+        objection: str | None
+        if self.must_act_first():
+            objection = nudge_text(parsed, self.tools.names, self.talk.cut_off)
+        elif (objection := self.talk.answer_check.objection()) is None:  # the checks first
+            raise FinalAnswer(parsed.content)
+        self.nudge(objection, counted=False)
 
     def must_act_first(self) -> bool:
         """Small models often "answer" before touching the workspace: nudged, the first time."""
@@ -313,6 +310,7 @@ class ToolLoop:
                 iteration=self.talk.state.iteration,
                 started=started,
                 server=server,
+                workspace=str(self.workspace),
             )
         )
         self.append_result(call, result)

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from localhand.cancel import Cancellation
-from localhand.errors import Cancelled, ModelError, ModelTimeout, StopRun, WallClockTimeout
+from localhand.errors import (
+    Cancelled,
+    ModelError,
+    ModelTimeout,
+    StopRun,
+    WallClockTimeout,
+    WorkspaceGone,
+)
 from localhand.events import (
     Event,
     EventBus,
@@ -170,6 +177,14 @@ class Run:
         """Stop the run at its next check, from any thread: it ends ``cancelled``."""
         self.cancellation.cancel(reason)
 
+    def check_workspace(self) -> None:
+        """Raise ``WorkspaceGone`` if the workspace was removed while the run went on."""
+        if not self.workspace.is_dir():
+            raise WorkspaceGone(
+                f"the workspace {self.workspace} was removed during the run; restore it or run "
+                "the task again in a folder that exists"
+            )
+
     def check_cancelled(self) -> None:
         """Raise ``Cancelled`` if someone asked the run to stop (the loops call it between
         steps, tool calls and streamed chunks)."""
@@ -202,7 +217,8 @@ class Run:
                         iteration=iteration(),
                     )
                 )
-            return Ending(stop.reason, str(stop), stop=stop)
+            error = str(stop) if stop.reason == "error" else None
+            return Ending(stop.reason, str(stop), error=error, stop=stop)
         except ModelError as exc:
             return Ending("error", str(exc), error=str(exc))
         except KeyboardInterrupt:  # Ctrl-C in a blocking call; the handler set the switch
@@ -215,6 +231,8 @@ class Run:
         """Run the task's checks on the workspace as it is now (with their own files as they
         were before the run, see ``localhand.evidence.checkguard``); announce their results."""
         changed: list[str] = []
+        if not self.workspace.is_dir():  # removed mid-run (``WorkspaceGone``): nothing to check
+            return []
         if self.guard is None:
             results = run_checks(self.checks, self.workspace)
         else:

@@ -8,6 +8,7 @@ migrated) and written (transactions a Ctrl-C cannot leave open) is ``connection`
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import re
 import sqlite3
@@ -45,6 +46,19 @@ class StoreError(ConfigError):
     """The store cannot be opened, or it has no such run: the message says what to do."""
 
 
+def unwritable(doing: str, path: str, exc: BaseException) -> str:
+    """One line: why the store at ``path`` cannot be opened or written, and what to do."""
+    text, code = str(exc), getattr(exc, "errno", None)
+    elsewhere = "point LOCALHAND_HOME (or LOCALHAND_DB, --db) to"
+    if code == errno.ENOSPC or "disk is full" in text:
+        why = f"the disk is full: free some space, or {elsewhere} another disk"
+    elif code in (errno.EROFS, errno.EACCES) or "readonly" in text:
+        why = f"it is read-only ({text}): {elsewhere} a writable folder"
+    else:
+        why = f"{text}: {elsewhere} a writable folder"
+    return f"cannot {doing} the run store at {path}: {why}"
+
+
 _RUN_COLUMNS = (
     "r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
     "COALESCE(t.workspace, ''), r.model, r.status, "
@@ -64,10 +78,7 @@ class Store:
         try:
             self._db = open_database(self.path)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(
-                f"cannot open the run store at {self.path}: {exc}. "
-                "Set LOCALHAND_DB (or --db) to a writable file."
-            ) from None
+            raise StoreError(unwritable("open", self.path, exc)) from None
 
     # -- plumbing -------------------------------------------------------------------------
     def close(self) -> None:
@@ -82,8 +93,13 @@ class Store:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, write_transaction(self._db) as db:
-            yield db
+        """A write transaction; a full disk or a read-only one is a ``StoreError`` that says
+        what to do, not a traceback."""
+        try:
+            with self._lock, write_transaction(self._db) as db:
+                yield db
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise StoreError(unwritable("write", self.path, exc)) from None
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -263,7 +279,7 @@ class Store:
         result = json.loads(fields[16]) if fields[16] else None
         info = RunInfo(*fields[:16], result, continues)  # type: ignore[call-arg]  # 16 before it
         if info.status == "running" and not is_alive(pid, token, hostname, info.heartbeat_at):
-            with self._write() as db:
+            with contextlib.suppress(StoreError), self._write() as db:  # a read-only store reads
                 db.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = heartbeat_at "
                     "WHERE id = ? AND status = 'running'",
