@@ -135,10 +135,11 @@ class ToolLoop:
             ending = life.drive(
                 self.work, done=FinalAnswer.reason, iteration=lambda: self.talk.state.iteration
             )
-            self.tools.close()  # background processes the model started must not outlive it
         except BaseException:
             self.baseline.close()
             raise
+        finally:  # however the run leaves (a store that failed too): its writes are synced
+            self.tools.close()
         return Outcome(life, ending, partial(self.settle, ending), self.messages, self.model)
 
     def work(self) -> None:
