@@ -10,6 +10,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from localhand._version import __version__
 from localhand.cli.args import Command, Parser, exit_code, fail, stderr
 
 # Only the invoked command's module is imported, and only its options are built: each command
@@ -103,7 +104,6 @@ def root_parser() -> Parser:
         description=DESCRIPTION,
         epilog="Run 'localhand COMMAND --help' for the options of a command.",
     )
-    from localhand._version import __version__  # not needed to parse the options
 
     parser.add_argument("--version", action="version", version=f"localhand {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)

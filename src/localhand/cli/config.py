@@ -24,6 +24,7 @@ from localhand.cli.args import (
     fail,
 )
 from localhand.config.options import ModelOptions
+from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -42,7 +43,6 @@ def config(args: Namespace) -> int:
 
     # not needed to parse the options
     from localhand.config.settings import distrusting, load_settings
-    from localhand.errors import ConfigError  # not needed to parse the options
 
     notes: list[str] = []
     root = (args.workspace or Path.cwd()).expanduser().resolve()

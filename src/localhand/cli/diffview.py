@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from localhand.cli.args import diff_requested
+from localhand.errors import ConfigError
 from localhand.safety.approval.approver import escape as shown
 
 if TYPE_CHECKING:
@@ -33,8 +35,6 @@ def after_run(view: Any, result: dict[str, Any]) -> None:
     a replayed timeline, ``replayed``, prints nothing here)."""
     if getattr(view, "replayed", False):
         return
-    from localhand.cli.args import diff_requested  # not needed to parse the options
-    from localhand.errors import ConfigError  # not needed to parse the options
     from localhand.store import open_store  # not needed to parse the options
 
     show_diff = bool(getattr(view, "show_diff", False)) or diff_requested()
@@ -172,7 +172,6 @@ def _fit(path: str, room: int) -> str:
 def _run_id(store: Store | None, task_id: str) -> str | None:
     if store is None or not task_id:
         return None
-    from localhand.errors import ConfigError  # not needed to parse the options
 
     found = store.open_run_for(task_id)
     if found is not None:
@@ -186,7 +185,6 @@ def _run_id(store: Store | None, task_id: str) -> str | None:
 def _workspace(store: Store | None, run_id: str | None) -> str:
     if store is None or not run_id:
         return ""
-    from localhand.errors import ConfigError  # not needed to parse the options
 
     try:
         return store.run(run_id).workspace

@@ -24,6 +24,7 @@ from localhand.cli.args import (
     stderr,
 )
 from localhand.config.options import POOL_HOSTS, SERVER, ModelOptions
+from localhand.errors import ConfigError
 
 EXECUTORS = ("local", "ray")  # localhand.batch.driver.EXECUTORS
 EMBEDDED_HINT = (
@@ -41,7 +42,6 @@ def eval_command(args: Namespace) -> int:
     Writes report.json and report.html to --out. Run the same command again after a crash:
     finished runs are kept. `localhand eval --compare A B` says what changed between two
     reports."""
-    from localhand.errors import ConfigError  # not needed to parse the options
 
     try:
         if args.compare:

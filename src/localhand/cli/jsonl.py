@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, TYPE_CHECKING, Any
 
+from localhand.cli.args import fail
+
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
 
@@ -145,8 +147,6 @@ def with_jsonl(command: Callable[[Namespace], int]) -> Callable[[Namespace], int
         if not args.jsonl:
             return command(args)
         if args.json_output:
-            from localhand.cli.args import fail  # not needed to parse the options
-
             fail("--jsonl and --json both print on stdout: give one of them")
         with JsonlStream.stdout_kept() as out:
             token = _current.set(JsonlStream(out))

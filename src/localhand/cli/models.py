@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from localhand.cli.args import Command, fail, number
 from localhand.config.options import ModelOptions
+from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 def models(args: Namespace) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
     from localhand.config.settings import load_settings  # not needed to parse the options
-    from localhand.errors import ConfigError  # not needed to parse the options
     from localhand.models.catalog import gather  # not needed to parse the options
 
     try:

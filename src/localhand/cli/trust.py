@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.cli.args import Command, fail
+from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 def trust(args: Namespace) -> int:
     """Trust the content of FILE (default: ./localhand.toml) after showing it or its changes."""
-    from localhand.errors import ConfigError  # not needed to parse the options
     from localhand.safety.trust.store import TrustStore  # not needed to parse the options
 
     store, forget = TrustStore(), args.forget
