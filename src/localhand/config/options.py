@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from localhand.config.settings import Settings
 
-BACKENDS = ("auto", "ollama", "openai", "embedded")  # localhand.config.settings.BACKENDS
+BACKENDS = ("auto", "ollama", "openai", "embedded")
+"""Where the model runs (``--backend``, ``backend`` in the settings, which read it from here)."""
 
 
 def number(

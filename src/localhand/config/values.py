@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from localhand.config.options import BACKENDS
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
-BACKENDS = ("auto", "ollama", "openai", "embedded")
 TOOL_MODES = ("auto", "native", "schema")
 APPROVE_POLICIES = ("never", "dangerous", "always")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES

@@ -154,7 +154,7 @@ class PlanExecutor:
             prefill=replace(self.state.prefill),
             duration_s=self.life.duration_s(),
         )
-        return Outcome(self.life, ending, lambda checks: result)  # a plan has no checks
+        return Outcome(self.life, lambda checks: result)  # a plan has no checks
 
     def loop(self) -> None:
         index = 0

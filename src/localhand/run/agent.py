@@ -140,7 +140,7 @@ class ToolLoop:
             raise
         finally:  # however the run leaves (a store that failed too): its writes are synced
             self.tools.close()
-        return Outcome(life, ending, partial(self.settle, ending), self.messages, self.model)
+        return Outcome(life, partial(self.settle, ending), self.messages, self.model)
 
     def work(self) -> None:
         """Steps until one of them stops the run (a final answer is a stop too)."""

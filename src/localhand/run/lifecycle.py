@@ -84,12 +84,11 @@ class Ending:
 @dataclass(slots=True)
 class Outcome(Generic[R]):
     """What a loop hands back once its run stopped: the run (its bus, its workspace, its
-    checks and their guard), how it ended, and the loop's Result of it once the checks have
-    run (``settle``, the loop's own grading). Nothing is checked or announced yet: that is
-    the finish's (``localhand.session.finish``), whichever door ran the loop."""
+    checks and their guard) and the loop's Result of it once the checks have run (``settle``,
+    the loop's own grading, which knows how the run ended). Nothing is checked or announced
+    yet: that is the finish's (``localhand.session.finish``), whichever door ran the loop."""
 
     life: Run
-    ending: Ending
     settle: Callable[[list[CheckResult]], R]
     """The Result of the run, given what its checks found (and the loop's last evidence:
     what changed, its git diff); called once."""

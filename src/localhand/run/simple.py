@@ -200,7 +200,7 @@ class _SimpleRun:
         said: Message = {"role": "assistant", "content": "".join(self.answer)}
         missing = self.incomplete(ending.reason, said["content"])  # warned before the checks
         settle = partial(self.settle, ending, missing)
-        return Outcome(self.life, ending, settle, [*messages, said], self.model)
+        return Outcome(self.life, settle, [*messages, said], self.model)
 
     def ask(self, messages: list[Message]) -> None:
         cost = estimate_prompt_tokens(messages) + REPLY_ESTIMATE

@@ -48,10 +48,9 @@ def finish(outcome: Outcome[R], ready: Prepared | None = None) -> R:
     result = outcome.settle(life.verify())
     if isinstance(result, Result):  # a plan's result has no conversation, nothing left to do
         _finish_run(result, outcome, ready)
-    if ready is not None and ready.settings.hooks:
-        hooks = hooks_for(ready)
-        if hooks is not None:
-            hooks.at_stop(result)
+    hooks = hooks_for(ready) if ready is not None else None  # None without [hooks]
+    if hooks is not None:
+        hooks.at_stop(result)
     life.emit(TaskFinished(task_id=life.task_id, result=result.to_dict()))
     return result
 
