@@ -28,6 +28,15 @@ def workspace_with(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
+def user_file(config_home: Path, text: str) -> Path:
+    """The user's own ``config.toml`` under ``config_home`` (``XDG_CONFIG_HOME``), holding
+    ``text``."""
+    path = config_home / "localhand" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def example_copy(name: str, destination: Path) -> Path:
     """A fresh copy of ``examples/NAME`` at ``destination``, for a test to change."""
     return Path(shutil.copytree(EXAMPLES / name, destination))

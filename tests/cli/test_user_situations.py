@@ -16,6 +16,7 @@ import pytest
 
 from cli_helpers import localhand
 from localhand.testing import FakeOllama
+from workspaces import workspace_with
 
 READ = {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.txt"}}}]}
 LIST = {"tool_calls": [{"function": {"name": "run_command", "arguments": {"command": "ls"}}}]}
@@ -62,10 +63,7 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    (folder / "a.txt").write_text("hello\n")
-    return folder
+    return workspace_with(tmp_path / "ws", {"a.txt": "hello\n"})
 
 
 def from_deleted(folder: Path, arguments: str) -> subprocess.CompletedProcess[str]:

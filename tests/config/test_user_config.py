@@ -13,13 +13,7 @@ from cli_helpers import localhand
 from localhand.config.settings import Settings, distrusting, load_settings
 from localhand.errors import ConfigError
 from localhand.safety.trust.store import TrustStore
-
-
-def user_file(config_home: Path, text: str) -> Path:
-    path = config_home / "localhand" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+from workspaces import user_file
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from localhand.config.settings import distrusting, load_settings
 from localhand.errors import ConfigError
 from localhand.hooks.config import Hook, hooks_from_toml
 from localhand.safety.trust.store import TrustStore
+from workspaces import user_file
 
 HOOKS = """
 [hooks]
@@ -28,13 +29,6 @@ timeout_s = 3
 [[hooks.stop]]
 command = "notify-send done"
 """
-
-
-def user_file(config_home: Path, text: str) -> Path:
-    path = config_home / "localhand" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture
