@@ -14,7 +14,6 @@ import pytest
 
 from localhand.cli import COMMAND_MODULES, command_named, main, parse_command
 from localhand.cli import args as cli_args
-from localhand.cli import batch as cli_batch
 from localhand.cli import plan as cli_plan
 from localhand.types import Result
 
@@ -206,7 +205,7 @@ def test_the_choices_are_those_of_the_modules_that_use_them() -> None:
     assert cli_args.SANDBOX_SETTINGS == SANDBOX_SETTINGS
     assert tuple(TIER_ITERATIONS) == cli_args.TIERS
     assert cli_plan.MODES == MODES
-    assert cli_batch.EXECUTORS == EXECUTORS
+    assert cli_args.EXECUTORS == EXECUTORS
 
 
 def test_python_m_localhand_cli_plan_runs_the_plan_command() -> None:

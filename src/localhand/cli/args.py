@@ -89,6 +89,34 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+EXECUTORS = ("local", "ray")  # localhand.batch.driver.EXECUTORS
+
+
+def add_pool_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-j``, ``--executor`` and ``--slots``: how many of ``what`` (tasks, runs) share the
+    pool of --host servers, for the commands that run many (batch, eval)."""
+    parser.add_argument(
+        "-j",
+        "--concurrency",
+        type=number(int, 1),
+        metavar="N",
+        help=f"{what} at once (default: the pool's slots; Ray: all, Ray queues them).",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="Threads here, or Ray tasks on a Ray cluster (default: %(default)s).",
+    )
+    parser.add_argument(
+        "--slots",
+        type=number(int, 1),
+        metavar="N",
+        help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL, llama-server's --parallel; "
+        "default: what the server publishes, else 1).",
+    )
+
+
 def add_mcp_option(parser: argparse.ArgumentParser) -> None:
     """``--mcp-config FILE``, for every command whose model gets tools."""
     parser.add_argument(

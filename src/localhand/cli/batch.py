@@ -18,6 +18,7 @@ from localhand.cli.args import (
     Command,
     add_db_option,
     add_json_option,
+    add_pool_options,
     add_sandbox_option,
     number,
     stderr,
@@ -27,7 +28,6 @@ from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
 from localhand.config.options import LOOP, POOL_HOSTS, ModelOptions
 from localhand.errors import ConfigError
 
-EXECUTORS = ("local", "ray")
 POOL_BACKENDS = ("auto", "ollama", "openai")
 
 
@@ -98,26 +98,7 @@ def batch_arguments(parser: ArgumentParser) -> None:
         metavar="TASKS.jsonl",
         help="JSONL file: one task per line, task-file fields.",
     )
-    parser.add_argument(
-        "-j",
-        "--concurrency",
-        type=number(int, 1),
-        metavar="N",
-        help="Tasks at once (default: the pool's slots; Ray: all, Ray queues them).",
-    )
-    parser.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        default="local",
-        help="Threads here, or Ray tasks on a Ray cluster (default: %(default)s).",
-    )
-    parser.add_argument(
-        "--slots",
-        type=number(int, 1),
-        metavar="N",
-        help="Parallel slots of each --host (OLLAMA_NUM_PARALLEL, llama-server's --parallel; "
-        "default: what the server publishes, else 1).",
-    )
+    add_pool_options(parser, "Tasks")
     ModelOptions.add_to(
         parser,
         LOOP,

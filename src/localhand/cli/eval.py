@@ -18,6 +18,7 @@ from localhand.cli.args import (
     Command,
     add_db_option,
     add_json_option,
+    add_pool_options,
     add_sandbox_option,
     number,
     print_error,
@@ -26,7 +27,6 @@ from localhand.cli.args import (
 from localhand.config.options import POOL_HOSTS, SERVER, ModelOptions
 from localhand.errors import ConfigError
 
-EXECUTORS = ("local", "ray")  # localhand.batch.driver.EXECUTORS
 EMBEDDED_HINT = (
     "an eval runs through `localhand batch`, on model servers, and the embedded backend has "
     "none. Serve the GGUF with llama.cpp's server and point the eval at it, e.g. for the tiny "
@@ -154,25 +154,7 @@ def eval_arguments(parser: ArgumentParser) -> None:
             "(default: on for an eval).",
         },
     )
-    parser.add_argument(
-        "--slots",
-        type=number(int, 1),
-        metavar="N",
-        help="Parallel slots of each --host (default: what the server publishes, else 1).",
-    )
-    parser.add_argument(
-        "-j",
-        "--concurrency",
-        type=number(int, 1),
-        metavar="N",
-        help="Runs at once (default: the pool's slots).",
-    )
-    parser.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        default="local",
-        help="Threads here, or Ray tasks on a cluster (default: %(default)s).",
-    )
+    add_pool_options(parser, "Runs")
     parser.add_argument("--ray-address", metavar="HOST:PORT", help="Ray cluster to join.")
     parser.add_argument(
         "--repeat",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -94,33 +95,22 @@ def _continued(
     (the earlier run is looked up there, and the new one must be to link to it)."""
     if store is not None:
         parent = continuation(store, ref, task.description)
-        session = Session(
-            carried_on(parent, task),
-            settings,
-            bus=bus,
-            model=model,
-            follow_up_dir=follow_up_dir,
-            store=store,
-            approver=approver,
-            continuing=parent,
-            output_schema=output_schema,
-        )
-        return cast("Result", session.run())
-
-    with open_store() as found:
-        parent = continuation(found, ref, task.description)
-    spec = carried_on(parent, task)
+    else:
+        with open_store() as found:
+            parent = continuation(found, ref, task.description)
     session = Session(
-        spec,
+        carried_on(parent, task),
         settings,
         bus=bus,
         model=model,
         follow_up_dir=follow_up_dir,
+        store=store,
         approver=approver,
         continuing=parent,
         output_schema=output_schema,
     )
-    with session.recording():
+    # Given no store, the session records in the default one, where the parent was found.
+    with session.recording() if store is None else nullcontext():
         return cast("Result", session.run())
 
 
