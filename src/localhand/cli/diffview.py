@@ -262,8 +262,10 @@ def changed(before: str, after: str) -> list[str]:
     same = min(len(old), len(new))  # the unchanged start and end, skipped before matching
     head = next((n for n in range(same) if old[n] != new[n]), same)
     tail = next((n for n in range(same - head) if old[-1 - n] != new[-1 - n]), same - head)
-    gone = scrub_text("\n".join(old[head : len(old) - tail])).splitlines()
-    came = scrub_text("\n".join(new[head : len(new) - tail])).splitlines()
+    gone, came = (  # split on "\n" alone: an empty line is a line
+        scrub_text("\n".join(part)).split("\n") if part else []
+        for part in (old[head : len(old) - tail], new[head : len(new) - tail])
+    )
     whole = [("replace", 0, len(gone), 0, len(came))]
     matched = SequenceMatcher(None, gone, came) if len(gone) * len(came) <= LIVE_PAIRS else None
     lines = []
