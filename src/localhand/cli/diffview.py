@@ -2,9 +2,8 @@
 on request (``--diff``), and a whole, copyable undo command.
 
 The live view (``localhand.cli.view``) calls ``after_run`` at the end of a run; ``show``
-calls ``print_change`` with what the store kept. During the run, ``EditsWatched`` hands the
-live view each ``edit_file``/``write_file``'s change (``LiveEdit``: a few ``- ``/``+ `` lines,
-scrubbed) before its ``tool_call`` line is printed. The diff comes from
+calls ``print_change`` with what the store kept; during the run, ``EditsWatched`` hands it
+each edit's changed lines (``LiveEdit``) before its ``tool_call`` line. The diff comes from
 ``localhand.store.run_diff`` (scrubbed there); every line of it is a file's content, which a
 model wrote, so it passes through ``view.printable`` (control characters written out as
 ``\\x1b``) before it reaches the terminal. Colours come from Rich styles, so a terminal that
@@ -14,14 +13,11 @@ has none (a pipe, ``NO_COLOR``) gets plain text.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import stat
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +36,6 @@ if TYPE_CHECKING:
 
     from localhand.store import Store
     from localhand.store.run_diff import RunChange
-    from localhand.tools.workspace import Workspace
     from localhand.types import ToolCall, ToolResult
 
 MAX_FILES_LISTED = 20
@@ -48,11 +43,6 @@ MAX_FILES_LISTED = 20
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
 LIVE_LINES = 6
 """Changed lines of one edit shown as it happens; the rest are counted."""
-LIVE_READ_BYTES = 256 * 1024
-"""A file larger than this (before or after the edit) gets no lines in the live view."""
-LIVE_PAIRS = 40_000
-"""Removed × added lines past which the changed block is shown as removed, then added, not
-matched line by line (difflib's matching is quadratic at worst: a few ms at this size)."""
 LIVE_LINE_CHARS = 300
 """A changed line's length in a pipe, where lines are not cut to a terminal's width."""
 
@@ -117,9 +107,7 @@ def summary_lines(change: RunChange, width: int, *, show_hint: str = "") -> list
     path is shortened from its start, where it is least telling)."""
     files = "1 file" if len(change.files) == 1 else f"{len(change.files)} files"
     head = Text.assemble(("changes: ", "bold"), f"{files}, ")
-    head.append(f"+{change.added}", style="green")
-    head.append(" ")
-    head.append(f"-{change.removed}", style="red")
+    head.append(f"+{change.added}", style="green").append(" ").append(f"-{change.removed}", "red")
     if change.note:
         head.append(f" · {shown(change.note)}", style="dim")
     if show_hint and change.diff:
@@ -130,17 +118,13 @@ def summary_lines(change: RunChange, width: int, *, show_hint: str = "") -> list
     paths = [shown(f.path) for f in change.files[:MAX_FILES_LISTED]]
     room = min(max(8, width - count_width - 4), max((len(p) for p in paths), default=0))
     for path, file, count in zip(paths, change.files, counts, strict=False):
-        line = Text("  ")
-        line.append(_fit(path, room).ljust(room))
-        line.append("  ")
+        line = Text(f"  {_fit(path, room).ljust(room)}  ")
         if file.binary:
             line.append(count.rjust(count_width), style="dim")
         else:
             plus, minus = count.split(" ")
-            line.append(" " * (count_width - len(count)))
-            line.append(plus, style="green")
-            line.append(" ")
-            line.append(minus, style="red")
+            line.append(" " * (count_width - len(count))).append(plus, "green")
+            line.append(" ").append(minus, "red")
         line.no_wrap = True
         lines.append(line)
     if len(change.files) > MAX_FILES_LISTED:
@@ -228,78 +212,54 @@ class LiveEdit:
 class EditsWatched(ToolRegistry):
     """The run's tools (``inner``'s ``Tool`` objects), each call handing ``seen`` the change it
     made (``None`` for any call but a successful ``edit_file``/``write_file``) before the loop
-    emits its ``tool_call``. The file is read before and after the call through the tools' own
-    jail, following no symlink: what changed on disk, whatever the arguments said."""
+    emits its ``tool_call``: the file read before and after the call, and compared as the
+    end-of-run diff compares it (``run_diff``), so it shows what landed on disk."""
 
     def __init__(self, inner: ToolRegistry, seen: Callable[[LiveEdit | None], None]) -> None:
         super().__init__(list(inner))
         self.inner, self.seen = inner, seen
 
     def execute(self, call: ToolCall) -> ToolResult:
-        tool = self.inner.get(call.name) if call.name in EDIT_TOOLS else None
-        files = getattr(tool.function, "__self__", None) if tool else None
-        if not isinstance(files, FileTools):  # not an edit by localhand's own file tools
-            self.seen(None)
-            return self.inner.execute(call)
-        target: Path | None = None
-        with suppress(ToolError, OSError, ValueError, TypeError):  # a path the tool refuses
-            target = files.workspace.resolve(call.arguments.get("path", ""))
-        rel = files.workspace.relpath(target) if target else ""
-        before = None if is_secret_file(rel) else _live_text(files.workspace, target)  # unread
+        # the first edit loads it, not the run's start (safety.undo with it: ~30 ms)
+        from localhand.store.run_diff import file_diff, read_now
+
+        edited = _edited(self.inner, call)
+        before = read_now(*edited) if edited else None
         result = self.inner.execute(call)
-        after = _live_text(files.workspace, target) if result.ok and before is not None else None
-        self.seen(None if after is None else LiveEdit(shown(rel), changed(before or "", after)))
+        if edited and before is not None and result.ok:
+            diff = file_diff(edited[1], before, read_now(*edited))
+            self.seen(LiveEdit(shown(edited[1]), changed(diff)) if diff is not None else None)
+        else:
+            self.seen(None)
         return result
 
     def close(self) -> None:
         self.inner.close()
 
 
-def changed(before: str, after: str) -> list[str]:
-    """The lines ``after`` changed of ``before``: ``- removed``, ``+ added``, in order, each
-    scrubbed of secrets, made inert and cut to ``LIVE_LINE_CHARS``."""
-    old, new = before.splitlines(), after.splitlines()
-    same = min(len(old), len(new))  # the unchanged start and end, skipped before matching
-    head = next((n for n in range(same) if old[n] != new[n]), same)
-    tail = next((n for n in range(same - head) if old[-1 - n] != new[-1 - n]), same - head)
-    gone, came = (  # split on "\n" alone: an empty line is a line
-        scrub_text("\n".join(part)).split("\n") if part else []
-        for part in (old[head : len(old) - tail], new[head : len(new) - tail])
-    )
-    whole = [("replace", 0, len(gone), 0, len(came))]
-    matched = SequenceMatcher(None, gone, came) if len(gone) * len(came) <= LIVE_PAIRS else None
-    lines = []
-    for kind, old_from, old_to, new_from, new_to in matched.get_opcodes() if matched else whole:
-        if kind != "equal":
-            lines += [f"- {line}" for line in gone[old_from:old_to]]
-            lines += [f"+ {line}" for line in came[new_from:new_to]]
-    return [shown(line.replace("\t", "    ")[:LIVE_LINE_CHARS]) for line in lines]
+def _edited(tools: ToolRegistry, call: ToolCall) -> tuple[Path, str] | None:
+    """The workspace and the file an edit by localhand's own file tools names (as their jail
+    resolves it), unless it is secret-looking; ``None`` for any other call."""
+    tool = tools.get(call.name) if call.name in EDIT_TOOLS else None
+    files = getattr(tool.function, "__self__", None) if tool else None
+    if isinstance(files, FileTools):
+        with suppress(ToolError, OSError, ValueError, TypeError):  # a path the tool refuses
+            rel = files.workspace.relative(call.arguments.get("path", ""))
+            return None if is_secret_file(rel) else (files.workspace.root, rel)
+    return None
 
 
-_PATH = re.compile(r'"path": "((?:[^"\\]|\\.)*)"')
+def changed(diff: str) -> list[str]:
+    """A file's unified diff (``run_diff.file_diff``) as the live view shows it: its removed
+    and added lines, ``- ``/``+ ``, scrubbed, inert and cut to ``LIVE_LINE_CHARS``."""
+    lines = scrub_text(diff).split("\n")[3:]  # past `diff --git`, `---` and `+++`
+    cut = [f"{line[0]} {line[1:]}"[:LIVE_LINE_CHARS] for line in lines if line[:1] in ("+", "-")]
+    return [shown(line.replace("\t", "    ")) for line in cut]
 
 
 def edited_path(summary: str) -> str:
     """The ``path`` in an edit's ``args_summary`` (its arguments' JSON, perhaps cut), inert."""
-    found = _PATH.search(summary)
-    try:
-        return shown(json.loads(f'"{found[1]}"')) if found else ""
-    except ValueError:
-        return ""
-
-
-def _live_text(workspace: Workspace, target: Path | None) -> str | None:
-    """``target``'s text for the live view: ``""`` when it is not there; ``None`` when its lines
-    are not shown (too large, binary, not a regular file, unreadable)."""
-    if target is None:
-        return None
-    try:  # non-blocking: a FIFO where the file should be must not stop the run
-        with os.fdopen(workspace.open(target, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
-            info = os.fstat(file.fileno())
-            regular = stat.S_ISREG(info.st_mode) and info.st_size <= LIVE_READ_BYTES
-            data = file.read(LIVE_READ_BYTES + 1) if regular else b"\0"
-    except FileNotFoundError:
-        return ""
-    except (OSError, ToolError):
-        return None
-    return None if len(data) > LIVE_READ_BYTES or b"\0" in data else data.decode("utf-8", "replace")
+    found = re.search(r'"path": ("(?:[^"\\]|\\.)*")', summary)
+    with suppress(ValueError):
+        return shown(json.loads(found[1])) if found else ""
+    return ""
