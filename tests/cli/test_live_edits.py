@@ -122,6 +122,7 @@ ODD = [
     call("write_file", path="conf.py", content=f"TOKEN = '{TOKEN}'\n"),
     call("write_file", path=".env", content="PASSWORD=hunter2hunter2\n"),
     call("edit_file", path="calc.py", old_text="return a * b", new_text="return a * b\n" * 50),
+    call("list_directory", path="\x1b[2J\u202e"),  # another tool's argument: inert too
     {"content": "Done."},
 ]
 
@@ -136,6 +137,7 @@ def test_odd_arguments_neither_crash_nor_spoof_the_view(tmp_path: Path) -> None:
         )  # fmt: skip
     err = done.stderr
     assert done.returncode == 3, err
+    assert "list_directory \\x1b[2J\\u202e → " in err
     for control in ("\x1b", "\x9b", "\x07", "\u202e", "\r"):
         assert control not in err
     shown = blocks(err)
