@@ -73,7 +73,8 @@ def test_the_live_view_ends_with_files_and_their_lines(demo: Path, tmp_path: Pat
     assert re.search(r"^  calc\.py +\+1 -1$", err, re.M), err
     assert re.search(r"^  notes\.txt +\+2 -0$", err, re.M), err
     assert f"localhand show {run_id(tmp_path)} --diff" in err
-    assert "+    return a + b" not in err, "the lines themselves only with --diff"
+    assert "+    return a + b" not in err, "the diff itself only with --diff"
+    assert "        +     return a + b" in err.splitlines(), "the live view's lines of the edit"
 
 
 def test_show_diff_prints_the_lines_and_show_alone_the_summary(demo: Path, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 on request (``--diff``), and a whole, copyable undo command.
 
 The live view (``localhand.cli.view``) calls ``after_run`` at the end of a run; ``show``
-calls ``print_change`` with what the store kept. The diff comes from
+calls ``print_change`` with what the store kept; during the run, ``EditsWatched`` hands it
+each edit's changed lines (``LiveEdit``) before its ``tool_call`` line. The diff comes from
 ``localhand.store.run_diff`` (scrubbed there); every line of it is a file's content, which a
 model wrote, so it passes through ``view.printable`` (control characters written out as
 ``\\x1b``) before it reaches the terminal. Colours come from Rich styles, so a terminal that
@@ -11,23 +12,39 @@ has none (a pipe, ``NO_COLOR``) gets plain text.
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from localhand.cli.args import diff_requested
-from localhand.errors import ConfigError
+from localhand.errors import ConfigError, ToolError
 from localhand.safety.approval.approver import escape as shown
+from localhand.safety.risk.paths import is_secret_file
+from localhand.safety.secrets.scrub import scrub_text
+from localhand.tools.files import FileTools
+from localhand.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from localhand.store import Store
     from localhand.store.run_diff import RunChange
+    from localhand.types import ToolCall, ToolResult
 
 MAX_FILES_LISTED = 20
 """Files in the summary before "... and N more"."""
+EDIT_TOOLS = frozenset({"edit_file", "write_file"})
+LIVE_LINES = 6
+"""Changed lines of one edit shown as it happens; the rest are counted."""
+LIVE_LINE_CHARS = 300
+"""A changed line's length in a pipe, where lines are not cut to a terminal's width."""
 
 
 def after_run(view: Any, result: dict[str, Any]) -> None:
@@ -90,30 +107,24 @@ def summary_lines(change: RunChange, width: int, *, show_hint: str = "") -> list
     path is shortened from its start, where it is least telling)."""
     files = "1 file" if len(change.files) == 1 else f"{len(change.files)} files"
     head = Text.assemble(("changes: ", "bold"), f"{files}, ")
-    head.append(f"+{change.added}", style="green")
-    head.append(" ")
-    head.append(f"-{change.removed}", style="red")
+    head.append(f"+{change.added}", style="green").append(" ").append(f"-{change.removed}", "red")
     if change.note:
-        head.append(f" · {_inert(change.note)}", style="dim")
+        head.append(f" · {shown(change.note)}", style="dim")
     if show_hint and change.diff:
         head.append(f" · the lines: {show_hint}", style="dim")
     lines = [head]
     counts = [_counts(f) for f in change.files[:MAX_FILES_LISTED]]
-    count_width = max((len(c) for c, _ in counts), default=0)
-    paths = [_inert(f.path) for f in change.files[:MAX_FILES_LISTED]]
+    count_width = max((len(c) for c in counts), default=0)
+    paths = [shown(f.path) for f in change.files[:MAX_FILES_LISTED]]
     room = min(max(8, width - count_width - 4), max((len(p) for p in paths), default=0))
-    for path, file, (count, _) in zip(paths, change.files, counts, strict=False):
-        line = Text("  ")
-        line.append(_fit(path, room).ljust(room))
-        line.append("  ")
+    for path, file, count in zip(paths, change.files, counts, strict=False):
+        line = Text(f"  {_fit(path, room).ljust(room)}  ")
         if file.binary:
             line.append(count.rjust(count_width), style="dim")
         else:
             plus, minus = count.split(" ")
-            line.append(" " * (count_width - len(count)))
-            line.append(plus, style="green")
-            line.append(" ")
-            line.append(minus, style="red")
+            line.append(" " * (count_width - len(count))).append(plus, "green")
+            line.append(" ").append(minus, "red")
         line.no_wrap = True
         lines.append(line)
     if len(change.files) > MAX_FILES_LISTED:
@@ -128,7 +139,7 @@ def diff_text(diff: str) -> Text:
     for number, line in enumerate(diff.rstrip("\n").split("\n")):
         if number:
             text.append("\n")
-        text.append(_inert(line.replace("\t", "    ")), style=_style(line))
+        text.append(shown(line.replace("\t", "    ")), style=_style(line))
     return text
 
 
@@ -138,12 +149,6 @@ def undo_line(result: dict[str, Any], store: Store | None, run_id: str | None) -
 
     command = undo_command(result, store, run_id)
     return Text.assemble(("undo: ", "bold"), (command, "cyan")) if command else None
-
-
-def _inert(text: str) -> str:
-    """``text`` with its control characters written out as ``\\x1b``: ``view.printable``'s
-    rule (the approval prompt's ``escape``), for one line (the view imports this module)."""
-    return text if text.isprintable() else shown(text)
 
 
 def _style(line: str) -> str:
@@ -158,11 +163,10 @@ def _style(line: str) -> str:
     return ""
 
 
-def _counts(file: Any) -> tuple[str, bool]:
+def _counts(file: Any) -> str:
     if file.binary:
-        size = "gone" if file.size is None else f"{file.size:,} bytes"
-        return (f"({size})", True)
-    return (f"+{file.added} -{file.removed}", False)
+        return f"({'gone' if file.size is None else f'{file.size:,} bytes'})"
+    return f"+{file.added} -{file.removed}"
 
 
 def _fit(path: str, room: int) -> str:
@@ -172,7 +176,6 @@ def _fit(path: str, room: int) -> str:
 def _run_id(store: Store | None, task_id: str) -> str | None:
     if store is None or not task_id:
         return None
-
     found = store.open_run_for(task_id)
     if found is not None:
         return found
@@ -185,8 +188,78 @@ def _run_id(store: Store | None, task_id: str) -> str | None:
 def _workspace(store: Store | None, run_id: str | None) -> str:
     if store is None or not run_id:
         return ""
-
     try:
         return store.run(run_id).workspace
     except ConfigError:
         return ""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEdit:
+    """One edit as the live view shows it under its ``tool_call`` line."""
+
+    path: str
+    """Relative to the workspace, inert."""
+    lines: list[str]
+    """All its changed lines: ``- removed``, ``+ added``, inert and scrubbed."""
+
+    def texts(self, indent: str) -> list[Text]:
+        shown_lines = [Text(indent + line, style=_style(line)) for line in self.lines[:LIVE_LINES]]
+        more = len(self.lines) - LIVE_LINES
+        return shown_lines + ([Text(f"{indent}… {more} more", style="dim")] if more > 0 else [])
+
+
+class EditsWatched(ToolRegistry):
+    """The run's tools (``inner``'s ``Tool`` objects), each call handing ``seen`` the change it
+    made (``None`` for any call but a successful ``edit_file``/``write_file``) before the loop
+    emits its ``tool_call``: the file read before and after the call, and compared as the
+    end-of-run diff compares it (``run_diff``), so it shows what landed on disk."""
+
+    def __init__(self, inner: ToolRegistry, seen: Callable[[LiveEdit | None], None]) -> None:
+        super().__init__(list(inner))
+        self.inner, self.seen = inner, seen
+
+    def execute(self, call: ToolCall) -> ToolResult:
+        # the first edit loads it, not the run's start (safety.undo with it: ~30 ms)
+        from localhand.store.run_diff import file_diff, read_now
+
+        edited = _edited(self.inner, call)
+        before = read_now(*edited) if edited else None
+        result = self.inner.execute(call)
+        if edited and before is not None and result.ok:
+            diff = file_diff(edited[1], before, read_now(*edited))
+            self.seen(LiveEdit(shown(edited[1]), changed(diff)) if diff is not None else None)
+        else:
+            self.seen(None)
+        return result
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _edited(tools: ToolRegistry, call: ToolCall) -> tuple[Path, str] | None:
+    """The workspace and the file an edit by localhand's own file tools names (as their jail
+    resolves it), unless it is secret-looking; ``None`` for any other call."""
+    tool = tools.get(call.name) if call.name in EDIT_TOOLS else None
+    files = getattr(tool.function, "__self__", None) if tool else None
+    if isinstance(files, FileTools):
+        with suppress(ToolError, OSError, ValueError, TypeError):  # a path the tool refuses
+            rel = files.workspace.relative(call.arguments.get("path", ""))
+            return None if is_secret_file(rel) else (files.workspace.root, rel)
+    return None
+
+
+def changed(diff: str) -> list[str]:
+    """A file's unified diff (``run_diff.file_diff``) as the live view shows it: its removed
+    and added lines, ``- ``/``+ ``, scrubbed, inert and cut to ``LIVE_LINE_CHARS``."""
+    lines = scrub_text(diff).split("\n")[3:]  # past `diff --git`, `---` and `+++`
+    cut = [f"{line[0]} {line[1:]}"[:LIVE_LINE_CHARS] for line in lines if line[:1] in ("+", "-")]
+    return [shown(line.replace("\t", "    ")) for line in cut]
+
+
+def edited_path(summary: str) -> str:
+    """The ``path`` in an edit's ``args_summary`` (its arguments' JSON, perhaps cut), inert."""
+    found = re.search(r'"path": ("(?:[^"\\]|\\.)*")', summary)
+    with suppress(ValueError):
+        return shown(json.loads(found[1])) if found else ""
+    return ""

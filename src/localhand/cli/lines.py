@@ -15,7 +15,10 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
+
+from localhand.safety.approval.approver import escape as inert
 
 ELLIPSIS = "…"
 WORD_SLACK = 0.25
@@ -146,11 +149,6 @@ class StreamWrap:
 def hook_line(e: dict[str, Any]) -> str:
     """A ``hook_ran`` event's line (Rich markup): the kind, the command, how it ended, what
     it said; a blocking ``pre_tool`` hook in red."""
-    from rich.markup import escape  # rich loads only when used
-
-    # not needed to parse the options
-    from localhand.safety.approval.approver import escape as inert
-
     if e["blocked"]:
         mark, ended = "[red]⛔[/]", "[red]blocked the call[/]"
     elif e["timed_out"]:

@@ -92,6 +92,7 @@ def run(args: Namespace) -> int:
             continuing=parent,
             output_schema=schema_in(args.output_schema),
             cancellation=cancellation,
+            wrap_tools=getattr(view, "watch_edits", None),  # each edit's lines, as it happens
         )
         live = _live_view() if args.serve else None
         with session.recording(serve=live) as recording, session.cancel_on_sigint():

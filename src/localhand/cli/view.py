@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from localhand.cli.diffview import after_run
+from localhand.cli.diffview import EDIT_TOOLS, EditsWatched, LiveEdit, after_run, edited_path
 from localhand.cli.lines import (
     StreamWrap,
     answer_width,
@@ -43,6 +43,8 @@ from localhand.safety.approval.approver import escape as shown
 
 if TYPE_CHECKING:
     from rich.status import Status
+
+    from localhand.tools.registry import ToolRegistry
 
 WHILE_WAITING = frozenset({"model_request", "model_progress", "warning", "model_status"})
 """Events that come while a reply is awaited; any other one ends the waiting line."""
@@ -95,6 +97,8 @@ class TerminalView:
         """Wraps the streamed answer at words, on a terminal."""
         self._streamed = False
         """Whether this reply's thinking streamed (so its ``model_reply`` does not repeat it)."""
+        self._edit: LiveEdit | None = None
+        """The change the call about to be reported made (``watch_edits``), shown under it."""
         self._lock = threading.RLock()  # the approver pauses the running line from the loop
 
     def __call__(self, event: Event) -> None:
@@ -127,6 +131,11 @@ class TerminalView:
                 if status is not None and self._status is None and self._waiting is waiting:
                     self._status = status
                     status.start()
+
+    def watch_edits(self, tools: ToolRegistry) -> ToolRegistry:
+        """``tools`` handing this view each edit's change before its ``tool_call`` arrives
+        (``Session(wrap_tools=...)``): the event carries only the arguments, cut."""
+        return EditsWatched(tools, lambda edit: setattr(self, "_edit", edit))
 
     # -- lines -------------------------------------------------------------------------------
     def line(self, markup: str) -> None:
@@ -248,7 +257,11 @@ class TerminalView:
         )
         took = e["duration_ms"]
         tail = Text(f" ({took / 1000:.1f} s)" if took >= 1000 else f" ({took} ms)", style="dim")
-        args = Text(arguments_shown(e["args_summary"]))
+        edit, self._edit = self._edit, None
+        if e["tool_name"] in EDIT_TOOLS:  # its path; its change, when known, on lines below
+            args = Text(edit.path if edit else edited_path(e["args_summary"]))
+        else:  # an argument's JSON escapes decoded: inert again
+            args = Text(shown(arguments_shown(e["args_summary"])))
         result = Text(f" → {one_line(e['result_summary'])}", style="dim")
         width = self._width()
         if width is not None:  # the arguments and the result share what is left, both seen
@@ -257,6 +270,8 @@ class TerminalView:
             result = fit(result, room - args.cell_len)
         line = Text.assemble(head, args, result, tail)
         self.console.print(fit(line, width), soft_wrap=True)
+        for text in edit.texts(" " * 8) if edit else ():  # under the mark, by spaces alone
+            self.console.print(fit(text, width), soft_wrap=True)
         if self._pending:
             self._pending.pop(0)
         self._run_next()

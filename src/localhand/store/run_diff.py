@@ -207,11 +207,11 @@ def _against_copy(
         files = [FileChange(p, binary=True, size=_size(root, p)) for p in paths]
         return RunChange(tuple(files), "", "none", "no line diff: the kept copy is unreadable")
     for path in paths:
-        now = _read(root, path)
+        now = read_now(root, path)
         if finished_at is not None and _mtime(root, path) > finished_at:
             later.append(path)
         then = old.get(path, _ABSENT)
-        text = _file_diff(path, then, now)
+        text = file_diff(path, then, now)
         if text is None:
             files.append(FileChange(path, binary=True, size=_size(root, path)))
             continue
@@ -247,7 +247,7 @@ _ABSENT = object()
 """A file that is not there (not in the before-copy, or gone from the disk now)."""
 
 
-def _file_diff(path: str, then: object, now: object) -> str | None:
+def file_diff(path: str, then: object, now: object) -> str | None:
     """The unified diff of one file from ``then`` to ``now`` (bytes, or ``_ABSENT``), or
     ``None`` when it has no lines to show (binary, too big, secret-looking, unreadable)."""
     if is_secret_file(path):
@@ -282,7 +282,7 @@ def _inside(root: Path, path: str) -> str | None:
     return os.path.join(parent, os.path.basename(path))
 
 
-def _read(root: Path, path: str) -> object:
+def read_now(root: Path, path: str) -> object:
     """The file's bytes now; ``_ABSENT`` when it is gone; ``None`` when it cannot be shown
     (too big, not a regular file, outside the workspace)."""
     where = _inside(root, path)
