@@ -504,10 +504,3 @@ def test_a_mistake_in_a_real_process_prints_no_traceback(tmp_path: Path) -> None
     )
     assert done.returncode == 2
     assert "unknown suite 'nope'" in done.stderr and "Traceback" not in done.stderr
-
-
-def test_the_command_s_choices_are_those_of_the_batch() -> None:
-    from localhand.batch.driver import EXECUTORS
-    from localhand.cli import eval as cli_eval
-
-    assert cli_eval.EXECUTORS == EXECUTORS
