@@ -70,6 +70,7 @@ class PlanView:
             self.console.print(f"  [red]✗ not run:[/] {escape(e['refused'])}")
             return
         why = "timed out" if e["timed_out"] else f"exit code {e['exit_code']}"
+        why = "stopped" if e["stopped"] else why
         self.console.print(f"  [red]✗ failed[/] ({why}, {e['duration_ms']} ms)")
         lines = [line for line in e["output_tail"].splitlines() if line.strip()]
         for line in lines[-OUTPUT_LINES:]:

@@ -196,7 +196,7 @@ function newStep(id) {
 // Why a step failed, in words: "exit 1", "timed out", plus the last line it printed.
 function failure(e) {
   if (e.refused) return String(e.refused);
-  const why = e.timed_out ? "timed out" : `exit ${e.exit_code ?? "?"}`;
+  const why = e.stopped ? "stopped" : e.timed_out ? "timed out" : `exit ${e.exit_code ?? "?"}`;
   const lines = String(e.output_tail || "").split("\n").filter((l) => l.trim());
   return lines.length ? `${why}: ${lines[lines.length - 1].slice(0, 200)}` : why;
 }
