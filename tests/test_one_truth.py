@@ -180,3 +180,62 @@ def test_a_failing_plan_ends_the_same_through_every_door(tmp_path: Path) -> None
     said = the_editor.text()
     assert f"The plan stopped {STOPPED}" in said
     assert "■ fail (aborted) · 1/2 steps done" in said
+
+
+RUN_SCRIPT: list[Any] = [
+    {"content": "", "tool_calls": [{"function": {"name": "run_command", "arguments": {
+        "command": "cat notes.txt"}}}]},
+    "There are no notes to show.",
+    *["(nothing more to say)"] * 3,
+]  # fmt: skip
+CHECK = "test -f notes.txt"
+
+
+def run_truth(result: dict[str, Any]) -> dict[str, Any]:
+    """What every door must agree on for a run: how it ended, why, what it changed, and the
+    evidence (the verification entries whole)."""
+    keys = ("status", "termination_reason", "error", "output", "iterations_used", "model_used")
+    return {
+        **{key: result.get(key) for key in (*keys, "files_modified")},
+        "evidence": result.get("verification"),
+    }
+
+
+def test_a_run_that_fails_its_check_ends_the_same_through_every_door(tmp_path: Path) -> None:
+    results: dict[str, dict[str, Any]] = {}
+    task = "Show the notes"
+    for output in ("--json", "--jsonl"):
+        args = ["run", task, "--agentic", "--model", "qwen3:8b", "--verify", CHECK, output]
+        with FakeOllama(RUN_SCRIPT, models=MODEL) as server:
+            ws = workspace(tmp_path, "cli" + output)
+            done = localhand(*args, "-w", str(ws), host=server.url, timeout=120)
+        assert done.returncode == 1, done.stderr
+        last = json.loads(done.stdout.splitlines()[-1])
+        results[output] = last["payload"] if output == "--jsonl" else last
+    results["terminal (store)"] = dict(open_store(os.environ["LOCALHAND_DB"]).runs()[0].result)
+
+    store = Store(tmp_path / "dashboard.db")
+    body = {"description": task, "workspace": str(workspace(tmp_path, "dash")), "agentic": True}
+    with served_dashboard(store, RUN_SCRIPT, [tmp_path]) as (server, _), client(server) as api:
+        run_id = api.post("api/runs", json={**body, "verify": [CHECK]}).json()["run_id"]
+        finished(store, run_id)
+        results["dashboard"] = api.get(f"api/runs/{run_id}").json()["run"]["result"]
+
+    async def call(url: str) -> Any:
+        env = {**os.environ, "OLLAMA_HOST": url, "NO_COLOR": "1"}
+        args = ["-m", "localhand", "mcp", "--model", "qwen3:8b", "--root", str(tmp_path)]
+        params = StdioServerParameters(command=sys.executable, args=args, env=env)
+        async with Client(stdio_client(params)) as session:
+            ws = str(workspace(tmp_path, "mcp"))
+            arguments = {"task": task, "workspace": ws, "verify": [CHECK]}
+            return await session.call_tool("run_task", arguments)
+
+    with FakeOllama(RUN_SCRIPT, models=MODEL) as server:
+        results["mcp"] = dict(anyio.run(call, server.url).structured_content)
+
+    expected = run_truth(results["--json"])
+    for door, result in results.items():
+        assert run_truth(result) == expected, f"{door} tells another story"
+    assert (expected["status"], expected["termination_reason"]) == ("fail", "final_answer")
+    [check] = expected["evidence"]
+    assert (check["name"], check["passed"]) == (CHECK, False)
