@@ -239,3 +239,16 @@ def test_a_run_that_fails_its_check_ends_the_same_through_every_door(tmp_path: P
     assert (expected["status"], expected["termination_reason"]) == ("fail", "final_answer")
     [check] = expected["evidence"]
     assert (check["name"], check["passed"]) == (CHECK, False)
+
+
+def test_a_plan_whose_draft_fails_says_why_once_and_keeps_it(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "undrafted")
+    args = ["plan", "--goal", GOAL, "--yes", "--model", "qwen3:8b", "-w", str(ws)]
+    with FakeOllama(["no plan", "still no plan"], models=MODEL) as server:
+        done = localhand(*args, host=server.url, timeout=120)
+    why = "the model did not draft a usable plan"
+    assert done.returncode == 2
+    assert done.stderr.count(why) == 1, done.stderr  # said once, under the closing line
+    assert "■ error (error)" in done.stderr and "steps done" not in done.stderr
+    shown = localhand("show", "last")
+    assert why in shown.stdout and "without a result" not in shown.stdout, shown.stdout

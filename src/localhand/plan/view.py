@@ -149,9 +149,11 @@ def step_failure(e: dict[str, Any]) -> str:
 
 def plan_summary(r: dict[str, Any]) -> str:
     """A plan Result's closing line after its status: steps done and skipped, the model's
-    corrections, tokens and time (the terminal's, and the editor's)."""
+    corrections, tokens and time (the terminal's, and the editor's); a plan that never ran
+    has no steps to count."""
     steps = r.get("steps") or []
-    parts = [f"{sum(1 for step in steps if step['status'] == 'done')}/{len(steps)} steps done"]
+    done = sum(1 for step in steps if step["status"] == "done")
+    parts = [f"{done}/{len(steps)} steps done"] if steps else []
     skipped = sum(1 for step in steps if step["status"] == "skipped")
     if skipped:
         parts.append(f"{skipped} skipped")
