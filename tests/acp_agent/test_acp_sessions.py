@@ -181,12 +181,14 @@ def test_a_session_reopened_in_another_process_is_replayed_then_carried_on(
         "user_message_chunk",
         "tool_call",
         "agent_message_chunk",
+        "agent_message_chunk",
     ]
-    prompt_chunk, read, said = replayed
+    prompt_chunk, read, said, ended = replayed
     assert prompt_chunk.content.text == "Read a.txt"
     assert (read.kind, read.status, read.title) == ("read", "completed", "read_file a.txt")
     assert "alpha" in read.content[0].content.text
     assert said.content.text == "a.txt says alpha."
+    assert ended.content.text.strip() == "■ unverified (final_answer)"  # as the run ended
     # then the next prompt goes on from it: the same prefix, the run linked to the first
     assert reasons == ["end_turn"]
     earlier, sent = first.body["messages"], second.body["messages"]

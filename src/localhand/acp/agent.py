@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, Client, RequestError, update_agent_message_text
+from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
     AgentCapabilities,
     Implementation,
@@ -208,9 +208,6 @@ class LocalhandAgent:
             self._keep(session_id, state)
         if session.cancellation.requested:
             return PromptResponse(stop_reason="cancelled")
-        error = getattr(result, "error", None)
-        if getattr(result, "status", "") == "error" and error:
-            await state.editor.send(update_agent_message_text(f"\n\nlocalhand: {error}"))
         reason = str(getattr(result, "termination_reason", ""))
         return PromptResponse(stop_reason=STOP_REASONS.get(reason, "end_turn"))
 
@@ -227,11 +224,11 @@ class LocalhandAgent:
         if state.servers:
             settings = replace(settings, mcp_servers=merge(settings.mcp_servers, state.servers))
         plan = state.mode == PLAN_MODE
-        task = Task(
-            description=text,
-            workspace=state.workspace,
-            mode=settings.plan_mode if plan else None,
-        )
+        if plan and settings.source_of("plan_mode") == "default":
+            # The editor's Plan mode repairs a failed step, as `localhand plan --mode agentic`
+            # does: an editor has no flag to ask for it; a mode the user configured still wins.
+            settings = replace(settings, plan_mode="agentic")
+        task = Task(description=text, workspace=state.workspace)
         task, parent = (task, None) if plan else self._follow_up(state, task)
         bus = EventBus()
         bus.subscribe(Presenter(editor))

@@ -3,7 +3,8 @@ the ACP asks, before the load is answered. Each of the session's runs, read back
 store, becomes what the editor showed while it ran: the prompt as a ``user_message_chunk``,
 the model's thinking and text as thought and message chunks, each tool call as one
 ``tool_call`` already completed (or failed) with its result's summary, a plan's steps as the
-ACP plan with how far they got, and the error a run ended with."""
+ACP plan with how far they got and each step's command as its tool call, why the plan stopped,
+and how the run ended (``localhand.acp.presenter.PlanView``, as the live run showed them)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from acp import (
     tool_content,
     update_agent_message_text,
     update_agent_thought_text,
-    update_plan,
     update_user_message_text,
 )
 
@@ -52,7 +52,7 @@ def run_updates(
     """One recorded run as ``session/update``s (see the module docstring); ``call_id`` gives
     each tool call its id in the session."""
     updates: list[Any] = [update_user_message_text(prompt)]
-    plan = PlanView()
+    plan = PlanView(call_id)
     for event in events:
         data = event.data
         if event.type == "model_reply":
@@ -62,14 +62,11 @@ def run_updates(
                 updates.append(update_agent_message_text(str(data["content"])))
         elif event.type == "tool_call":
             updates.append(_tool_call(data, call_id()))
-        elif event.type == "task_finished":
-            result = data.get("result") or {}
-            if result.get("status") == "error" and result.get("error"):
-                updates.append(update_agent_message_text(f"\n\nlocalhand: {result['error']}"))
-        else:
-            plan.see(event.type, data.get("plan"), data.get("step_id"))
+        else:  # the plan's steps and how the run ended, as the live run showed them
+            seen = plan.see(event.type, data)
+            updates += [u for u in seen if u.session_update != "plan"]
     if plan.steps:
-        updates.insert(1, update_plan(plan.entries()))  # where the plan shows: above its run
+        updates.insert(1, plan.update())  # the plan as it ended, where it shows: above its run
     return updates
 
 

@@ -22,7 +22,6 @@ from localhand.cli.args import (
     exit_code_of,
     fail,
     number,
-    print_error,
     stderr,
 )
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
@@ -112,8 +111,6 @@ def plan(args: Namespace) -> int:
     if stream is not None:
         stream.result(result.to_dict())
         return exit_code_of(result.status, result.termination_reason)
-    if result.status == "error" and not args.json_output and result.error:
-        print_error(result.error)
     return _finish(result, args.json_output)
 
 

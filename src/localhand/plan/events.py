@@ -44,6 +44,8 @@ class StepFinished(Event):
     output_tail: str
     duration_ms: int
     timed_out: bool = False
+    stopped: bool = False
+    """Ended by a Stop (the run was cancelled while the command ran)."""
     refused: str | None = None
     """Why the step did not run at all (approval refused), else None."""
 

@@ -233,6 +233,7 @@ class PlanExecutor:
                 output_tail=outcome.output[-TAIL_CHARS:],
                 duration_ms=round(outcome.duration_s * 1000),
                 timed_out=outcome.timed_out,
+                stopped=outcome.stopped,
                 refused=outcome.refused,
             )
         )
@@ -261,4 +262,6 @@ def _failure(outcome: StepOutcome) -> str:
         return f"was refused: {outcome.refused}"
     if outcome.timed_out:
         return "timed out"
+    if outcome.stopped:
+        return "was stopped"
     return f"failed with exit code {outcome.exit_code}"

@@ -20,6 +20,8 @@ class StepOutcome:
     exit_code: int | None = None
     output: str = ""
     timed_out: bool = False
+    stopped: bool = False
+    """Ended by a Stop (the run's cancel switch): the command was killed before it was done."""
     refused: str | None = None
     """Why the step was not run at all (the approval gate said no), else None."""
     duration_s: float = 0.0
@@ -37,10 +39,13 @@ def run_step_command(command: str, workspace: Path, timeout_s: float) -> StepOut
     output = done.output
     if done.timed_out:
         output += f"\n[timed out after {timeout_s:g} s; the command was killed]"
+    elif done.cancelled:
+        output += "\n[stopped: the plan was stopped; the command was killed]"
     return StepOutcome(
-        ok=done.exit_code == 0 and not done.timed_out,
+        ok=done.exit_code == 0 and not (done.timed_out or done.cancelled),
         exit_code=done.exit_code,
         output=output,
         timed_out=done.timed_out,
+        stopped=done.cancelled,
         duration_s=done.duration_s,
     )

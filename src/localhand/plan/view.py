@@ -69,8 +69,7 @@ class PlanView:
         if e["refused"]:
             self.console.print(f"  [red]✗ not run:[/] {escape(e['refused'])}")
             return
-        why = "timed out" if e["timed_out"] else f"exit code {e['exit_code']}"
-        self.console.print(f"  [red]✗ failed[/] ({why}, {e['duration_ms']} ms)")
+        self.console.print(f"  [red]✗ failed[/] ({step_failure(e)}, {e['duration_ms']} ms)")
         lines = [line for line in e["output_tail"].splitlines() if line.strip()]
         for line in lines[-OUTPUT_LINES:]:
             self.console.print(f"    [dim]{escape(line[:200])}[/]")
@@ -131,21 +130,39 @@ class PlanView:
     def on_task_finished(self, e: dict[str, Any]) -> None:
         r = e["result"]
         colour = {"pass": "green", "partial_pass": "yellow"}.get(r["status"], "red")
-        done = sum(1 for step in r["steps"] if step["status"] == "done")
-        parts = [f"{done}/{len(r['steps'])} steps done"]
-        skipped = sum(1 for step in r["steps"] if step["status"] == "skipped")
-        if skipped:
-            parts.append(f"{skipped} skipped")
-        if r["model_used"]:
-            parts.append(_count(r["corrections_used"], "correction"))
-            parts.append(_count(r["steps_added"], "step") + " added")
-            parts.append(f"{r['tokens_in']}+{r['tokens_out']} tokens")
-        parts.append(f"{r['duration_s']:.1f} s")
         self.console.print(
-            f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · " + " · ".join(parts)
+            f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · {plan_summary(r)}"
         )
         if r["error"]:
             self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
+
+
+def step_failure(e: dict[str, Any]) -> str:
+    """Why a step (its ``step_finished``) failed, in the words every door uses: ``stopped``,
+    ``timed out`` or ``exit code N`` (a refused step says its refusal)."""
+    if e.get("refused"):
+        return f"not run: {e['refused']}"
+    if e.get("stopped"):
+        return "stopped"
+    return "timed out" if e.get("timed_out") else f"exit code {e.get('exit_code')}"
+
+
+def plan_summary(r: dict[str, Any]) -> str:
+    """A plan Result's closing line after its status: steps done and skipped, the model's
+    corrections, tokens and time (the terminal's, and the editor's); a plan that never ran
+    has no steps to count."""
+    steps = r.get("steps") or []
+    done = sum(1 for step in steps if step["status"] == "done")
+    parts = [f"{done}/{len(steps)} steps done"] if steps else []
+    skipped = sum(1 for step in steps if step["status"] == "skipped")
+    if skipped:
+        parts.append(f"{skipped} skipped")
+    if r.get("model_used"):
+        parts.append(_count(r["corrections_used"], "correction"))
+        parts.append(_count(r["steps_added"], "step") + " added")
+        parts.append(f"{r['tokens_in']}+{r['tokens_out']} tokens")
+    parts.append(f"{r.get('duration_s') or 0:.1f} s")
+    return " · ".join(parts)
 
 
 def _count(n: int, noun: str) -> str:

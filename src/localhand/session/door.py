@@ -244,8 +244,13 @@ class Session:
                 return finish(run_loop(ready), ready)
             from localhand.session.plans import run_plan_mode  # plan mode only
 
-            planned = run_plan_mode(ready, self.plan)  # a plan that never ran comes as it is
-            return finish(planned, ready) if isinstance(planned, Outcome) else planned
+            planned = run_plan_mode(ready, self.plan)
+            if isinstance(planned, Outcome):
+                return finish(planned, ready)
+            # a plan that never ran (its draft failed or was not approved) is announced as any
+            # Result is: the store, the dashboard, --jsonl and the editor say why it ended
+            self.bus.emit(TaskFinished(task_id=task.id, result=planned.to_dict()))
+            return planned
 
     def outcome(self) -> Result | PlanResult:
         """``run``, for a door with nobody to hand an exception to (the dashboard, the editor):

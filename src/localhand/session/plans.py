@@ -5,7 +5,8 @@ a plan for, run by ``PlanExecutor`` to a ``PlanResult``.
 the sandbox), and finishes the ``Outcome`` of a plan that ran (``localhand.session.finish``);
 the public ``run_plan`` is in ``localhand.session.api``. Bad input is a ``ConfigError``;
 anything the model or a step does ends up in the result. A plan that never ran (its draft not
-approved, or not drafted for a model error) is its ``PlanResult`` at once, not announced.
+approved, or not drafted for a model error) is its ``PlanResult`` at once, which the door
+announces as it does any Result.
 """
 
 from __future__ import annotations

@@ -25,7 +25,10 @@ class PlanState {
   owns(e) {
     if (PLAN_TYPES.has(e.type)) return true;
     if (e.type === "approval_needed" || e.type === "approval_decided") return this.steps.has(String(e.step_id));
-    return e.type === "task_finished" && Array.isArray((e.result || {}).steps);
+    // A plan that never ran (its draft failed, its start was refused) ends as any run does:
+    // its Result's row says why; there is no step list to show.
+    const steps = (e.result || {}).steps;
+    return e.type === "task_finished" && Array.isArray(steps) && (this.seen || steps.length > 0);
   }
 
   step(id) {
@@ -182,7 +185,8 @@ class PlanState {
         const skipped = steps.filter((s) => s.status === "skipped").length;
         if (skipped) parts.push(`${skipped} skipped`);
         if (r.steps_added) parts.push(`${plural(r.steps_added, "repair step")} inserted by the model`);
-        return [r.status || "finished", `${r.termination_reason || "finished"}: ${parts.join(", ")}`];
+        const error = r.error ? ` (${shownInert(String(r.error))})` : "";
+        return [r.status || "finished", `${r.termination_reason || "finished"}: ${parts.join(", ")}${error}`];
       }
       default: return null;
     }
@@ -196,7 +200,7 @@ function newStep(id) {
 // Why a step failed, in words: "exit 1", "timed out", plus the last line it printed.
 function failure(e) {
   if (e.refused) return String(e.refused);
-  const why = e.timed_out ? "timed out" : `exit ${e.exit_code ?? "?"}`;
+  const why = e.stopped ? "stopped" : e.timed_out ? "timed out" : `exit ${e.exit_code ?? "?"}`;
   const lines = String(e.output_tail || "").split("\n").filter((l) => l.trim());
   return lines.length ? `${why}: ${lines[lines.length - 1].slice(0, 200)}` : why;
 }
