@@ -100,6 +100,9 @@ class Sandbox:
     allow_hosts: tuple[str, ...] = ()
     """``[sandbox] allow_hosts``: hosts (``HOST`` or ``HOST:PORT``) the proxy relays to
     besides the package tools' registries."""
+    env: tuple[str, ...] = ()
+    """``[sandbox] env``: the user's variables (names, or patterns like ``PREFIX_*``) that
+    commands see besides the allow-list (``localhand.safety.secrets.environment``)."""
     proxy: NetProxy | ProxySlot | None = field(default=None, compare=False, repr=False)
     """The proxy, or the run's slot for one (``run_sandbox``); None: the process's."""
 
@@ -338,13 +341,14 @@ def run_sandbox(
     limits: BoxLimits = DEFAULT_LIMITS,
     network_setting: str = "proxy",
     allow_hosts: Iterable[str] = (),
+    env: Iterable[str] = (),
 ) -> Iterator[Sandbox]:
     """The sandbox of one run, in force inside the block: says once (through ``warn``) when
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
     ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
-    a command started it, stops when the block ends."""
+    a command started it, stops when the block ends. ``env``: ``[sandbox] env``."""
     sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
-    sandbox = replace(sandbox, host_network=network_setting == "host")
+    sandbox = replace(sandbox, host_network=network_setting == "host", env=tuple(env))
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")
