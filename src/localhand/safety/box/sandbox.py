@@ -56,6 +56,7 @@ from localhand.safety.box.limits import (
     DEFAULT_LIMITS,
     NO_LIMITS,
     BoxLimits,
+    held,
     tmp_size_options,
     tmp_size_supported,
     unenforced,
@@ -179,7 +180,8 @@ class Sandbox:
     def report(self) -> dict[str, Any]:
         """What the Result says of this sandbox: ``mode``, whether it was ``enforced``
         (false: commands ran unsandboxed, or not at all with ``required``), ``why`` not, and
-        the ``limits`` (bytes and processes; null: none), with those not ``unenforced``."""
+        the ``limits`` (bytes and processes; null: none), with what ``held`` each (by what)
+        and those ``unenforced``."""
         why = None if not self.on else available()
         if not self.on:
             why = "the sandbox is off (--sandbox off)"
@@ -192,6 +194,7 @@ class Sandbox:
                 "tmp_size": limits.tmp_size,
                 "memory": limits.memory,
                 "processes": limits.processes,
+                "held": held(limits, boxed=why is None),
                 "unenforced": unenforced(limits),
             },
         }
