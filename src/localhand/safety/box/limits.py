@@ -113,17 +113,13 @@ def configured(values: Iterable[tuple[str, int | None]]) -> BoxLimits:
 
 def tmp_size_options(limits: BoxLimits) -> list[str]:
     """``--size N`` for bubblewrap's next ``--tmpfs``, where it knows the option."""
-    if limits.tmp_size is None or not _bwrap_knows_size():
+    if limits.tmp_size is None or not tmp_size_supported():
         return []
     return ["--size", str(limits.tmp_size)]
 
 
 def tmp_size_supported() -> bool:
     """Whether this machine's bubblewrap takes ``--size`` (asked once per program)."""
-    return _bwrap_knows_size()
-
-
-def _bwrap_knows_size() -> bool:
     return _knows_size(shutil.which("bwrap"))
 
 
@@ -152,7 +148,7 @@ def held(limits: BoxLimits, *, boxed: bool = True) -> dict[str, str]:
     those that hold; ``boxed``: commands run in bubblewrap (without, no ``/tmp`` of theirs)."""
     memory, processes = _HELD_BY[control_groups()]
     found = {
-        "tmp_size": "bubblewrap --size" if boxed and _bwrap_knows_size() else None,
+        "tmp_size": "bubblewrap --size" if boxed and tmp_size_supported() else None,
         "memory": memory,
         "processes": processes,
     }
@@ -162,7 +158,7 @@ def held(limits: BoxLimits, *, boxed: bool = True) -> dict[str, str]:
 def unenforced(limits: BoxLimits) -> list[str]:
     """What of ``limits`` this machine cannot enforce, with why, one line each."""
     said = []
-    if limits.tmp_size is not None and not _bwrap_knows_size():
+    if limits.tmp_size is not None and not tmp_size_supported():
         said.append("the /tmp size limit (tmp_size): this bubblewrap has no --size (0.7+ has)")
     if limits.processes is not None and control_groups() is None:
         said.append(
