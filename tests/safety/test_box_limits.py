@@ -255,3 +255,28 @@ def test_cgroup_v2_a_group_delegated_above_this_process_is_found(
     assert box_limits._v2_dir() == str(own.parent.parent)
     (own.parent.parent / "cgroup.subtree_control").write_text("memory\n")
     assert box_limits._v2_dir() is None
+
+
+@needs_bwrap
+def test_a_control_group_that_cannot_be_made_is_said_and_memory_still_bounded(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The machine offers control groups but making one fails (a read-only cgroupfs, a
+    delegation that forbids it): the Result does not claim the cgroup's limits held."""
+
+    def refused(limiter: Any, name: str) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(box_limits, "control_groups", lambda: "v1")
+    monkeypatch.setattr(box_limits, "_make_v1", refused)
+    monkeypatch.setattr(box_limits, "_failed", [])
+    limits = BoxLimits(tmp_size=None, memory=256 * MIB, processes=64)
+    grab = "python3 -c 'x = bytearray(600 * 1024 * 1024); print(\"GOT\", len(x))'"
+    with run_sandbox(
+        "workspace-write", network=True, read=(), warn=lambda _: None, limits=limits
+    ) as box:
+        done = run_shell(grab, workspace, timeout_s=30)
+        report = box.report()["limits"]
+    assert "GOT" not in done.output and "MemoryError" in done.output
+    assert report["held"] == {"memory": "RLIMIT_AS, each process on its own"}
+    assert "Read-only file system" in report["unenforced"][0]

@@ -39,6 +39,9 @@ _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": GIB, "T": 1024**4}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
 _V1 = "/sys/fs/cgroup"
 _counter = itertools.count(1)
+_failed: list[str] = []
+"""Why a command's control group could not be made here: from then on the Result does not
+say the cgroup's limits held, and commands get what holds without one (``RLIMIT_AS``)."""
 
 
 def parse_size(value: object, name: str) -> int | None:
@@ -146,7 +149,7 @@ _HELD_BY = {
 def held(limits: BoxLimits, *, boxed: bool = True) -> dict[str, str]:
     """What enforces each of ``limits`` here (``tmp_size``, ``memory``, ``processes``), for
     those that hold; ``boxed``: commands run in bubblewrap (without, no ``/tmp`` of theirs)."""
-    memory, processes = _HELD_BY[control_groups()]
+    memory, processes = _HELD_BY[None if _failed else control_groups()]
     found = {
         "tmp_size": "bubblewrap --size" if boxed and tmp_size_supported() else None,
         "memory": memory,
@@ -165,6 +168,11 @@ def unenforced(limits: BoxLimits) -> list[str]:
             "the processes limit: no control group localhand may create here (cgroup v1 "
             "pids writable, as root has it, a cgroup v2 group delegated with the pids "
             "controller, or a systemd user session); memory is bounded per process only"
+        )
+    elif (limits.processes or limits.memory) and _failed:
+        said.append(
+            f"the memory and processes limits of a control group: {_failed[0]}; memory is "
+            "bounded per process only"
         )
     return said
 
@@ -245,7 +253,7 @@ class Limiter:
         """What goes before the command line so that it runs inside the limits."""
         if self.scope:
             return list(self.scope)
-        if not self.groups and self.limits.memory is not None and control_groups() is None:
+        if not self.groups and self.limits.memory is not None:
             kib = str(max(self.limits.memory // 1024, 1))  # RLIMIT_AS: each process's own
             return ["/bin/sh", "-c", 'ulimit -v "$1" || exit 125; shift; exec "$@"', "sh", kib]
         if not self.groups:
@@ -322,13 +330,19 @@ def _make(limiter: Limiter) -> None:
         return
     kind = control_groups()
     name = f"localhand-{os.getpid()}-{next(_counter)}"
-    with suppress(OSError):
+    try:
         if kind == "v1":
             _make_v1(limiter, name)
         elif kind == "v2":
             _make_v2(limiter, name)
         elif kind == "systemd":
             limiter.scope = _scope(limits, name)
+    except OSError as error:
+        _failed[:] = [f"making one failed ({error})"]
+        for group in limiter.groups.values():
+            with suppress(OSError):
+                os.rmdir(group)
+        limiter.groups.clear()  # the command runs with RLIMIT_AS alone, not half a group
 
 
 def _make_v1(limiter: Limiter, name: str) -> None:
