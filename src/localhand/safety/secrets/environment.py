@@ -164,24 +164,22 @@ def _within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent + "/")
 
 
-def scrub(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
-    """``environ`` without the variables that look like secrets or lead to a service of the
-    person's session (``keep`` names exceptions)."""
-    kept = set(keep)
-    return {
-        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
-    }
-
-
 def command_environment(
     extra: Mapping[str, str] | None = None,
     *,
     keep: Iterable[str] = (),
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment for a command: ``base`` (default ``os.environ``) scrubbed, then
-    ``QUIET_ENV``, then ``extra``, which is the caller's and passes unchecked."""
-    return {**scrub(os.environ if base is None else base, keep), **QUIET_ENV, **(extra or {})}
+    """The environment for a program localhand runs outside the box (its own git, an MCP
+    server): ``base`` (default ``os.environ``) without the variables that look like secrets or
+    lead to a service of the person's session (``keep`` names exceptions), then ``QUIET_ENV``,
+    then ``extra``, which is the caller's and passes unchecked."""
+    kept = set(keep)
+    environ = os.environ if base is None else base
+    scrubbed = {
+        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
+    }
+    return {**scrubbed, **QUIET_ENV, **(extra or {})}
 
 
 BOX_NAMES = frozenset(
