@@ -194,32 +194,34 @@ def test_what_is_no_connection_string_secret_is_left_alone(text: str) -> None:
     assert redact(text) == text
 
 
-def _spans() -> Any:
-    """An in-memory exporter on the global tracer provider (set once a process)."""
+def _spans(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """An in-memory exporter behind the run's tracer: a provider of this test's own, so the
+    process's global one (which OpenTelemetry lets be set once) stays the telemetry tests'."""
     pytest.importorskip("opentelemetry.sdk.trace", reason="the OpenTelemetry SDK")
-    from opentelemetry import trace  # only where the SDK is installed
     from opentelemetry.sdk.trace import TracerProvider  # only where the SDK is installed
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # likewise
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # likewise
         InMemorySpanExporter,
     )
 
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
+    from localhand.telemetry import spans  # loaded with the SDK's check above
+
+    provider = TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(spans, "tracer", lambda: provider.get_tracer("localhand"))
     return exporter
 
 
-def test_a_printed_connection_string_reaches_no_model_store_event_or_span(tmp_path: Path) -> None:
+def test_a_printed_connection_string_reaches_no_model_store_event_or_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     settings_file = {"ConnectionStrings": {"Storage": AZURE, "Sql": SQL, "Bus": SERVICE_BUS}}
     (workspace / "appsettings.json").write_text(json.dumps(settings_file, indent=2))
     (workspace / "odbc.ini").write_text(f"{ODBC}\n{SAS}\n")
-    exporter = _spans()
+    exporter = _spans(monkeypatch)
     bus = EventBus()
     events: list[Any] = []
     bus.subscribe(events.append)

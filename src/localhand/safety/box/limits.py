@@ -40,8 +40,7 @@ _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
 _V1 = "/sys/fs/cgroup"
 _counter = itertools.count(1)
 _failed: list[str] = []
-"""Why a command's control group could not be made here: from then on the Result does not
-say the cgroup's limits held, and commands get what holds without one (``RLIMIT_AS``)."""
+"""Why a command's control group could not be made: the Result no longer says it held."""
 
 
 def parse_size(value: object, name: str) -> int | None:
@@ -169,11 +168,8 @@ def unenforced(limits: BoxLimits) -> list[str]:
             "pids writable, as root has it, a cgroup v2 group delegated with the pids "
             "controller, or a systemd user session); memory is bounded per process only"
         )
-    elif (limits.processes or limits.memory) and _failed:
-        said.append(
-            f"the memory and processes limits of a control group: {_failed[0]}; memory is "
-            "bounded per process only"
-        )
+    elif (limits.processes or limits.memory) and _failed:  # memory: per process only
+        said.append(f"the memory and processes limits of a control group: {_failed[0]}")
     return said
 
 
