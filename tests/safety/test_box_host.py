@@ -112,15 +112,16 @@ def test_session_variables_never_reach_a_command(
     place = place_in_sight(pytestconfig.rootpath, "sock-")
     assert place is not None
     listener = Listener(socket.AF_UNIX, socket.SOCK_STREAM, str(place / "s"))
-    monkeypatch.setenv("INNOCENT_LOOKING", str(place / "s"))
-    monkeypatch.setenv("KEPT_ORDINARY", "plain value")
+    # GOCACHE is on the box's allow-list: only its value (a socket) keeps it out.
+    monkeypatch.setenv("GOCACHE", str(place / "s"))
+    monkeypatch.setenv("GOPATH", "/srv/go")
     try:
         done = run_shell("env", workspace)
     finally:
         listener.close()
     shown = {line.split("=", 1)[0] for line in done.output.splitlines() if "=" in line}
-    assert not shown & {*SESSION_VARIABLES, "INNOCENT_LOOKING"}
-    assert {"KEPT_ORDINARY", "PATH", "HOME"} <= shown
+    assert not shown & {*SESSION_VARIABLES, "GOCACHE"}
+    assert {"GOPATH", "PATH", "HOME"} <= shown
 
 
 def test_the_class_of_session_variables_is_recognised_by_name_and_value() -> None:

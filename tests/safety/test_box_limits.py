@@ -64,6 +64,18 @@ def test_a_fork_bomb_is_bounded_and_said_in_the_events(workspace: Path) -> None:
 
 @needs_bwrap
 @needs_groups
+def test_a_real_fork_bomb_stops_at_the_process_limit(workspace: Path) -> None:
+    limits = BoxLimits(tmp_size=None, memory=None, processes=40)
+    bomb = "bomb() { bomb | bomb & }; bomb; sleep 3; echo the shell lived"
+    with run_sandbox("workspace-write", network=True, read=(), warn=lambda _: None, limits=limits):
+        done = run_shell(bomb, workspace, timeout_s=20)
+        after = run_shell("echo next", workspace)
+    assert "[Sandbox limit: it tried to run more than 40 processes" in done.output
+    assert not done.timed_out and after.output == "next\n"
+
+
+@needs_bwrap
+@needs_groups
 def test_memory_over_the_limit_is_killed_and_said(workspace: Path) -> None:
     warnings: list[str] = []
     limits = BoxLimits(tmp_size=None, memory=64 * MIB, processes=None)
@@ -97,9 +109,26 @@ def test_a_limit_the_machine_cannot_enforce_is_said_once(
         run_shell("true", workspace)
         report = box.report()
     assert len(warnings) == 1
-    assert "memory and processes limit" in warnings[0] and "Not enforced" in warnings[0]
+    assert "the processes limit" in warnings[0] and "Not enforced" in warnings[0]
     assert report["enforced"] is True
-    assert "memory and processes" in report["limits"]["unenforced"][0]
+    assert "the processes limit" in report["limits"]["unenforced"][0]
+    assert report["limits"]["held"]["memory"].startswith("RLIMIT_AS")
+    assert "processes" not in report["limits"]["held"]
+
+
+@needs_bwrap
+def test_without_control_groups_memory_is_still_bounded_per_process(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RLIMIT_AS binds root too: an allocation past the limit fails in the process."""
+    monkeypatch.setattr(box_limits, "control_groups", lambda: None)
+    limits = BoxLimits(tmp_size=None, memory=256 * MIB, processes=None)
+    grab = "python3 -c 'x = bytearray(600 * 1024 * 1024); print(\"GOT\", len(x))'"
+    with run_sandbox("workspace-write", network=True, read=(), warn=lambda _: None, limits=limits):
+        done = run_shell(grab, workspace, timeout_s=30)
+        small = run_shell("python3 -c 'print(len(bytearray(8 * 1024 * 1024)))'", workspace)
+    assert "GOT" not in done.output and "MemoryError" in done.output
+    assert small.exit_code == 0 and "8388608" in small.output, small.output
 
 
 def test_without_bubblewrap_the_report_says_commands_ran_unsandboxed(
@@ -166,6 +195,15 @@ def test_a_runs_result_says_commands_ran_in_the_sandbox(workspace: Path) -> None
     said = run_one(workspace).to_dict()["sandbox"]
     assert said["enforced"] is True and said["why"] is None
     assert said["limits"]["processes"] == BoxLimits().processes
+    kind = box_limits.control_groups()
+    held = said["limits"]["held"]
+    if kind is not None:  # which limits held, and by what
+        assert set(held) >= {"memory", "processes"}
+        assert all(
+            kind.replace("v", "cgroup v") in how or kind in how
+            for how in (held["memory"], held["processes"])
+        ), held
+        assert said["limits"]["unenforced"] == [] or "tmp" in said["limits"]["unenforced"][0]
 
 
 def test_cgroup_v2_groups_are_made_limited_and_read_back(
@@ -176,6 +214,7 @@ def test_cgroup_v2_groups_are_made_limited_and_read_back(
     events, and it is removed afterwards."""
     root = tmp_path / "cgroup"
     root.mkdir()
+    (root / "cgroup.controllers").write_text("cpu memory pids\n")
     (root / "cgroup.subtree_control").write_text("cpu memory pids\n")
     monkeypatch.setattr(box_limits, "_V1", str(root))
     box_limits.control_groups.cache_clear()
@@ -197,3 +236,47 @@ def test_cgroup_v2_groups_are_made_limited_and_read_back(
         assert not group.exists()
     finally:
         box_limits.control_groups.cache_clear()
+
+
+def test_cgroup_v2_a_group_delegated_above_this_process_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """systemd delegates a user's subtree: the root is not the user's, but the nearest
+    group at or above this process's own with both controllers open to its children is."""
+    root = tmp_path / "cgroup"
+    own = root / "user.slice" / "user@1000.service" / "app.slice" / "term.scope"
+    own.mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("cpu memory pids\n")
+    (root / "cgroup.subtree_control").write_text("cpu\n")  # not open to children here
+    (own.parent.parent / "cgroup.subtree_control").write_text("memory pids\n")
+    (own.parent / "cgroup.subtree_control").write_text("memory\n")  # pids missing
+    monkeypatch.setattr(box_limits, "_V1", str(root))
+    monkeypatch.setattr(box_limits, "_own_group", lambda controller: str(own)[len(str(root)) :])
+    assert box_limits._v2_dir() == str(own.parent.parent)
+    (own.parent.parent / "cgroup.subtree_control").write_text("memory\n")
+    assert box_limits._v2_dir() is None
+
+
+@needs_bwrap
+def test_a_control_group_that_cannot_be_made_is_said_and_memory_still_bounded(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The machine offers control groups but making one fails (a read-only cgroupfs, a
+    delegation that forbids it): the Result does not claim the cgroup's limits held."""
+
+    def refused(limiter: Any, name: str) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(box_limits, "control_groups", lambda: "v1")
+    monkeypatch.setattr(box_limits, "_make_v1", refused)
+    monkeypatch.setattr(box_limits, "_failed", [])
+    limits = BoxLimits(tmp_size=None, memory=256 * MIB, processes=64)
+    grab = "python3 -c 'x = bytearray(600 * 1024 * 1024); print(\"GOT\", len(x))'"
+    with run_sandbox(
+        "workspace-write", network=True, read=(), warn=lambda _: None, limits=limits
+    ) as box:
+        done = run_shell(grab, workspace, timeout_s=30)
+        report = box.report()["limits"]
+    assert "GOT" not in done.output and "MemoryError" in done.output
+    assert report["held"] == {"memory": "RLIMIT_AS, each process on its own"}
+    assert "Read-only file system" in report["unenforced"][0]

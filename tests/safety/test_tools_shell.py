@@ -210,7 +210,7 @@ def test_secrets_are_stripped_from_the_environment(
         "DATABASE_URL": "postgres://me:hunter2@db/app",
         "INNOCENT_NAME": "ghp_0123456789abcdef",
     }
-    kept = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MY_SETTING": "1", "PROXY": "http://h:3128"}
+    kept = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HTTPS_PROXY": "http://h:3128"}
     for name, value in {**secrets, **kept}.items():
         monkeypatch.setenv(name, value)
     done = run_shell("env", tmp_path)

@@ -20,7 +20,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from localhand.safety.approval.approver import BaseApprover
+from localhand.safety.approval.approver import BaseApprover, escape, headline
 from localhand.safety.risk.classify import Risk
 
 READ_TIMEOUT_S = 30.0
@@ -146,7 +146,8 @@ class EditorApprover(BaseApprover):
 
     def approve(self, command: str, risk: Risk) -> bool:
         reasons = "; ".join(risk.reasons) or "needs approval"
+        # The title is one inert line, as the terminal shows it; the command whole in raw_input.
         return self.editor.permit(
-            f"{command}  ({risk.level}: {reasons})",
+            f"{headline(command)}  ({escape(risk.level)}: {escape(reasons)})",
             {"command": command, "risk": risk.level, "reasons": list(risk.reasons)},
         )

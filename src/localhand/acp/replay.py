@@ -27,6 +27,7 @@ from localhand.acp.editor import Editor
 from localhand.acp.presenter import PlanView
 from localhand.acp.tools import KINDS, title_of
 from localhand.errors import ConfigError
+from localhand.safety.approval.approver import escape, headline
 from localhand.store import open_store
 from localhand.store.records import StoredEvent
 from localhand.types import ToolCall
@@ -82,7 +83,7 @@ def _tool_call(data: dict[str, Any], call_id: str) -> Any:
     if isinstance(arguments, dict):
         title = title_of(ToolCall(name, arguments))
     else:
-        title = f"{name} {summary[:120]}".strip()
+        title = f"{escape(name)} {headline(summary)}".strip()
     return start_tool_call(
         call_id,
         title,

@@ -15,6 +15,7 @@ from acp.schema import ToolCallLocation, ToolKind
 
 from localhand.acp.editor import Editor
 from localhand.errors import ToolError
+from localhand.safety.approval.approver import escape, headline
 from localhand.tools.files import FileTools
 from localhand.tools.registry import ToolRegistry
 from localhand.types import ToolCall, ToolResult
@@ -139,9 +140,11 @@ def _text(path: Path | None) -> str | None:
 
 
 def title_of(call: ToolCall) -> str:
+    """A call's title in the editor: one inert line (``headline``), the model's text whole
+    only in its raw input."""
     arguments = call.arguments
     for key in ("command", "path", "pattern"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
-            return f"{call.name} {value[:120]}"
-    return call.name
+            return f"{escape(call.name)} {headline(value)}"
+    return escape(call.name)

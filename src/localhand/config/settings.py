@@ -94,6 +94,9 @@ class Settings:
     """``proxy`` (the allow-list proxy) or ``host`` (this machine's network, shared)."""
     sandbox_allow_hosts: tuple[str, ...] = ()
     """Hosts (``HOST``, ``HOST:PORT``) the proxy relays to besides the package registries."""
+    sandbox_env: tuple[str, ...] = ()
+    """``[sandbox] env``: the variables (names, ``PREFIX_*`` patterns) commands see besides
+    the allow-list (``localhand.safety.secrets.environment.BOX_NAMES``)."""
     archive_secrets: bool = False
     """Keep secret-looking files (``.env``, keys) in the copy of the workspace kept for replay."""
     daily_token_budget: int | None = None

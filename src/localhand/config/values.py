@@ -174,7 +174,7 @@ def convert(name: str, value: Any, source: str) -> Any:
             return value if isinstance(value, bool) else parse_bool(str(value))
         if name == "sandbox" and value not in SANDBOX_SETTINGS:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts"):
+        if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts", "sandbox_env"):
             return tuple(value)
         if name == "think_budget":
             number = int(value)

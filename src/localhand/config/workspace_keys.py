@@ -77,6 +77,9 @@ KEYS: dict[str, Key] = {
     "sandbox_allow_hosts": _withheld(
         "hosts commands may reach through the proxy", tightens=lambda value: not value
     ),
+    "sandbox_env": _withheld(
+        "which of your environment variables commands see", tightens=lambda value: not value
+    ),
     "archive_secrets": _withheld(
         "whether secret files are copied into the run store",
         tightens=lambda value: value is False,

@@ -54,6 +54,7 @@ def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractConte
         limits=configured(settings.sandbox_limits),
         network_setting=settings.sandbox_network,
         allow_hosts=settings.sandbox_allow_hosts,
+        env=settings.sandbox_env,
     )
 
 

@@ -2,13 +2,13 @@
 
 Each command runs in the sandbox in force (see ``localhand.safety.box.sandbox``: the workspace
 writable, the rest of the system read-only, $HOME and other processes out of sight), under a
-supervisor (see ``supervise``) in its own session, with stdin ``/dev/null``, secrets removed
-from its environment and pagers and prompts off, because nobody is there to type. When it
-returns, times out or its run is stopped (``localhand.cancel``), everything it started is
-ended, including processes that detached with ``setsid`` or ``nohup``, and also if localhand
-itself is killed. Output is captured while it is read, keeping only its head and tail, so a
-command that prints without end cannot exhaust memory. ``run_command`` first asks the risk
-classifier and the approval policy whether the command may run at all.
+supervisor (see ``supervise``) in its own session, with stdin ``/dev/null``, an allow-list of
+its environment (``box_environment``) and pagers and prompts off, because nobody is there to
+type. When it returns, times out or its run is stopped (``localhand.cancel``), everything it
+started is ended, including processes that detached with ``setsid`` or ``nohup``, and also
+if localhand itself is killed. Output is captured while it is read, keeping only its head and
+tail, so a command that prints without end cannot exhaust memory. ``run_command`` first asks
+the risk classifier and the approval policy whether the command may run at all.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from localhand.safety.approval.approver import refusal as refusal_message
 from localhand.safety.box.limits import NO_LIMITS, limited
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox, limit_hit, refusal
 from localhand.safety.box.supervise import Supervised, network_isolation
-from localhand.safety.secrets.environment import QUIET_ENV, command_environment
+from localhand.safety.secrets.environment import QUIET_ENV, box_environment
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.headtail import HeadTail
 from localhand.tools.limits import ToolLimits
@@ -94,9 +94,11 @@ def run_shell(
 ) -> CommandOutput:
     """Run ``command`` with bash (``/bin/sh`` if there is none) in ``cwd`` and capture it all.
 
-    The environment is the current one without secrets (``keep_env`` names exceptions), plus
-    ``QUIET_ENV``, plus ``env``. Never waits much longer than ``timeout_s``, nor once the run's
-    cancel switch in force (``localhand.cancel.current``) is flipped: then ``cancelled``.
+    The environment is the box's allow-list of the current one (``box_environment``), with
+    the variables the sandbox's ``env`` (``[sandbox] env``) and ``keep_env`` name, plus
+    ``QUIET_ENV``, plus ``env``: the caller's own, which passes unfiltered. Never waits much
+    longer than ``timeout_s``, nor once the run's cancel switch in force
+    (``localhand.cancel.current``) is flipped: then ``cancelled``.
     Everything the command started is ended when it returns.
 
     It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
@@ -115,7 +117,7 @@ def run_shell(
     if wrap is None and not box.network:
         argv = [*_network_isolation(), *argv]
     started = time.monotonic()
-    environment = command_environment(env, keep=keep_env)
+    environment = box_environment(env, named=(*box.env, *keep_env))
     if wrap is not None:
         environment = box.environment(environment, workspace or cwd)
     if wrap is None:
@@ -255,7 +257,7 @@ class ShellTool:
         policy: which commands need approval (``never``, ``dangerous``, ``always``).
         approver: who approves; None refuses everything that needs approval (``DenyAll``).
         isolate_network: run commands without network access (where the system allows).
-        keep_env: environment variables to pass through although they look like secrets.
+        keep_env: environment variables to pass through besides the allow-list, as they are.
         checkpoint: called with a command the classifier calls dangerous, once it may run and
             before it does, to keep a copy of the workspace (see ``localhand.safety.
             checkpoint``); returns a line for the tool result. The sandbox stops a command

@@ -342,6 +342,17 @@ def escape(text: str) -> str:
     return "".join(out)
 
 
+def headline(text: str, width: int = 120) -> str:
+    """``text`` (a command) as a one-line title, for a door that shows one line where the
+    terminal shows them all: its first line ``escape``d, cut at ``width`` characters, then
+    "(N more lines)". The whole text goes only where it is shown raw and whole."""
+    first, *rest = text.rstrip("\n").split("\n")
+    shown = escape(first[:width]) + ("…" if len(first) > width else "")
+    if not rest:
+        return shown
+    return f"{shown} ({len(rest)} more line{'s' if len(rest) > 1 else ''})"
+
+
 def refusal(what: str, risk: Risk, policy: ApprovalPolicy, approver: Approver) -> str:
     """The tool result for a refused ``what`` (``"command"``, ``"write"``): why, and what
     the model can do instead."""

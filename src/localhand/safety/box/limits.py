@@ -7,14 +7,16 @@ whole machine down with localhand and the model server on it. ``[sandbox]`` sets
   the empty ``$HOME``), through bubblewrap's ``--size`` (bubblewrap 0.7+);
 - ``memory`` and ``processes``: through a control group made for each command, which the
   command joins before bubblewrap starts (so everything it starts is inside): cgroup v1's
-  ``memory`` and ``pids`` controllers, or cgroup v2 where localhand may make groups with them
-  (as root in its own cgroup namespace), else a systemd user scope (``systemd-run --user
-  --scope``). rlimits would not do: they do not bind root, and count per user, not per
-  command.
+  ``memory`` and ``pids`` controllers where localhand may write them (as root may), or
+  cgroup v2 in the nearest group of its own (or above it) that is delegated to it with both
+  controllers, else a systemd user scope (``systemd-run --user --scope``). Where none can be
+  had, memory is still bounded per process by ``RLIMIT_AS``, which binds root too;
+  ``RLIMIT_NPROC`` would not do for processes: it counts all of the user's, and not root's.
 
 When one is hit the kernel says so (``memory.oom_control``'s ``oom_kill``, ``pids.events``'s
 ``max``) and ``Limiter.hits`` turns that into a line for the tool result and a warning event.
-Where one cannot be enforced, ``unenforced`` says why, and the run says so once.
+``held`` says what enforces each limit (the Result's ``sandbox.limits.held``); where one
+cannot be enforced, ``unenforced`` says why, and the run says so once.
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
 from localhand.errors import ConfigError
+from localhand.safety.box.mounts import is_within
 
 GIB = 1024**3
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": GIB, "T": 1024**4}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
 _V1 = "/sys/fs/cgroup"
 _counter = itertools.count(1)
+_failed: list[str] = []
+"""Why a command's control group could not be made: the Result no longer says it held."""
 
 
 def parse_size(value: object, name: str) -> int | None:
@@ -110,17 +115,13 @@ def configured(values: Iterable[tuple[str, int | None]]) -> BoxLimits:
 
 def tmp_size_options(limits: BoxLimits) -> list[str]:
     """``--size N`` for bubblewrap's next ``--tmpfs``, where it knows the option."""
-    if limits.tmp_size is None or not _bwrap_knows_size():
+    if limits.tmp_size is None or not tmp_size_supported():
         return []
     return ["--size", str(limits.tmp_size)]
 
 
 def tmp_size_supported() -> bool:
     """Whether this machine's bubblewrap takes ``--size`` (asked once per program)."""
-    return _bwrap_knows_size()
-
-
-def _bwrap_knows_size() -> bool:
     return _knows_size(shutil.which("bwrap"))
 
 
@@ -136,17 +137,39 @@ def _knows_size(bwrap: str | None) -> bool:
     return "--size" in done.stdout + done.stderr
 
 
+_HELD_BY = {
+    "v1": ("cgroup v1 memory controller", "cgroup v1 pids controller"),
+    "v2": ("cgroup v2 memory.max", "cgroup v2 pids.max"),
+    "systemd": ("systemd user scope MemoryMax", "systemd user scope TasksMax"),
+    None: ("RLIMIT_AS, each process on its own", None),
+}
+
+
+def held(limits: BoxLimits, *, boxed: bool = True) -> dict[str, str]:
+    """What enforces each of ``limits`` here (``tmp_size``, ``memory``, ``processes``), for
+    those that hold; ``boxed``: commands run in bubblewrap (without, no ``/tmp`` of theirs)."""
+    memory, processes = _HELD_BY[None if _failed else control_groups()]
+    found = {
+        "tmp_size": "bubblewrap --size" if boxed and tmp_size_supported() else None,
+        "memory": memory,
+        "processes": processes,
+    }
+    return {name: how for name, how in found.items() if how and getattr(limits, name)}
+
+
 def unenforced(limits: BoxLimits) -> list[str]:
     """What of ``limits`` this machine cannot enforce, with why, one line each."""
     said = []
-    if limits.tmp_size is not None and not _bwrap_knows_size():
+    if limits.tmp_size is not None and not tmp_size_supported():
         said.append("the /tmp size limit (tmp_size): this bubblewrap has no --size (0.7+ has)")
-    wanted = [n for n, v in (("memory", limits.memory), ("processes", limits.processes)) if v]
-    if wanted and control_groups() is None:
+    if limits.processes is not None and control_groups() is None:
         said.append(
-            f"the {' and '.join(wanted)} limit: no control group localhand may create here "
-            "(cgroup v1 memory/pids or v2 needs root, else a systemd user session)"
+            "the processes limit: no control group localhand may create here (cgroup v1 "
+            "pids writable, as root has it, a cgroup v2 group delegated with the pids "
+            "controller, or a systemd user session); memory is bounded per process only"
         )
+    elif (limits.processes or limits.memory) and _failed:  # memory: per process only
+        said.append(f"the memory and processes limits of a control group: {_failed[0]}")
     return said
 
 
@@ -191,17 +214,24 @@ def _v1_dir(controller: str) -> str | None:
 
 
 def _v2_dir() -> str | None:
-    """A cgroup v2 directory with the memory and pids controllers open to its children and no
-    process of its own (the namespace's root), which localhand may write."""
-    root = _V1
-    try:
-        with open(os.path.join(root, "cgroup.subtree_control")) as handle:
-            enabled = handle.read().split()
-    except OSError:
-        return None
-    if {"memory", "pids"} - set(enabled) or not os.access(root, os.W_OK):
-        return None
-    return root
+    """The nearest cgroup v2 directory, from this process's own group up to the hierarchy's
+    root (``/sys/fs/cgroup``, or ``unified`` beside v1), that has the memory and pids
+    controllers open to its children and that localhand may write: the root as root, or
+    the group systemd (or a container) delegated to this user."""
+    mount = _V1 if os.path.isfile(os.path.join(_V1, "cgroup.controllers")) else f"{_V1}/unified"
+    place = os.path.normpath(mount + _own_group(""))
+    while is_within(place, mount):
+        try:
+            with open(os.path.join(place, "cgroup.subtree_control")) as handle:
+                enabled = set(handle.read().split())
+        except OSError:
+            enabled = set()
+        if {"memory", "pids"} <= enabled and os.access(place, os.W_OK):
+            return place
+        if place == mount:
+            return None
+        place = os.path.dirname(place)
+    return None
 
 
 @dataclass
@@ -219,6 +249,9 @@ class Limiter:
         """What goes before the command line so that it runs inside the limits."""
         if self.scope:
             return list(self.scope)
+        if not self.groups and self.limits.memory is not None:
+            kib = str(max(self.limits.memory // 1024, 1))  # RLIMIT_AS: each process's own
+            return ["/bin/sh", "-c", 'ulimit -v "$1" || exit 125; shift; exec "$@"', "sh", kib]
         if not self.groups:
             return []
         procs = [os.path.join(group, "cgroup.procs") for group in self.groups.values()]
@@ -293,13 +326,19 @@ def _make(limiter: Limiter) -> None:
         return
     kind = control_groups()
     name = f"localhand-{os.getpid()}-{next(_counter)}"
-    with suppress(OSError):
+    try:
         if kind == "v1":
             _make_v1(limiter, name)
         elif kind == "v2":
             _make_v2(limiter, name)
         elif kind == "systemd":
             limiter.scope = _scope(limits, name)
+    except OSError as error:
+        _failed[:] = [f"making one failed ({error})"]
+        for group in limiter.groups.values():
+            with suppress(OSError):
+                os.rmdir(group)
+        limiter.groups.clear()  # the command runs with RLIMIT_AS alone, not half a group
 
 
 def _make_v1(limiter: Limiter, name: str) -> None:

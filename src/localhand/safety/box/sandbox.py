@@ -56,6 +56,7 @@ from localhand.safety.box.limits import (
     DEFAULT_LIMITS,
     NO_LIMITS,
     BoxLimits,
+    held,
     tmp_size_options,
     tmp_size_supported,
     unenforced,
@@ -100,6 +101,9 @@ class Sandbox:
     allow_hosts: tuple[str, ...] = ()
     """``[sandbox] allow_hosts``: hosts (``HOST`` or ``HOST:PORT``) the proxy relays to
     besides the package tools' registries."""
+    env: tuple[str, ...] = ()
+    """``[sandbox] env``: the user's variables (names, or patterns like ``PREFIX_*``) that
+    commands see besides the allow-list (``localhand.safety.secrets.environment``)."""
     proxy: NetProxy | ProxySlot | None = field(default=None, compare=False, repr=False)
     """The proxy, or the run's slot for one (``run_sandbox``); None: the process's."""
 
@@ -176,7 +180,8 @@ class Sandbox:
     def report(self) -> dict[str, Any]:
         """What the Result says of this sandbox: ``mode``, whether it was ``enforced``
         (false: commands ran unsandboxed, or not at all with ``required``), ``why`` not, and
-        the ``limits`` (bytes and processes; null: none), with those not ``unenforced``."""
+        the ``limits`` (bytes and processes; null: none), with what ``held`` each (by what)
+        and those ``unenforced``."""
         why = None if not self.on else available()
         if not self.on:
             why = "the sandbox is off (--sandbox off)"
@@ -189,6 +194,7 @@ class Sandbox:
                 "tmp_size": limits.tmp_size,
                 "memory": limits.memory,
                 "processes": limits.processes,
+                "held": held(limits, boxed=why is None),
                 "unenforced": unenforced(limits),
             },
         }
@@ -338,13 +344,14 @@ def run_sandbox(
     limits: BoxLimits = DEFAULT_LIMITS,
     network_setting: str = "proxy",
     allow_hosts: Iterable[str] = (),
+    env: Iterable[str] = (),
 ) -> Iterator[Sandbox]:
     """The sandbox of one run, in force inside the block: says once (through ``warn``) when
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
     ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
-    a command started it, stops when the block ends."""
+    a command started it, stops when the block ends. ``env``: ``[sandbox] env``."""
     sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
-    sandbox = replace(sandbox, host_network=network_setting == "host")
+    sandbox = replace(sandbox, host_network=network_setting == "host", env=tuple(env))
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")

@@ -13,10 +13,16 @@ terminal's remote control (``KITTY_*``), ``$XDG_RUNTIME_DIR``; by name, and by v
 variable naming a socket, a ``unix:`` address or a runtime directory goes as well. A command
 that finds the tmux server or the ssh agent can act with the person's keys and environment
 outside any sandbox.
+
+The box's commands (``run_shell``: the model's, checks, hooks, plan steps) get less still:
+``box_environment`` passes only an allow-list (``BOX_NAMES``, ``LC_*``, ``LOCALHAND_*``), the
+variables the user names (``[sandbox] env``) and what localhand sets itself. A deny-list is
+always one name short: ``AZURE_STORAGE_CONNECTION_STRING`` says nothing of a secret.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
@@ -77,6 +83,11 @@ def is_secret(name: str, value: str) -> bool:
         return True
     if _SECRET_NAME_PARTS & set(parts) - {upper}:
         return True
+    return secret_value(value)
+
+
+def secret_value(value: str) -> bool:
+    """True when ``value`` looks like a secret, whatever its variable is called."""
     stripped = value.strip()
     if stripped.startswith(_SECRET_VALUE_PREFIXES):
         return True
@@ -153,21 +164,79 @@ def _within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent + "/")
 
 
-def scrub(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
-    """``environ`` without the variables that look like secrets or lead to a service of the
-    person's session (``keep`` names exceptions)."""
-    kept = set(keep)
-    return {
-        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
-    }
-
-
 def command_environment(
     extra: Mapping[str, str] | None = None,
     *,
     keep: Iterable[str] = (),
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment for a command: ``base`` (default ``os.environ``) scrubbed, then
-    ``QUIET_ENV``, then ``extra``, which is the caller's and passes unchecked."""
-    return {**scrub(os.environ if base is None else base, keep), **QUIET_ENV, **(extra or {})}
+    """The environment for a program localhand runs outside the box (its own git, an MCP
+    server): ``base`` (default ``os.environ``) without the variables that look like secrets or
+    lead to a service of the person's session (``keep`` names exceptions), then ``QUIET_ENV``,
+    then ``extra``, which is the caller's and passes unchecked."""
+    kept = set(keep)
+    environ = os.environ if base is None else base
+    scrubbed = {
+        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
+    }
+    return {**scrubbed, **QUIET_ENV, **(extra or {})}
+
+
+BOX_NAMES = frozenset(
+    # the shell, the user, the locale, the terminal, the clock, the temporary directory
+    "PATH HOME USER LOGNAME USERNAME SHELL LANG LANGUAGE TERM COLORTERM TZ TMPDIR TEMP TMP "
+    "XDG_CONFIG_HOME XDG_DATA_HOME XDG_CACHE_HOME XDG_STATE_HOME XDG_DATA_DIRS XDG_CONFIG_DIRS "
+    "SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS "
+    "GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL "  # git commit
+    "HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY http_proxy https_proxy all_proxy no_proxy "
+    # Python
+    "VIRTUAL_ENV CONDA_PREFIX CONDA_DEFAULT_ENV CONDA_EXE CONDA_PYTHON_EXE PYTHONPATH PYTHONHOME "
+    "PYTHONPYCACHEPREFIX PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONUTF8 PYENV_ROOT "
+    "PYENV_VERSION PIPX_HOME POETRY_HOME UV_CACHE_DIR UV_PYTHON_INSTALL_DIR "
+    # Rust, Go
+    "CARGO_HOME RUSTUP_HOME RUSTUP_TOOLCHAIN CARGO_TARGET_DIR GOPATH GOROOT GOCACHE GOMODCACHE "
+    "GOBIN GOFLAGS GOTOOLCHAIN GO111MODULE GOPROXY GOPRIVATE GONOPROXY GONOSUMDB GOSUMDB "
+    # the JVM, Android, .NET
+    "JAVA_HOME JDK_HOME GRADLE_HOME GRADLE_USER_HOME MAVEN_HOME M2_HOME SDKMAN_DIR KOTLIN_HOME "
+    "ANDROID_HOME ANDROID_SDK_ROOT DOTNET_ROOT DOTNET_CLI_HOME "
+    # JavaScript, Ruby, and the version managers
+    "NVM_DIR NVM_BIN NVM_INC NODE_PATH VOLTA_HOME PNPM_HOME BUN_INSTALL DENO_DIR COREPACK_HOME "
+    "GEM_HOME GEM_PATH RBENV_ROOT RBENV_VERSION ASDF_DIR ASDF_DATA_DIR MISE_DATA_DIR "
+    "NIX_PATH NIX_PROFILES ELAN_HOME OPAMROOT JULIA_DEPOT_PATH PERL5LIB "
+    # compilers and linkers
+    "CC CXX CFLAGS CXXFLAGS CPPFLAGS LDFLAGS RUSTFLAGS PKG_CONFIG_PATH LD_LIBRARY_PATH CPATH "
+    "LIBRARY_PATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH CMAKE_PREFIX_PATH".split()
+)
+"""What a command in the box sees of localhand's environment: what shells and toolchains need
+to run at all (with ``LC_*`` and ``LOCALHAND_*``); each still only when it holds no secret."""
+
+
+def box_environment(
+    extra: Mapping[str, str] | None = None,
+    *,
+    named: Iterable[str] = (),
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment for a command in the box: of ``base`` (default ``os.environ``) only
+    ``BOX_NAMES``, ``LC_*``, ``LOCALHAND_*`` and the variables ``named`` (the user's
+    ``[sandbox] env``: a name, or a pattern such as ``PREFIX_*``), then ``QUIET_ENV``, then
+    ``extra``, localhand's own, which passes as it is. A name given whole passes as it is,
+    since the user asked for it; the rest never when it looks like a secret or leads to a
+    service of the person's session."""
+    names = set(named)
+    patterns = [name for name in names if "*" in name or "?" in name]
+    kept = {}
+    for key, value in (os.environ if base is None else base).items():
+        if key in BOX_NAMES or key.startswith("LC_"):  # only their values can be secrets
+            secret = secret_value(value)
+        elif key.startswith("LOCALHAND_") or _matches(key, patterns):
+            secret = is_secret(key, value)
+        elif key not in names:
+            continue
+        if key in names or not (secret or host_service(key, value)):
+            kept[key] = value
+    return {**kept, **QUIET_ENV, **(extra or {})}
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)

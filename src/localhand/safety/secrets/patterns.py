@@ -40,6 +40,10 @@ _WEBHOOK_NEEDLES = (
     ".webhook.office.com/", "hooks.zapier.com/hooks/catch/", "/webhook/", "/webhooks/",
 )  # fmt: skip
 _HEADER_NEEDLES = ("authorization", "api-key", "auth-token", "bearer")
+_CONNECTION_KEYS = ("accountkey", "sharedaccesskey", "sharedaccesssignature", "password", "pwd")
+"""Keys of a connection string that hold its secret (``AccountKey=…;``): always for the first
+three, whose names say it; ``Password=`` and ``Pwd=`` inside a ``;``-separated string."""
+_ALWAYS_SECRET_KEYS = _CONNECTION_KEYS[:3]
 _SECRET_NAME_WORDS = frozenset(
     "password passwd pwd passphrase secret secrets token apikey credential credentials dsn "
     "cookie jwt privatekey accesskey auth".split()
@@ -106,6 +110,12 @@ _SOURCES: dict[str, tuple[str, int]] = {
         re.IGNORECASE,
     ),
     "name_parts": (r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])", 0),
+    # A key of a `;`-separated connection string (Azure, ADO.NET, ODBC) and its value.
+    "connection": (
+        rf"(?:{'|'.join(_CONNECTION_KEYS)})[ \t]*=[ \t]*"
+        r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]*)(?P=q)|(?P<bare>[^;\"'`<>\r\n]+))",
+        re.IGNORECASE,
+    ),
 }
 
 
@@ -149,6 +159,8 @@ def redact(text: str) -> str:
     apply(_token_starts(text, p), p.token, _token)
     if "eyJ" in text:
         apply(_find_all(text, ("eyJ",)), p.jwt, _keep_first)
+    if "=" in text and any(key in lowered for key in _CONNECTION_KEYS):
+        apply(_find_all(lowered, _CONNECTION_KEYS), p.connection, _connection)
     if any(needle in lowered for needle in _HEADER_NEEDLES):
         apply(_find_all(lowered, _HEADER_NEEDLES), p.header, _header)
     starts = [m.start() for m in p.assignment_start.finditer(lowered)]
@@ -269,6 +281,29 @@ def _token(m: re.Match[str]) -> str:
     if prefix in ("AKIA", "ASIA") and not body[:16].isupper():
         return m[0]
     return prefix + MARKER
+
+
+def _connection(m: re.Match[str]) -> str:
+    """``AccountKey=[REDACTED]``: the key a part of a connection string (after its start, a
+    space, a quote or ``;``) and its value, up to the next ``;`` or the line's end where a
+    ``;`` stands before or after it, else up to a space. ``Password=`` and ``Pwd=`` only in
+    such a ``;``-separated string."""
+    string, start = m.string, m.start()
+    if start and string[start - 1] not in " \t;\"'{(":
+        return m[0]  # a longer name (MyPassword=, OLDPWD=): the assignment rule's
+    quoted = m["quoted"]
+    value = quoted if quoted is not None else m["bare"].rstrip()
+    value_start = m.start("quoted") if quoted is not None else m.start("bare")
+    after = string[value_start + len(value) :].lstrip(" \t\"'")[:1]
+    in_string = after == ";" or string[:start].rstrip(" \t\"'")[-1:] == ";"
+    if quoted is None and not in_string:
+        value = value.split()[0]
+    key = string[start : string.index("=", start)].strip().lower()
+    if key not in _ALWAYS_SECRET_KEYS and not in_string:
+        return m[0]
+    if value == MARKER or _reference(value):
+        return m[0]
+    return string[start:value_start] + MARKER + string[value_start + len(value) : m.end()]
 
 
 def _header(m: re.Match[str]) -> str:
