@@ -215,6 +215,9 @@ class Result:
     first_prompt_tokens: int | None = None
     """The first request's prompt tokens as the server counted them: the fixed cost of every
     request (system prompt, tools, task). None when no server said (added key, left out)."""
+    adopted_check: str | None = None
+    """Given no check, the project's check the model ran, which graded the run
+    (``localhand.evidence.adopt``). None otherwise (added key, left out)."""
 
     @classmethod
     def failed(
@@ -245,6 +248,8 @@ class Result:
             del data["answer_json"]
         if data["first_prompt_tokens"] is None:  # added key: only when a server counted it
             del data["first_prompt_tokens"]
+        if data["adopted_check"] is None:  # added key: only a run graded by one has it
+            del data["adopted_check"]
         return data
 
     def to_json(self) -> str:

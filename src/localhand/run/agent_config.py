@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localhand.events import ModelStatus
+from localhand.evidence.adopt import ran_command
 from localhand.evidence.answer_check import AnswerCheck
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.prompt.context import ContextWindow, expected_tokens
@@ -133,7 +134,10 @@ class Conversation:
         return self.policy.schema() if self.policy is not None and fmt is None else None
 
     def observe(self, call: ToolCall, result: ToolResult) -> None:
-        """A call and its result, as the model will see them: the policy learns from them."""
+        """A call and its result, as the model will see them: the policy learns from them,
+        and the commands that ran are noted (a check among them may be adopted)."""
+        if (command := ran_command(call, result)) is not None:
+            self.state.commands.append(command)
         if self.policy is not None:
             self.policy.observe(call, result)
 
