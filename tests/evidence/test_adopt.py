@@ -41,10 +41,11 @@ PLACEHOLDER = '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit
             "python3 -m unittest discover -s tests",
         ),
         (
-            "python -m unittest discover -s tests/deep",
-            {"tests/deep/a.py": ""},
-            "python3 -m unittest",
+            "python -m unittest tests/deep/test_a.py",  # one test: all of its top-level folder
+            {"tests/deep/test_a.py": ""},
+            "python3 -m unittest discover -s tests",
         ),
+        ("python -m unittest -v", {}, "python3 -m unittest"),
         ("sh check.sh", {"check.sh": "exit 0\n"}, "sh check.sh"),
         ("bash ./check.sh --quick", {"check.sh": "exit 0\n"}, "sh check.sh"),
         ("python check_calc.py", {"check_calc.py": ""}, "python3 check_calc.py"),

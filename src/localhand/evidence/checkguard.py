@@ -54,11 +54,9 @@ class CheckGuard:
     def __init__(
         self, workspace: Path, checks: Sequence[Check] = (), task: str = "", adoptable: str = ""
     ) -> None:
-        """``adoptable``: a check the run may adopt at the end (``localhand.evidence.adopt``),
-        kept as a given check's is."""
         self.workspace = Path(workspace)
         self.commands = [check.command for check in checks if isinstance(check, CommandCheck)]
-        self.commands += [adoptable] if adoptable else []
+        self.commands += [adoptable] if adoptable else []  # kept alike (evidence/adopt.py)
         files = CheckFiles.of(self.commands)
         files.work = written_tests(task)  # tests the task asks for are its work
         self.files = files.inside(self.workspace)
@@ -124,8 +122,7 @@ class CheckGuard:
     # -- what changed ----------------------------------------------------------------------
 
     def modified(self) -> list[str] | None:
-        """Every file the run created, changed or deleted so far, by the change tracker;
-        None when it has no starting point to tell by."""
+        """The files the run created, changed or deleted so far (None: no tracker to tell)."""
         return self._tracker.files_modified() if self._ready() and self._tracker else None
 
     def changed_files(self) -> list[str]:

@@ -141,9 +141,8 @@ def _named_script(workspace: Path, task: str) -> ProjectCheck | None:
 
 
 def script_command(path: Path, name: str) -> str | None:
-    """How ``--verify auto`` runs the script at ``path`` (``name`` in the workspace):
-    ``python3``/``sh``/``node`` by its suffix, else directly when it is executable; None when
-    it is neither a known kind of script nor executable."""
+    """How ``--verify auto`` runs the script ``name`` at ``path``: by its suffix, else
+    directly if executable; None when it is neither a known kind of script nor executable."""
     runner = _RUNNERS.get(path.suffix.lower())
     quoted = shlex.quote(name)
     if runner is not None:
@@ -207,11 +206,8 @@ BY_TOOL: dict[str, Callable[[Path], ProjectCheck | None]] = {
     "cargo": lambda workspace: _marker(workspace, "Cargo.toml", "cargo test"),
     "go": lambda workspace: _marker(workspace, "go.mod", "go test ./..."),
 }
-"""The checks a tool runs, as ``--verify auto`` finds them (in this order, after a named
-script), by the tool: what a ``make test`` the model ran is adopted as."""
-
+"""By tool, the checks ``--verify auto`` finds in this order after a named script."""
 PYTEST = "python3 -m pytest -q"
-"""How ``--verify auto`` runs pytest."""
 
 
 def _pytest(workspace: Path) -> ProjectCheck | None:

@@ -134,8 +134,7 @@ class Conversation:
         return self.policy.schema() if self.policy is not None and fmt is None else None
 
     def observe(self, call: ToolCall, result: ToolResult) -> None:
-        """A call and its result, as the model will see them: the policy learns from them,
-        and the commands that ran are noted (a check among them may be adopted)."""
+        """A call and its result, as the model will see them: the policy learns from them."""
         if (command := ran_command(call, result)) is not None:
             self.state.commands.append(command)
         if self.policy is not None:

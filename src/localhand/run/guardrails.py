@@ -147,8 +147,7 @@ class RunState:
     rounds: list[tuple[str, ...]] = field(default_factory=list)
     last_change_iteration: int | None = None
     commands: list[str] = field(default_factory=list)
-    """The commands ``run_command`` ran, in order: a check among them may grade a run given
-    none (``localhand.evidence.adopt``)."""
+    """The commands ``run_command`` ran: a check among them may be adopted (evidence/adopt)."""
 
 
 def _canonical(call: ToolCall) -> str:

@@ -4,9 +4,8 @@ unchecked and unannounced, and ``finish`` makes it the Result, in this order:
 
 1. **The checks** run on the workspace as the run left it (their own files as they were before
    it: ``localhand.evidence.checkguard``) and are announced (``verification``); the loop makes
-   its Result of them (its grade, what changed, the git diff). A run given no check is graded
-   by the project's check the model ran, if it ran one (``adopted_check``:
-   ``localhand.evidence.adopt``).
+   its Result of them (its grade, what changed, the git diff); given none, the check the model
+   ran, if it ran the project's (``adopted_check``: ``localhand.evidence.adopt``).
 2. **The conversation is kept** in the store, while the run is still open there, so that it can
    be continued (``--continue``); a run the model never answered in leaves nothing to continue.
 3. **The answer as JSON** (``--output-schema``, ``localhand.session.structured``): one more
@@ -64,16 +63,15 @@ def finish(outcome: Outcome[R], ready: Prepared | None = None) -> R:
 def _adopt(life: Run) -> str | None:
     """Given no check, the project's check the model ran becomes the run's; why one it ran
     was not adopted is a warning."""
-    if life.checks or life.guard is None or not life.state.commands:
-        return None
-    if not life.workspace.is_dir():  # removed mid-run: nothing to check
-        return None
-    adoption = adopt(life.state.commands, life.workspace, life.description, life.guard)
-    if adoption.refused is not None:
-        life.warn(adoption.refused)
-    if adoption.command is not None:
-        life.checks = [CommandCheck(adoption.command)]
-    return adoption.command
+    ran, workspace = life.state.commands, life.workspace
+    if life.checks or life.guard is None or not ran or not workspace.is_dir():
+        return None  # (a workspace removed mid-run has nothing to check)
+    adopted, refused = adopt(ran, workspace, life.description, life.guard)
+    if refused is not None:
+        life.warn(refused)
+    if adopted is not None:
+        life.checks = [CommandCheck(adopted)]
+    return adopted
 
 
 def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -> None:
