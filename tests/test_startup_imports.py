@@ -31,7 +31,7 @@ RUN_PATH = {
     *package("localhand", "telemetry", "types"),  # telemetry: the switch; its spans stay off
     *package("localhand.cli", "args", "continuing", "jsonl", "run"),
     *package("localhand.config", "files", "options", "settings", "values", "workspace_keys"),
-    *package("localhand.evidence", "answer_check", "baseline", "changes", "checkfiles"),
+    *package("localhand.evidence", "adopt", "answer_check", "baseline", "changes", "checkfiles"),
     *package("localhand.evidence", "checkguard", "gitstate", "hidden", "project_checks"),
     *package("localhand.evidence", "snapshot", "verify"),
     *package("localhand.models", "_common", "_http", "_http_connect", "_json_calls", "_lines"),

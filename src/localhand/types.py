@@ -215,6 +215,9 @@ class Result:
     first_prompt_tokens: int | None = None
     """The first request's prompt tokens as the server counted them: the fixed cost of every
     request (system prompt, tools, task). None when no server said (added key, left out)."""
+    adopted_check: str | None = None
+    """Given no check, the project's check the model ran, which graded the run
+    (``localhand.evidence.adopt``). None otherwise (added key, left out)."""
 
     @classmethod
     def failed(
@@ -237,14 +240,9 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["verification"] = [asdict(check) for check in self.verification]
-        if data["profile"] is None:  # only runs of the tool loop have one (added key)
-            del data["profile"]
-        if data["sandbox"] is None:  # added key: only runs that set up a sandbox have one
-            del data["sandbox"]
-        if data["answer_json"] is None:  # added key: only runs with --output-schema have one
-            del data["answer_json"]
-        if data["first_prompt_tokens"] is None:  # added key: only when a server counted it
-            del data["first_prompt_tokens"]
+        for added in ("profile", "sandbox", "answer_json", "first_prompt_tokens", "adopted_check"):
+            if data[added] is None:  # added keys, left out where the run has none (profile:
+                del data[added]  # the tool loop's; sandbox: one set up; answer_json: a schema)
         return data
 
     def to_json(self) -> str:

@@ -154,7 +154,7 @@ def test_cli_exits_3_and_every_view_shows_unverified(tmp_path: Path) -> None:
     assert result["suggested_check"] == "python3 -m pytest -q"
     assert live.returncode == 3, live.stderr
     assert "■ unverified (final_answer)" in live.stderr
-    assert "? not verified: no check ran" in live.stderr
+    assert "? not verified: no check was given, run or adopted" in live.stderr
     assert "`python3 -m pytest -q` would check it" in live.stderr
     assert "Traceback" not in live.stderr
     assert [run["status"] for run in json.loads(listed_json.stdout)] == ["unverified"] * 2
@@ -406,5 +406,8 @@ def test_the_live_view_says_what_would_check_an_unverified_run(
     if expected is None:
         assert "not verified" not in shown
     else:
-        assert "? not verified: no check ran, so only the model says the work is done" in shown
+        assert (
+            "? not verified: no check was given, run or adopted, so only the model says it is done"
+            in shown
+        )
         assert expected in shown

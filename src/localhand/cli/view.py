@@ -339,7 +339,7 @@ class TerminalView:
 
 def unverified_line(suggested: str | None) -> str:
     """What an ``unverified`` Result means, and the command that would check the work."""
-    text = "not verified: no check ran, so only the model says the work is done"
+    text = "not verified: no check was given, run or adopted, so only the model says it is done"
     if suggested:
         return f"{text}; `{suggested}` would check it (--verify auto runs it)"
     return f'{text}; pass --verify "COMMAND" to check it'

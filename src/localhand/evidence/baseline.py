@@ -21,6 +21,7 @@ from pathlib import Path
 from localhand.events import collect_holds, release_holds
 from localhand.evidence import gitstate
 from localhand.evidence.checkguard import CheckGuard
+from localhand.evidence.project_checks import detect_check
 from localhand.evidence.snapshot import ChangeTracker
 from localhand.evidence.verify import Check
 
@@ -32,7 +33,8 @@ class Baseline:
         self, workspace: Path, task_id: str, checks: Sequence[Check] = (), task: str = ""
     ) -> None:
         self.workspace, self.task_id = workspace, task_id
-        self.guard = CheckGuard(workspace, checks, task)
+        found = None if checks else detect_check(workspace, task)  # one the run may adopt
+        self.guard = CheckGuard(workspace, checks, task, found.command if found else "")
         """The checks' own files as they were (ready once the tracker is)."""
         self._tracker: ChangeTracker | None = None
         self._git: gitstate.GitState | None = None

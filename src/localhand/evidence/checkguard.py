@@ -51,9 +51,12 @@ CAPTURE_TIMEOUT_S = 120
 class CheckGuard:
     """The check files of one run's ``checks`` in ``workspace``, as they were at its start."""
 
-    def __init__(self, workspace: Path, checks: Sequence[Check] = (), task: str = "") -> None:
+    def __init__(
+        self, workspace: Path, checks: Sequence[Check] = (), task: str = "", adoptable: str = ""
+    ) -> None:
         self.workspace = Path(workspace)
         self.commands = [check.command for check in checks if isinstance(check, CommandCheck)]
+        self.commands += [adoptable] if adoptable else []  # kept alike (evidence/adopt.py)
         files = CheckFiles.of(self.commands)
         files.work = written_tests(task)  # tests the task asks for are its work
         self.files = files.inside(self.workspace)
@@ -117,6 +120,10 @@ class CheckGuard:
         return self.files.holds if self.commands else None
 
     # -- what changed ----------------------------------------------------------------------
+
+    def modified(self) -> list[str] | None:
+        """The files the run created, changed or deleted so far (None: no tracker to tell)."""
+        return self._tracker.files_modified() if self._ready() and self._tracker else None
 
     def changed_files(self) -> list[str]:
         """The check files the run created, changed or deleted so far."""

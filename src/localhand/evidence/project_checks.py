@@ -62,17 +62,14 @@ def detect_check(workspace: Path, task: str = "") -> ProjectCheck | None:
     """The command that tests the project in ``workspace`` (see the module docstring), or
     ``None`` when its files do not say. Never raises for what is on disk: it runs as a run
     ends, where an odd file name (too long, unreadable) must not cost the run its Result."""
-    detectors: tuple[Callable[[], ProjectCheck | None], ...] = (
-        lambda: _named_script(workspace, task),
-        lambda: _makefile(workspace),
-        lambda: _npm(workspace),
-        lambda: _marker(workspace, "Cargo.toml", "cargo test"),
-        lambda: _marker(workspace, "go.mod", "go test ./..."),
-        lambda: _pytest(workspace),
+    detectors: tuple[Callable[[Path], ProjectCheck | None], ...] = (
+        lambda ws: _named_script(ws, task),
+        *BY_TOOL.values(),
+        _pytest,
     )
     for detector in detectors:
         try:
-            found = detector()
+            found = detector(workspace)
         except (OSError, ValueError):  # ENAMETOOLONG, EACCES, a NUL in a name
             continue
         if found is not None:
@@ -131,25 +128,31 @@ def _named_script(workspace: Path, task: str) -> ProjectCheck | None:
         name = match.group(1).rstrip(".")
         if not Path(name).name.lower().startswith("check"):
             continue  # a folder called check*/ with another name inside
-        path = _inside(workspace, name)
+        path = inside(workspace, name)
         try:
             if path is None or not path.is_file():
                 continue
         except OSError:  # a name too long for the file system: not a script
             continue
-        runner = _RUNNERS.get(path.suffix.lower())
-        quoted = shlex.quote(name)
-        if runner is not None:
-            command = f"{runner} {quoted}"
-        elif os.access(path, os.X_OK):
-            command = quoted if "/" in name else f"./{quoted}"
-        else:
-            continue  # neither a known kind of script nor executable: not something to run
-        return ProjectCheck(command, f"the task names {name}")
+        command = script_command(path, name)
+        if command is not None:
+            return ProjectCheck(command, f"the task names {name}")
     return None
 
 
-def _inside(workspace: Path, name: str) -> Path | None:
+def script_command(path: Path, name: str) -> str | None:
+    """How ``--verify auto`` runs the script ``name`` at ``path``: by its suffix, else
+    directly if executable; None when it is neither a known kind of script nor executable."""
+    runner = _RUNNERS.get(path.suffix.lower())
+    quoted = shlex.quote(name)
+    if runner is not None:
+        return f"{runner} {quoted}"
+    if os.access(path, os.X_OK):
+        return quoted if "/" in name else f"./{quoted}"
+    return None
+
+
+def inside(workspace: Path, name: str) -> Path | None:
     """``workspace / name`` when it stays inside the workspace (no ``..``, no symlink out)."""
     if name.startswith("/") or ".." in Path(name).parts:
         return None
@@ -197,8 +200,18 @@ _PYTEST_CONFIG = (
 )
 
 
+BY_TOOL: dict[str, Callable[[Path], ProjectCheck | None]] = {
+    "make": _makefile,
+    "npm": _npm,
+    "cargo": lambda workspace: _marker(workspace, "Cargo.toml", "cargo test"),
+    "go": lambda workspace: _marker(workspace, "go.mod", "go test ./..."),
+}
+"""By tool, the checks ``--verify auto`` finds in this order after a named script."""
+PYTEST = "python3 -m pytest -q"
+
+
 def _pytest(workspace: Path) -> ProjectCheck | None:
-    command = "python3 -m pytest -q"
+    command = PYTEST
     for name, section in _PYTEST_CONFIG:
         text = _read(workspace / name)
         if text is not None and section in text:

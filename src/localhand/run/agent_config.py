@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localhand.events import ModelStatus
+from localhand.evidence.adopt import ran_command
 from localhand.evidence.answer_check import AnswerCheck
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.prompt.context import ContextWindow, expected_tokens
@@ -134,6 +135,8 @@ class Conversation:
 
     def observe(self, call: ToolCall, result: ToolResult) -> None:
         """A call and its result, as the model will see them: the policy learns from them."""
+        if (command := ran_command(call, result)) is not None:
+            self.state.commands.append(command)
         if self.policy is not None:
             self.policy.observe(call, result)
 

@@ -146,6 +146,8 @@ class RunState:
     """Nudges in the whole run that the limit counts (not the objections to an answer)."""
     rounds: list[tuple[str, ...]] = field(default_factory=list)
     last_change_iteration: int | None = None
+    commands: list[str] = field(default_factory=list)
+    """The commands ``run_command`` ran: a check among them may be adopted (evidence/adopt)."""
 
 
 def _canonical(call: ToolCall) -> str:

@@ -4,7 +4,8 @@ unchecked and unannounced, and ``finish`` makes it the Result, in this order:
 
 1. **The checks** run on the workspace as the run left it (their own files as they were before
    it: ``localhand.evidence.checkguard``) and are announced (``verification``); the loop makes
-   its Result of them (its grade, what changed, the git diff).
+   its Result of them (its grade, what changed, the git diff); given none, the check the model
+   ran, if it ran the project's (``adopted_check``: ``localhand.evidence.adopt``).
 2. **The conversation is kept** in the store, while the run is still open there, so that it can
    be continued (``--continue``); a run the model never answered in leaves nothing to continue.
 3. **The answer as JSON** (``--output-schema``, ``localhand.session.structured``): one more
@@ -28,9 +29,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from localhand.events import TaskFinished
+from localhand.evidence.adopt import adopt
 from localhand.evidence.project_checks import detect_check
+from localhand.evidence.verify import CommandCheck
 from localhand.paths import data_dir
-from localhand.run.lifecycle import Outcome, R
+from localhand.run.lifecycle import Outcome, R, Run
 from localhand.safety.box.sandbox import current_sandbox
 from localhand.session.runner import hooks_for
 from localhand.types import Result
@@ -45,14 +48,30 @@ def finish(outcome: Outcome[R], ready: Prepared | None = None) -> R:
     """The announced Result of ``outcome``, finished in the module docstring's order; with
     ``ready``, the door's parts of it too."""
     life = outcome.life
-    result = outcome.settle(life.verify())
+    adopted = _adopt(life)
+    result = outcome.settle(life.verify() if life.checks else [])
     if isinstance(result, Result):  # a plan's result has no conversation, nothing left to do
+        result.adopted_check = adopted
         _finish_run(result, outcome, ready)
     hooks = hooks_for(ready) if ready is not None else None  # None without [hooks]
     if hooks is not None:
         hooks.at_stop(result)
     life.emit(TaskFinished(task_id=life.task_id, result=result.to_dict()))
     return result
+
+
+def _adopt(life: Run) -> str | None:
+    """Given no check, the project's check the model ran becomes the run's; why one it ran
+    was not adopted is a warning."""
+    ran, workspace = life.state.commands, life.workspace
+    if life.checks or life.guard is None or not ran or not workspace.is_dir():
+        return None  # (a workspace removed mid-run has nothing to check)
+    adopted, refused = adopt(ran, workspace, life.description, life.guard)
+    if refused is not None:
+        life.warn(refused)
+    if adopted is not None:
+        life.checks = [CommandCheck(adopted)]
+    return adopted
 
 
 def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -> None:
