@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 INSTRUCTIONS = (
     "localhand runs a task with a local model (Ollama, llama.cpp, ...) that reads, edits and "
     "runs code in a workspace, and reports a Result: status pass/partial_pass/fail/error, or "
-    "unverified (the model said done but no check ran: not a pass; suggested_check names the "
+    "unverified (the model said done but no check was given, run or adopted: not a pass; "
+    "suggested_check names the "
     "command that would check it), the files it changed and the checks that passed. Give "
     "small, well-defined tasks with a verify command that proves them done ('auto': the "
     "command the project is tested with)."

@@ -91,7 +91,7 @@ function showRuns() {
 }
 let refreshRuns = () => {};
 
-// Each status counted apart: "unverified" (no check ran) is never folded into "pass".
+// Each status counted apart: "unverified" (no check given, run or adopted) is never folded into "pass".
 const STATUS_ORDER = ["waiting for you", "pass", "unverified", "partial_pass", "fail", "error", "interrupted", "running"];
 
 function statusCounts(runs) {
@@ -475,7 +475,7 @@ function note(kind, e, when, tag, ...content) {
 
 function titled(node, title) { node.title = title || ""; return node; }
 function unverifiedText(suggested) {
-  const text = "no check ran, so only the model says the work is done";
+  const text = "no check was given, run or adopted, so only the model says the work is done";
   return suggested ? `${text}; \`${suggested}\` would check it (verify "auto" runs it)` : `${text}; give a verify command to check it`;
 }
 
