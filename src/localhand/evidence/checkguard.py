@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from localhand.evidence.checkfiles import CheckFiles, check_part, written_tests
+from localhand.evidence.checkfiles import CheckFiles, check_part
 from localhand.evidence.hidden import (
     Entry,
     HiddenState,
@@ -39,7 +39,9 @@ from localhand.evidence.hidden import (
     read_entry,
     runs_in_checks,
 )
+from localhand.evidence.shadowing import created_shadows
 from localhand.evidence.snapshot import ChangeTracker, Snapshot
+from localhand.evidence.taskwords import written_tests
 from localhand.evidence.verify import TAIL_CHARS, Check, CommandCheck, run_checks
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
 from localhand.tools.shell import run_shell
@@ -81,11 +83,13 @@ class CheckGuard:
     def _keep(self, tracker: ChangeTracker) -> None:
         """The check files of the baseline: their contents from what the tracker read to hash
         them (``keeps``); links, files too large and those past its limit one by one."""
+        self.files.trace_ways(tracker.baseline.files)
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
-            if data is None:  # a link (kept with what it leads to), or past the limit
+            if data is None:  # a link (kept with what it leads to), one known only now, or
+                # past the limit
                 link = not tracker.baseline.files[relpath].regular
-                entry = _read(self.workspace / relpath, whole=link)
+                entry = _read(self.workspace / relpath, whole=link or _late(relpath))
             else:  # the mode only matters to a script run as ./check.sh
                 named = relpath in self.files.named
                 entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
@@ -96,6 +100,12 @@ class CheckGuard:
     def _keep_run_by(self, baseline: Snapshot) -> None:
         """What ``npm test``'s script or ``make test``'s recipe runs is the check's too."""
         kept = {p: e.data for p, e in self._originals.items() if e.data is not None}
+        while self.files.include(kept):  # what the Makefiles include, and it includes
+            for relpath in baseline.files:
+                new = relpath not in self._originals and self.files.included(relpath)
+                if new and (entry := _read(self.workspace / relpath)) is not None:
+                    self._originals[relpath] = entry
+                    kept[relpath] = entry.data or b""
         commands = self.files.run_by(kept)
         if not commands:
             return
@@ -122,11 +132,11 @@ class CheckGuard:
         """The check files the run created, changed or deleted so far."""
         return sorted(self._changes()[0])
 
-    def _changes(self) -> tuple[dict[str, Entry | None], list[str]]:
+    def _changes(self) -> tuple[dict[str, Entry | None], list[str], str | None]:
         """Changed check files → their entry from before the run (None: the run created it),
-        and the workspace's ``__pycache__`` folders."""
+        the workspace's compiled Python, and why the checks cannot be vouched for at all."""
         if not self.commands or not self._ready() or self._tracker is None:
-            return {}, []
+            return {}, [], None
         baseline = self._tracker.baseline
         current = Snapshot.take(self.workspace, self._tracker.own)
         originals = self._originals
@@ -134,7 +144,7 @@ class CheckGuard:
         maybe = current.changed_since(baseline)
         candidates = {p for p in maybe if p in originals or self.files.holds(p)}
         created = current.files.keys() - baseline.files.keys()
-        candidates |= {p for p in created if self.files.shadows(p)}
+        candidates |= created_shadows(self.workspace, created, baseline, self.files.import_homes())
         changes: dict[str, Entry | None] = {}
         for relpath in candidates:
             before = originals.get(relpath)
@@ -145,7 +155,7 @@ class CheckGuard:
             now = HiddenState.take(self.workspace)
             for relpath in filter(runs_in_checks, now.changed_since(self._hidden)):
                 changes[relpath] = self._hidden.entries.get(relpath)
-        return changes, current.bytecode
+        return changes, current.bytecode, current.unvouched(baseline, changes)
 
     def sensitive_changes(self, files_modified: Sequence[str]) -> list[str]:
         """Changes under ignored folders that run code later (``localhand.evidence.hidden``), and
@@ -171,16 +181,13 @@ class CheckGuard:
         """Run ``checks``; those that run commands against the check files from before the
         run when it changed them. Returns the results and the changed check files."""
         try:
-            changes, bytecode = self._changes()
+            changes, bytecode, refusal = self._changes()
         except Exception as error:  # a check that cannot be vouched for fails
-            why = f"Not counted: its own files could not be compared with the run's start ({error})"
-            results = [
-                CheckResult(name=check.command, passed=False, output_tail=why)
-                if isinstance(check, CommandCheck)
-                else run_checks([check], self.workspace)[0]
-                for check in checks
-            ]
-            return results, []
+            why = f"its own files could not be compared with the run's start ({error})"
+            return self._refused(checks, why), []
+        if refusal is not None:
+            self.last_changed = sorted(changes)
+            return self._refused(checks, refusal), sorted(changes)
         if not _boxed():
             bytecode = []  # without the sandbox nothing can be hidden
         self.last_changed = sorted(changes)
@@ -191,6 +198,15 @@ class CheckGuard:
             for check in checks
         ]
         return run_checks(guarded, self.workspace), sorted(changes)
+
+    def _refused(self, checks: Sequence[Check], why: str) -> list[CheckResult]:
+        """Command checks not counted, for ``why``; the others run."""
+        return [
+            CheckResult(name=check.command, passed=False, output_tail=f"Not counted: {why}.")
+            if isinstance(check, CommandCheck)
+            else run_checks([check], self.workspace)[0]
+            for check in checks
+        ]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -221,7 +237,8 @@ class _Guarded:
         with tempfile.TemporaryDirectory(prefix="localhand-check-") as kept:
             overlays = _overlays(workspace, self.changes, Path(kept))
             empty = str(Path(kept) / "empty.d")
-            overlays += [(empty, str(workspace / folder)) for folder in self.bytecode]
+            for compiled in map(str, map(workspace.joinpath, self.bytecode)):
+                overlays.append((empty if os.path.isdir(compiled) else os.devnull, compiled))
             made = _missing(workspace, [target for _, target in overlays])
             box = _Overlaid.of(current_sandbox(), tuple(overlays))
             try:
@@ -241,12 +258,10 @@ class _Guarded:
         if not _boxed():
             return "without the sandbox they cannot be laid back for the check"
         for relpath, before in self.changes.items():
-            if before is None and (  # where an empty file would not be as good as none
-                relpath in self.guard.files.named
-                or os.path.basename(relpath) == "pytest.ini"
-                or self.guard.files.shadows(relpath)
-            ):
+            if before is None and relpath in self.guard.files.named:  # none runs no check
                 return f"{relpath} did not exist before the run"
+            if before is not None and before.kind == "other":
+                return f"{relpath} was a special file (a FIFO, a socket, a device), not laid back"
             if before is not None and before.kind == "file" and before.data is None:
                 return f"{relpath} was too large to keep"
             gone = before is not None and before.data is None and not os.path.exists(before.target)
@@ -305,6 +320,12 @@ def _mode(path: Path) -> int:
         return 0o644
 
 
+def _late(relpath: str) -> bool:
+    """Whether ``relpath`` may be a check file the tracker was not asked to keep: an
+    ``__init__.py`` on the way to a test, known once the workspace's files are."""
+    return os.path.basename(relpath) == "__init__.py"
+
+
 def _changed(relpath: str, before: Entry | None, after: Entry | None) -> bool:
     if before is None or after is None:
         return before is not after
@@ -319,15 +340,16 @@ def _overlays(
     workspace: Path, changes: dict[str, Entry | None], kept: Path
 ) -> list[tuple[str, str]]:
     """``(source, target)`` binds that show each changed check file as it was."""
-    empty_file, empty_dir = kept / "empty", kept / "empty.d"
-    empty_file.touch(mode=0o444)
+    empty_dir = kept / "empty.d"
     empty_dir.mkdir()
     overlays = []
     for number, (relpath, before) in enumerate(sorted(changes.items())):
         target = str(workspace / relpath)
         if before is None:
             created_dir = os.path.isdir(target) and not os.path.islink(target)
-            overlays.append((str(empty_dir if created_dir else empty_file), target))
+            # /dev/null is no regular file: pytest takes no configuration from it, Python
+            # imports no module from it (as if it were not there), anything else reads nothing
+            overlays.append((str(empty_dir) if created_dir else os.devnull, target))
         elif before.kind == "link" and before.data is None:
             overlays.append((before.target, target))
         elif before.kind == "dir":
