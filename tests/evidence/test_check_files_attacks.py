@@ -34,6 +34,7 @@ FIX = call("write_file", path="calc.py", content=RIGHT)
 def project(root: Path) -> Path:
     """The calc project: its code wrong; a pytest test, a check script that uses json, and a
     Makefile that includes an optional local.mk."""
+    root.mkdir(exist_ok=True)
     (root / "calc.py").write_text(WRONG)
     (root / "tests").mkdir()
     (root / "tests" / "test_calc.py").write_text(
@@ -140,7 +141,11 @@ def test_the_honest_fix_passes(tmp_path: Path, verify: str, sandbox: str) -> Non
 
 @needs_bwrap
 def test_what_a_link_hides_and_a_cut_walk_are_named(tmp_path: Path) -> None:
-    moved = run(project(tmp_path / "moved"), ATTACKS[sorted(ATTACKS)[-1]][1], PYTEST)
+    moved = run(
+        project(tmp_path / "moved"),
+        ATTACKS["tests moved behind a link, a package __init__ beside them"][1],
+        PYTEST,
+    )
     tail = moved.verification[0].output_tail
     assert "tests/test_calc.py lies behind tests, a link the run created or replaced" in tail
     many = run(
@@ -185,3 +190,15 @@ def test_a_test_named_as_what_must_pass_stays_the_checks(tmp_path: Path, task: s
     assert result.status != "pass" and result.check_files_changed == ["tests/test_calc.py"]
     honest = run(project(tmp_path / "honest"), [FIX, added], PYTEST, task)
     assert (honest.status, honest.check_files_changed) == ("pass", [])
+
+
+@needs_bwrap
+def test_deleted_tests_leave_no_bytecode_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folders bubblewrap made to lay deleted tests back are removed after the check, with
+    the ``__pycache__`` pytest wrote into them where bytecode may be written."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    result = run(project(tmp_path), [command("rm -r tests")], PYTEST)
+    assert result.status == "fail" and "1 failed" in result.verification[0].output_tail
+    assert not (tmp_path / "tests").exists()

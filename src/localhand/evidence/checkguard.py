@@ -10,11 +10,12 @@ through a file tool and one through a command count alike.
 
 When the run changed some, each command check runs in the sandbox with the files from before
 the run laid read-only over the workspace's (bubblewrap binds; a check file the run created
-is hidden under an empty one) and the check's output says so. Where that cannot be done (no
-sandbox; a check script, ``pytest.ini`` or module named like a test tool that did not exist
-before, for which an empty file would not stand in for none; a file too large to keep) the
-check is not counted as passed, and says which check files changed. Either way
-``changed_files`` names them for the Result and a warning.
+is hidden under ``/dev/null``, no regular file, so pytest and Python's import pass it by) and
+the check's output says so. Where that cannot be done (no sandbox; a check script that did
+not exist before; a file too large to keep, or a special one) the check is not counted as
+passed, and says which check files changed. Either way ``changed_files`` names them for the
+Result and a warning. Nor is it counted, sandbox or not, where the comparison itself cannot
+be trusted (``Snapshot.unvouched``: a walk cut short, a check file behind a new link).
 
 What this cannot catch: code under test that fakes its own success (a function that returns
 what the test expects only under test), or a check that reads files no rule here names.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -378,6 +380,8 @@ def _remove_mount_points(paths: Sequence[str]) -> None:
     for path in sorted(set(paths), key=len, reverse=True):  # files and deepest folders first
         try:
             if os.path.isdir(path) and not os.path.islink(path):
+                # what Python compiled there while the check ran (unless told not to)
+                shutil.rmtree(os.path.join(path, "__pycache__"), ignore_errors=True)
                 os.rmdir(path)
             elif os.path.isfile(path) and os.path.getsize(path) == 0:
                 os.unlink(path)
