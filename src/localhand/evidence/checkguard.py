@@ -41,7 +41,6 @@ from localhand.evidence.hidden import (
     read_entry,
     runs_in_checks,
 )
-from localhand.evidence.shadowing import created_shadows
 from localhand.evidence.snapshot import ChangeTracker, Snapshot
 from localhand.evidence.taskwords import written_tests
 from localhand.evidence.verify import TAIL_CHARS, Check, CommandCheck, run_checks
@@ -145,6 +144,9 @@ class CheckGuard:
         # Only files whose stat changed (or was too recent to vouch for them) are read.
         maybe = current.changed_since(baseline)
         candidates = {p for p in maybe if p in originals or self.files.holds(p)}
+        # deferred: asked only when checks run, never on the way to the first request
+        from localhand.evidence.shadowing import created_shadows
+
         created = current.files.keys() - baseline.files.keys()
         candidates |= created_shadows(self.workspace, created, baseline, self.files.import_homes())
         changes: dict[str, Entry | None] = {}
