@@ -202,3 +202,12 @@ def test_deleted_tests_leave_no_bytecode_behind(
     result = run(project(tmp_path), [command("rm -r tests")], PYTEST)
     assert result.status == "fail" and "1 failed" in result.verification[0].output_tail
     assert not (tmp_path / "tests").exists()
+
+
+@needs_bwrap
+def test_a_check_file_that_cannot_be_laid_back_is_named(tmp_path: Path) -> None:
+    steps = [command("rm tests/test_calc.py && mkdir tests/test_calc.py")]
+    result = run(project(tmp_path), steps, PYTEST)
+    tail = result.verification[0].output_tail
+    assert result.status == "fail" and tail.startswith("Not counted")
+    assert "tests/test_calc.py was a file and is a folder now" in tail

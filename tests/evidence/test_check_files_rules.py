@@ -170,3 +170,15 @@ def test_created_modules_shadow_from_the_root_and_the_check_scripts_folders(
     homes = CheckFiles.of(["python3 checks/check.py"]).import_homes()
     found = created_shadows(workspace, created, baseline, homes)
     assert found == {"json.py", "checks/json.py", "extra_mod/__init__.py"}
+
+
+def test_a_check_path_that_became_a_link_to_a_folder_is_unvouched(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    before = Snapshot.take(tmp_path)
+    (tmp_path / "tests" / "helpers").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "tests" / "data.txt").symlink_to(tmp_path / "elsewhere" / "data.txt")
+    after = Snapshot.take(tmp_path)
+    assert after.unvouched(before, ["tests/data.txt"]) is None  # a file link is laid back
+    why = after.unvouched(before, ["tests/data.txt", "tests/helpers"])
+    assert why == "tests/helpers is a link the run created or replaced"

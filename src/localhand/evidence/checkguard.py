@@ -87,8 +87,7 @@ class CheckGuard:
         self.files.trace_ways(tracker.baseline.files)
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
-            if data is None:  # a link (kept with what it leads to), one known only now, or
-                # past the limit
+            if data is None:  # a link (kept with what it leads to), one known late, past the limit
                 link = not tracker.baseline.files[relpath].regular
                 entry = _read(self.workspace / relpath, whole=link or _late(relpath))
             else:  # the mode only matters to a script run as ./check.sh
@@ -264,6 +263,9 @@ class _Guarded:
         for relpath, before in self.changes.items():
             if before is None and relpath in self.guard.files.named:  # none runs no check
                 return f"{relpath} did not exist before the run"
+            folder = os.path.isdir(self.guard.workspace / relpath)
+            if before is not None and before.kind == "file" and folder:
+                return f"{relpath} was a file and is a folder now, which cannot be laid back"
             if before is not None and before.kind == "other":
                 return f"{relpath} was a special file (a FIFO, a socket, a device), not laid back"
             if before is not None and before.kind == "file" and before.data is None:

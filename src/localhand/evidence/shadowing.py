@@ -42,10 +42,12 @@ def created_shadows(
     """The files of ``created`` that make a module a check's Python imports in place of one
     of its standard library or installed packages, from an import folder among ``homes``."""
     found: dict[str, set[str]] = {}
+    homes = tuple(homes)
+    had = {top for relpath in baseline.files for top, _ in module_names(relpath, homes)}
     for relpath in created:
         for top, module in module_names(relpath, homes):
             python = top != relpath or top.endswith((".py", ".so", ".pyd"))
-            if python and module.isidentifier() and not baseline.had(top):
+            if python and module.isidentifier() and top not in had:
                 found.setdefault(module, set()).add(relpath)
     names = shadowed(workspace, found) if found else set()
     return {relpath for name in names for relpath in found[name]}

@@ -171,11 +171,6 @@ class Snapshot:
                     keep[relpath] = data
         return self._digests[relpath]
 
-    def had(self, relpath: str) -> bool:
-        """Whether this snapshot lists ``relpath``, or files in a folder of that path."""
-        prefix = relpath + os.sep
-        return relpath in self.files or any(path.startswith(prefix) for path in self.files)
-
     def unvouched(self, before: Snapshot, changed: Iterable[str]) -> str | None:
         """Why a comparison of ``changed`` files (this snapshot taken after ``before``) cannot
         be trusted: a walk cut short, or a path that passes through a link that is not the one
@@ -186,12 +181,14 @@ class Snapshot:
                 "further: check files past them could not be compared with the run's start"
             )
         for relpath in sorted(changed):
-            folder = os.path.dirname(relpath)
-            while folder:
-                now = self.files.get(folder)
-                if now is not None and not now.regular and before.files.get(folder) != now:
-                    return f"{relpath} lies behind {folder}, a link the run created or replaced"
-                folder = os.path.dirname(folder)
+            path = relpath  # itself, when it is a link to a folder, then its folders
+            while path:
+                now = self.files.get(path)
+                linked = path != relpath or os.path.isdir(os.path.join(self.root, path))
+                if now is not None and not now.regular and before.files.get(path) != now and linked:
+                    where = f"lies behind {path}," if path != relpath else "is"
+                    return f"{relpath} {where} a link the run created or replaced"
+                path = os.path.dirname(path)
         return None
 
     def changed_since(self, before: Snapshot) -> set[str]:
@@ -264,7 +261,7 @@ class ChangeTracker:
         The next ``new_changes`` walks again from the last walk's state; files counted here
         are compared by content, so they are not counted twice.
         """
-        if len(self._last.files) >= MAX_FILES:
+        if self._last.truncated:
             return self.new_changes(paths)  # the walk stops short: only it knows what it missed
         relpaths = {rel for rel in map(self._relative, paths) if rel is not None}
         self._reported |= relpaths
