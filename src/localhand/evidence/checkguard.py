@@ -87,9 +87,9 @@ class CheckGuard:
         self.files.trace_ways(tracker.baseline.files)
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
-            if data is None:  # a link (kept with what it leads to), one known late, past the limit
+            if data is None:  # a link (kept with what it leads to), or past the limit
                 link = not tracker.baseline.files[relpath].regular
-                entry = _read(self.workspace / relpath, whole=link or _late(relpath))
+                entry = _read(self.workspace / relpath, whole=link)
             else:  # the mode only matters to a script run as ./check.sh
                 named = relpath in self.files.named
                 entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
@@ -123,8 +123,13 @@ class CheckGuard:
 
     @property
     def keeps(self) -> Callable[[str], bool] | None:
-        """Which files' contents the change tracker keeps for this guard (None: none)."""
-        return self.files.holds if self.commands else None
+        """Which files' contents the change tracker keeps for this guard (None: none): the
+        check files, and every ``__init__.py``, which may be one (``CheckFiles.ways`` is known
+        once the tracker's walk is)."""
+        return self._keeps if self.commands else None
+
+    def _keeps(self, relpath: str) -> bool:
+        return relpath.endswith("__init__.py") or self.files.holds(relpath)
 
     # -- what changed ----------------------------------------------------------------------
 
@@ -324,12 +329,6 @@ def _mode(path: Path) -> int:
         return os.lstat(path).st_mode
     except OSError:
         return 0o644
-
-
-def _late(relpath: str) -> bool:
-    """Whether ``relpath`` may be a check file the tracker was not asked to keep: an
-    ``__init__.py`` on the way to a test, known once the workspace's files are."""
-    return os.path.basename(relpath) == "__init__.py"
 
 
 def _changed(relpath: str, before: Entry | None, after: Entry | None) -> bool:
