@@ -166,7 +166,8 @@ def test_created_modules_shadow_from_the_root_and_the_check_scripts_folders(
     (workspace / "installed_pkg" / "old.py").write_text("")
     baseline = Snapshot.of(workspace, ["checks/check.py", "installed_pkg/old.py"])
     created = ["json.py", "checks/json.py", "lib/json.py", "extra_mod/__init__.py",
-               "installed_pkg/new.py", "notes.txt", "calc_helpers.py"]  # fmt: skip
+               "installed_pkg/new.py", "notes.txt", "calc_helpers.py", "types/index.d.ts",
+               "html/page.html", "email/util.py"]  # fmt: skip
     homes = CheckFiles.of(["python3 checks/check.py"]).import_homes()
     found = created_shadows(workspace, created, baseline, homes)
     assert found == {"json.py", "checks/json.py", "extra_mod/__init__.py"}

@@ -46,7 +46,9 @@ def created_shadows(
     had = {top for relpath in baseline.files for top, _ in module_names(relpath, homes)}
     for relpath in created:
         for top, module in module_names(relpath, homes):
-            python = top != relpath or top.endswith((".py", ".so", ".pyd"))
+            # a folder with no __init__ is a namespace portion, which any module outranks
+            package = relpath.startswith(top + os.sep + "__init__.")
+            python = package or (top == relpath and top.endswith((".py", ".so", ".pyd")))
             if python and module.isidentifier() and top not in had:
                 found.setdefault(module, set()).add(relpath)
     names = shadowed(workspace, found) if found else set()
@@ -80,7 +82,8 @@ def shadowed(workspace: Path, names: Iterable[str]) -> set[str]:
     if key not in _KNOWN and python:
         command = shlex.join([python, "-E", "-c", PROBE, str(workspace)])
         done = run_shell(command, workspace, timeout_s=60, head_bytes=1 << 22, split_stderr=True)
-        _KNOWN[key] = frozenset(done.output.split()) if done.exit_code == 0 else frozenset()
+        if done.exit_code == 0:  # one that failed (cancelled, not in the box) is asked again
+            _KNOWN[key] = frozenset(done.output.split())
     return ours | (names & _KNOWN.get(key, frozenset()))
 
 
