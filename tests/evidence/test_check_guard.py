@@ -203,11 +203,12 @@ def test_a_check_script_the_run_created_is_not_evidence(root: Path) -> None:
 
 
 @needs_bwrap
-def test_a_pytest_ini_the_run_created_is_not_counted(root: Path) -> None:
-    steps = [call("write_file", path="pytest.ini", content="[pytest]\naddopts = -k nothing\n")]
+@pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"])
+def test_a_pytest_config_the_run_created_is_as_if_it_were_not_there(root: Path, name: str) -> None:
+    steps = [call("write_file", path=name, content='[pytest]\naddopts = ["-k", "nothing"]\n')]
     result, _ = run(root, steps, PYTEST)
-    assert (result.status, result.check_files_changed) == ("fail", ["pytest.ini"])
-    assert "Not counted" in result.verification[0].output_tail
+    assert (result.status, result.check_files_changed) == ("fail", [name])
+    assert "1 failed" in result.verification[0].output_tail  # the test ran, on pyproject's options
 
 
 @needs_bwrap

@@ -64,12 +64,13 @@ def test_changes_in_named_files_match_what_a_walk_finds(tmp_path: Path) -> None:
     (tmp_path / "to-sub").symlink_to("sub", target_is_directory=True)
     (tmp_path / "to-a").symlink_to("a.py")
     named = [tmp_path / "a.py", "b.py", tmp_path / "gone.py", "sub/new.txt", "sub", "to-sub"]
-    assert tracker.changes_in(named) == {"a.py", "gone.py", os.path.join("sub", "new.txt")}
+    new = os.path.join("sub", "new.txt")
+    assert tracker.changes_in(named) == {"a.py", "gone.py", new, "to-sub"}  # a link is an entry
     assert tracker.changes_in(named) == set()
     assert tracker.new_changes() == {"to-a"}, "what changes_in saw is not counted again"
     (tmp_path / "a.py").write_text("a = 1\n")
     assert tracker.new_changes() == {"a.py"}
-    assert tracker.files_modified() == ["gone.py", os.path.join("sub", "new.txt"), "to-a"]
+    assert tracker.files_modified() == ["gone.py", new, "to-a", "to-sub"]
 
 
 def test_changes_in_leaves_out_what_a_walk_does_not_see(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ whose test settings sit beside other settings (``pyproject.toml``, ``setup.cfg``
 from __future__ import annotations
 
 import configparser
+import dataclasses
+import fnmatch
 import json
 import os
 import re
@@ -33,10 +35,14 @@ _TEST_NAME = re.compile(
     \.[cm]?[jt]sx?|.*\.(?:test|spec)\..+|test[^/]*\.sh|.*Tests?\.(?:java|kt|cs|php|swift))$""",
     re.VERBOSE,
 )
+PYTEST_CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
+                  "tox.ini", "setup.cfg")  # fmt: skip
+"""pytest's discovery order (``_pytest.config.findpaths``): the first of these in its rootdir
+or up the tree is its configuration. Each is a check file at any depth (where pytest could
+find it), a sectioned one (``SECTIONED``) by its test part."""
 TEST_CONFIGS = frozenset(
-    {"pytest.ini", ".pytest.ini", "tox.ini", "noxfile.py", ".rspec", "phpunit.xml",
-     "phpunit.xml.dist"}
-)  # fmt: skip
+    {*PYTEST_CONFIGS, "noxfile.py", ".rspec", "phpunit.xml", "phpunit.xml.dist"}
+) - {"pyproject.toml", "setup.cfg"}
 """Files that are test configuration through and through."""
 _CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "vitest.workspace.", ".mocharc",
                     "karma.conf.", "playwright.config.", "cypress.config.",
@@ -51,10 +57,6 @@ _FIXED_NAMES = TEST_CONFIGS | SECTIONED | STARTUP_HOOKS | TOOL_CONFIGS
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 """Package metadata on ``sys.path`` (the working directory is, for ``python -m pytest``):
 its ``entry_points.txt`` loads pytest plugins."""
-SHADOWING = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "nose", "nose2",
-                       "hypothesis", "coverage", "xdist"})  # fmt: skip
-"""Modules of test tools: one the run creates in the workspace is imported in their place
-(``python -m pytest`` puts the working directory first on ``sys.path``)."""
 MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 _INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "dash", "zsh", "ksh", "node",
                            "nodejs", "deno", "bun", "ruby", "perl", "php", "Rscript", "tsx",
@@ -82,6 +84,12 @@ class CheckFiles:
     """The targets ``make`` is asked for (``""``: the default one)."""
     package_scripts: set[str] = field(default_factory=set)
     """The ``package.json`` scripts a command runs (``npm test``: test, pretest, posttest)."""
+    make_includes: set[str] = field(default_factory=set)
+    """What the Makefiles include (``include``, ``-include``, ``sinclude``, ``MAKEFILES``):
+    paths, or patterns where a variable or wildcard stands (``*.d``)."""
+    ways: frozenset[str] = frozenset({""})
+    """The folders on the way to a test (``trace_ways``): their ``__init__.py`` is imported
+    before it (pytest imports a test module's packages)."""
     work: frozenset[str] = frozenset()
     """Test files the task itself asks to be written or extended (``written_tests``): the
     run's work, not the check's, unless a verify command runs them by name."""
@@ -101,6 +109,7 @@ class CheckFiles:
 
     def _add(self, cmd: Command) -> None:
         words = [w.text for w in cmd.words if not w.leading_dynamic]
+        given = [f"{n}={v.text}" for n, v in cmd.assignments] + words
         words = _unwrapped(words)
         if not words:
             return
@@ -113,6 +122,9 @@ class CheckFiles:
             self.makefile = True
             targets = [a for a in args if not a.startswith("-") and "=" not in a]
             self.make_targets.update(targets or [""])
+            listed = [w[10:] for w in given if w.startswith("MAKEFILES=")]
+            for value in [*listed, os.environ.get("MAKEFILES", "")]:
+                self.make_includes.update(map(_relative, value.split()))
         if name in _PACKAGE_TOOLS:
             script = _package_script(name, args)
             if script:
@@ -152,6 +164,7 @@ class CheckFiles:
         self.makefile |= other.makefile
         self.make_targets |= other.make_targets
         self.package_scripts |= other.package_scripts
+        self.make_includes |= other.make_includes
         self._folders = None
 
     def run_by(self, kept: dict[str, bytes]) -> list[str]:
@@ -165,9 +178,36 @@ class CheckFiles:
                 scripts = {}
             if isinstance(scripts, dict):
                 commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
-        for name in sorted(MAKEFILES & kept.keys()) if self.make_targets else ():
-            commands += _recipes(kept[name].decode("utf-8", "replace"), self.make_targets)
+        if self.make_targets:
+            makefiles = [kept[n] for n in sorted(kept) if n in MAKEFILES or self.included(n)]
+            text = b"\n".join(makefiles).decode("utf-8", "replace")
+            commands += _recipes(text, self.make_targets)
         return commands
+
+    def include(self, kept: dict[str, bytes]) -> bool:
+        """Add what the Makefiles in ``kept`` include to ``make_includes``; whether that
+        named anything new (their own includes are then to be read in turn)."""
+        before = len(self.make_includes)
+        for relpath, data in kept.items() if self.makefile else ():
+            if relpath in MAKEFILES or self.included(relpath):
+                self.make_includes |= _includes(data.decode("utf-8", "replace"))
+        return len(self.make_includes) > before
+
+    def included(self, relpath: str) -> bool:
+        """Whether a Makefile includes ``relpath``."""
+        patterns = self.make_includes
+        return relpath in patterns or any(fnmatch.fnmatchcase(relpath, p) for p in patterns)
+
+    def trace_ways(self, relpaths: Iterable[str]) -> None:
+        """Set ``ways`` from the workspace's files: the folders from the root to each test."""
+        ways = {""}
+        for relpath in relpaths:
+            if self._test(relpath, *relpath.rpartition(os.sep)[::2]):
+                folder = os.path.dirname(relpath)
+                while folder not in ways:
+                    ways.add(folder)
+                    folder = os.path.dirname(folder)
+        self.ways = frozenset(ways)
 
     def holds(self, relpath: str) -> bool:
         """Whether ``relpath`` (as the change tracker names files) is a check file. Asked of
@@ -180,17 +220,23 @@ class CheckFiles:
             name in _FIXED_NAMES
             or name.endswith(".pth")
             or name.startswith(_CONFIG_PREFIXES)
-            or relpath in self.named
-            or (self.makefile and name in MAKEFILES)
+            or (name == "__init__.py" and folder in self.ways)
+            or (self.makefile and (name in MAKEFILES or self.included(relpath)))
         ):
             return True
         if folder:
             parts = folder.split(os.sep)
-            if not TEST_DIRS.isdisjoint(parts) or parts[-1].endswith(_METADATA_SUFFIXES):
+            if parts[-1].endswith(_METADATA_SUFFIXES):
                 return True
             if parts[-1] == ".cargo" and name in ("config", "config.toml"):
                 return True  # a target's runner runs the test binaries
-        if self.named and relpath.startswith(self.folders()):
+        return self._test(relpath, folder, name)
+
+    def _test(self, relpath: str, folder: str, name: str) -> bool:
+        """Whether ``relpath`` is a test: named by a command, in a test folder, or so named."""
+        if relpath in self.named or (self.named and relpath.startswith(self.folders())):
+            return True
+        if folder and not TEST_DIRS.isdisjoint(folder.split(os.sep)):
             return True
         lowered = name.lower()  # most names have neither: no pattern to match
         return ("test" in lowered or "spec" in lowered) and _TEST_NAME.match(name) is not None
@@ -205,15 +251,12 @@ class CheckFiles:
         """These check files with the absolute paths in ``workspace`` made relative to it."""
         root = os.path.realpath(workspace)
         named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
-        return CheckFiles(
-            named, self.makefile, set(self.make_targets), set(self.package_scripts), self.work
-        )
+        return dataclasses.replace(self, named=named, _folders=None)
 
-    def shadows(self, relpath: str) -> bool:
-        """Whether ``relpath``, created by the run, would be imported in a test tool's place."""
-        first = relpath.split(os.sep)[0]
-        module = first[:-3] if first.endswith(".py") else first
-        return module in SHADOWING or module.startswith("pytest_")
+    def import_homes(self) -> set[str]:
+        """The folders a check's Python imports from first: the workspace (``python -m``,
+        pytest's rootdir) and the folders of the Python scripts it runs."""
+        return {""} | {os.path.dirname(n) for n in self.named if n.endswith(".py")}
 
 
 def check_part(relpath: str, data: bytes | None) -> Any:
@@ -249,6 +292,24 @@ def _package_script(tool: str, args: list[str]) -> str | None:
     if tool in ("yarn", "pnpm") and words[0] not in ("install", "add", "exec", "dlx"):
         return words[0]  # yarn lint: a script when one is so named
     return None
+
+
+_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^#\n]*)", re.MULTILINE)
+_SUBSTITUTION = re.compile(r"\$[({][^:)}]*:[^=)}]*=([^)}]*)[)}]")  # $(OBJS:.o=.d)
+_VARIABLE = re.compile(r"\$(?:[({][^)}]*[)}]|.)")
+
+
+def _includes(makefile: str) -> set[str]:
+    """What ``makefile`` includes: paths, or patterns where a variable stands (``$(OBJS:.o=.d)``
+    as ``*.d``). One that is nothing but a variable names nothing that can be told."""
+    found = set()
+    for line in _INCLUDE.findall(makefile):
+        line = re.sub(r"\$[({]wildcard\s+", "", line)
+        for word in line.split():
+            pattern = _VARIABLE.sub("*", _SUBSTITUTION.sub(r"*\1", word)).rstrip(")}")
+            if pattern.strip("*/"):
+                found.add(_relative(pattern))
+    return found
 
 
 def _recipes(makefile: str, targets: set[str]) -> list[str]:
@@ -321,27 +382,13 @@ def _within(path: str, root: str) -> bool:
     return os.path.isabs(path) and (path == root or path.startswith(root.rstrip(os.sep) + os.sep))
 
 
-_ASKS_FOR_TESTS = re.compile(
-    # within one sentence: a "." that ends it is followed by a space or the end
-    r"\b(?:add|write|create|extend|cover)\b(?:(?!\.(?:\s|$))[^;])*?\b(?:unit ?)?tests?\b",
-    re.IGNORECASE,
-)
-_NAMED_FILE = re.compile(r"[\w./-]+\.\w+")
-
-
-def written_tests(task: str) -> frozenset[str]:
-    """The test files ``task`` names when it asks for tests to be written ("Add a unittest
-    test for it in test_mathutil.py"): those changes are the work asked for. A task that only
-    names a test ("Make test_api.py pass", "Fix the failing test in test_math.py") asks for
-    none, so its tests stay the check's."""
-    if not _ASKS_FOR_TESTS.search(task):
-        return frozenset()
-    named = (_relative(m.group().rstrip(".")) for m in _NAMED_FILE.finditer(task))
-    return frozenset(n for n in named if _TEST_NAME.match(os.path.basename(n)))
+def is_test_name(name: str) -> bool:
+    """Whether a file so named is a test (``test_calc.py``, ``calc.spec.ts``)."""
+    return _TEST_NAME.match(name) is not None
 
 
 def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "check_part", "written_tests"]
+__all__ = ["CheckFiles", "check_part", "is_test_name"]

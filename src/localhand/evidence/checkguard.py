@@ -10,11 +10,12 @@ through a file tool and one through a command count alike.
 
 When the run changed some, each command check runs in the sandbox with the files from before
 the run laid read-only over the workspace's (bubblewrap binds; a check file the run created
-is hidden under an empty one) and the check's output says so. Where that cannot be done (no
-sandbox; a check script, ``pytest.ini`` or module named like a test tool that did not exist
-before, for which an empty file would not stand in for none; a file too large to keep) the
-check is not counted as passed, and says which check files changed. Either way
-``changed_files`` names them for the Result and a warning.
+is hidden under ``/dev/null``, no regular file, so pytest and Python's import pass it by) and
+the check's output says so. Where that cannot be done (no sandbox; a check script that did
+not exist before; a file too large to keep, or a special one) the check is not counted as
+passed, and says which check files changed. Either way ``changed_files`` names them for the
+Result and a warning. Nor is it counted, sandbox or not, where the comparison itself cannot
+be trusted (``Snapshot.unvouched``: a walk cut short, a check file behind a new link).
 
 What this cannot catch: code under test that fakes its own success (a function that returns
 what the test expects only under test), or a check that reads files no rule here names.
@@ -24,13 +25,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from localhand.evidence.checkfiles import CheckFiles, check_part, written_tests
+from localhand.evidence.checkfiles import CheckFiles, check_part
 from localhand.evidence.hidden import (
     Entry,
     HiddenState,
@@ -40,6 +42,7 @@ from localhand.evidence.hidden import (
     runs_in_checks,
 )
 from localhand.evidence.snapshot import ChangeTracker, Snapshot
+from localhand.evidence.taskwords import written_tests
 from localhand.evidence.verify import TAIL_CHARS, Check, CommandCheck, run_checks
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
 from localhand.tools.shell import run_shell
@@ -84,6 +87,7 @@ class CheckGuard:
     def _keep(self, tracker: ChangeTracker) -> None:
         """The check files of the baseline: their contents from what the tracker read to hash
         them (``keeps``); links, files too large and those past its limit one by one."""
+        self.files.trace_ways(tracker.baseline.files)
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
             if data is None:  # a link (kept with what it leads to), or past the limit
@@ -99,6 +103,12 @@ class CheckGuard:
     def _keep_run_by(self, baseline: Snapshot) -> None:
         """What ``npm test``'s script or ``make test``'s recipe runs is the check's too."""
         kept = {p: e.data for p, e in self._originals.items() if e.data is not None}
+        while self.files.include(kept):  # what the Makefiles include, and it includes
+            for relpath in baseline.files:
+                new = relpath not in self._originals and self.files.included(relpath)
+                if new and (entry := _read(self.workspace / relpath)) is not None:
+                    self._originals[relpath] = entry
+                    kept[relpath] = entry.data or b""
         commands = self.files.run_by(kept)
         if not commands:
             return
@@ -116,8 +126,13 @@ class CheckGuard:
 
     @property
     def keeps(self) -> Callable[[str], bool] | None:
-        """Which files' contents the change tracker keeps for this guard (None: none)."""
-        return self.files.holds if self.commands else None
+        """Which files' contents the change tracker keeps for this guard (None: none): the
+        check files, and every ``__init__.py``, which may be one (``CheckFiles.ways`` is known
+        once the tracker's walk is)."""
+        return self._keeps if self.commands else None
+
+    def _keeps(self, relpath: str) -> bool:
+        return relpath.endswith("__init__.py") or self.files.holds(relpath)
 
     # -- what changed ----------------------------------------------------------------------
 
@@ -129,19 +144,22 @@ class CheckGuard:
         """The check files the run created, changed or deleted so far."""
         return sorted(self._changes()[0])
 
-    def _changes(self) -> tuple[dict[str, Entry | None], list[str]]:
+    def _changes(self) -> tuple[dict[str, Entry | None], list[str], str | None]:
         """Changed check files → their entry from before the run (None: the run created it),
-        and the workspace's ``__pycache__`` folders."""
+        the workspace's compiled Python, and why the checks cannot be vouched for at all."""
         if not self.commands or not self._ready() or self._tracker is None:
-            return {}, []
+            return {}, [], None
         baseline = self._tracker.baseline
         current = Snapshot.take(self.workspace, self._tracker.own)
         originals = self._originals
         # Only files whose stat changed (or was too recent to vouch for them) are read.
         maybe = current.changed_since(baseline)
         candidates = {p for p in maybe if p in originals or self.files.holds(p)}
+        # deferred: asked only when checks run, never on the way to the first request
+        from localhand.evidence.shadowing import created_shadows
+
         created = current.files.keys() - baseline.files.keys()
-        candidates |= {p for p in created if self.files.shadows(p)}
+        candidates |= created_shadows(self.workspace, created, baseline, self.files.import_homes())
         changes: dict[str, Entry | None] = {}
         for relpath in candidates:
             before = originals.get(relpath)
@@ -152,7 +170,7 @@ class CheckGuard:
             now = HiddenState.take(self.workspace)
             for relpath in filter(runs_in_checks, now.changed_since(self._hidden)):
                 changes[relpath] = self._hidden.entries.get(relpath)
-        return changes, current.bytecode
+        return changes, current.bytecode, current.unvouched(baseline, changes)
 
     def sensitive_changes(self, files_modified: Sequence[str]) -> list[str]:
         """Changes under ignored folders that run code later (``localhand.evidence.hidden``), and
@@ -178,16 +196,13 @@ class CheckGuard:
         """Run ``checks``; those that run commands against the check files from before the
         run when it changed them. Returns the results and the changed check files."""
         try:
-            changes, bytecode = self._changes()
+            changes, bytecode, refusal = self._changes()
         except Exception as error:  # a check that cannot be vouched for fails
-            why = f"Not counted: its own files could not be compared with the run's start ({error})"
-            results = [
-                CheckResult(name=check.command, passed=False, output_tail=why)
-                if isinstance(check, CommandCheck)
-                else run_checks([check], self.workspace)[0]
-                for check in checks
-            ]
-            return results, []
+            why = f"its own files could not be compared with the run's start ({error})"
+            return self._refused(checks, why), []
+        if refusal is not None:
+            self.last_changed = sorted(changes)
+            return self._refused(checks, refusal), sorted(changes)
         if not _boxed():
             bytecode = []  # without the sandbox nothing can be hidden
         self.last_changed = sorted(changes)
@@ -198,6 +213,15 @@ class CheckGuard:
             for check in checks
         ]
         return run_checks(guarded, self.workspace), sorted(changes)
+
+    def _refused(self, checks: Sequence[Check], why: str) -> list[CheckResult]:
+        """Command checks not counted, for ``why``; the others run."""
+        return [
+            CheckResult(name=check.command, passed=False, output_tail=f"Not counted: {why}.")
+            if isinstance(check, CommandCheck)
+            else run_checks([check], self.workspace)[0]
+            for check in checks
+        ]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -228,7 +252,8 @@ class _Guarded:
         with tempfile.TemporaryDirectory(prefix="localhand-check-") as kept:
             overlays = _overlays(workspace, self.changes, Path(kept))
             empty = str(Path(kept) / "empty.d")
-            overlays += [(empty, str(workspace / folder)) for folder in self.bytecode]
+            for compiled in map(str, map(workspace.joinpath, self.bytecode)):
+                overlays.append((empty if os.path.isdir(compiled) else os.devnull, compiled))
             made = _missing(workspace, [target for _, target in overlays])
             box = _Overlaid.of(current_sandbox(), tuple(overlays))
             try:
@@ -248,12 +273,13 @@ class _Guarded:
         if not _boxed():
             return "without the sandbox they cannot be laid back for the check"
         for relpath, before in self.changes.items():
-            if before is None and (  # where an empty file would not be as good as none
-                relpath in self.guard.files.named
-                or os.path.basename(relpath) == "pytest.ini"
-                or self.guard.files.shadows(relpath)
-            ):
+            if before is None and relpath in self.guard.files.named:  # none runs no check
                 return f"{relpath} did not exist before the run"
+            folder = os.path.isdir(self.guard.workspace / relpath)
+            if before is not None and before.kind == "file" and folder:
+                return f"{relpath} was a file and is a folder now, which cannot be laid back"
+            if before is not None and before.kind == "other":
+                return f"{relpath} was a special file (a FIFO, a socket, a device), not laid back"
             if before is not None and before.kind == "file" and before.data is None:
                 return f"{relpath} was too large to keep"
             gone = before is not None and before.data is None and not os.path.exists(before.target)
@@ -326,15 +352,16 @@ def _overlays(
     workspace: Path, changes: dict[str, Entry | None], kept: Path
 ) -> list[tuple[str, str]]:
     """``(source, target)`` binds that show each changed check file as it was."""
-    empty_file, empty_dir = kept / "empty", kept / "empty.d"
-    empty_file.touch(mode=0o444)
+    empty_dir = kept / "empty.d"
     empty_dir.mkdir()
     overlays = []
     for number, (relpath, before) in enumerate(sorted(changes.items())):
         target = str(workspace / relpath)
         if before is None:
             created_dir = os.path.isdir(target) and not os.path.islink(target)
-            overlays.append((str(empty_dir if created_dir else empty_file), target))
+            # /dev/null is no regular file: pytest takes no configuration from it, Python
+            # imports no module from it (as if it were not there), anything else reads nothing
+            overlays.append((str(empty_dir) if created_dir else os.devnull, target))
         elif before.kind == "link" and before.data is None:
             overlays.append((before.target, target))
         elif before.kind == "dir":
@@ -363,6 +390,8 @@ def _remove_mount_points(paths: Sequence[str]) -> None:
     for path in sorted(set(paths), key=len, reverse=True):  # files and deepest folders first
         try:
             if os.path.isdir(path) and not os.path.islink(path):
+                # what Python compiled there while the check ran (unless told not to)
+                shutil.rmtree(os.path.join(path, "__pycache__"), ignore_errors=True)
                 os.rmdir(path)
             elif os.path.isfile(path) and os.path.getsize(path) == 0:
                 os.unlink(path)

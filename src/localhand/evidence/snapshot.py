@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISREG
 
 from localhand.paths import OwnPaths, own_paths_in
 
@@ -34,7 +34,8 @@ IGNORED_DIRS = frozenset(
 )
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 MAX_FILES = 50_000
-"""Stop walking past this many files: a huge tree should not make every iteration slow."""
+"""Stop walking past this many files: a huge tree should not make every iteration slow. A
+snapshot cut short says so (``truncated``): the check guard cannot vouch for what it missed."""
 HASH_LIMIT = 4 * 1024 * 1024
 """Files larger than this are compared by their stat only."""
 KEEP_TOTAL = 64 * 1024 * 1024
@@ -79,17 +80,21 @@ class Snapshot:
     taken_ns: int = field(default_factory=time.time_ns)
     """When the snapshot began (wall clock, as mtimes are)."""
     bytecode: list[str] = field(default_factory=list)
-    """The ``__pycache__`` folders the walk passed by: Python runs what is there in place of
-    the sources beside them when their stamps match, so a check hides them
+    """The ``__pycache__`` folders and other compiled Python the walk passed by: Python runs
+    what is there in place of the sources beside them when their stamps match (and a
+    ``json.pyc`` beside none as ``json``), so a check hides them
     (``localhand.evidence.checkguard``)."""
+    truncated: bool = False
+    """The walk stopped at ``MAX_FILES``: files past it are not listed."""
 
     @classmethod
     def take(cls, root: Path, own: OwnPaths | None = None) -> Snapshot:
         """Every file under ``root`` but caches, ``.git`` and ``own`` (localhand's own files
         inside ``root``), with its stat."""
         # os.scandir with relative names built as we go: the same walk as os.walk (top-down,
-        # directories sorted, symlinked directories listed but not entered), about twice as
-        # fast, since os.walk + os.lstat + os.path.relpath cost ~10 us a file.
+        # directories sorted), about twice as fast, since os.walk + os.lstat +
+        # os.path.relpath cost ~10 us a file. A symlinked directory is not entered but listed,
+        # as a link: a folder replaced by a link to another is a change.
         own_dirs = own.dirs if own else frozenset()
         own_files = own.files if own else frozenset()
         snapshot = cls(root)
@@ -105,24 +110,24 @@ class Snapshot:
                 for entry in entries:
                     name = entry.name
                     try:
-                        if entry.is_dir():
-                            if (
-                                name not in IGNORED_DIRS
-                                and not entry.is_symlink()
-                                and prefix + name not in own_dirs
-                            ):
+                        if entry.is_dir() and not entry.is_symlink():
+                            if name not in IGNORED_DIRS and prefix + name not in own_dirs:
                                 subdirs.append(name)
                             elif name == "__pycache__":
                                 snapshot.bytecode.append(prefix + name)
                             continue
-                        if name.endswith(IGNORED_SUFFIXES) or prefix + name in own_files:
+                        if name.endswith(IGNORED_SUFFIXES):  # outside __pycache__: run sourceless
+                            snapshot.bytecode.append(prefix + name)
+                            continue
+                        if prefix + name in own_files:
                             continue
                         stat = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    snapshot.files[prefix + name] = FileState.of(stat)
-                    if len(snapshot.files) >= MAX_FILES:
+                    if len(snapshot.files) >= MAX_FILES:  # one more than it lists
+                        snapshot.truncated = True
                         return snapshot
+                    snapshot.files[prefix + name] = FileState.of(stat)
             for name in sorted(subdirs, reverse=True):
                 stack.append((prefix + name + os.sep, os.path.join(directory, name)))
         return snapshot
@@ -130,14 +135,15 @@ class Snapshot:
     @classmethod
     def of(cls, root: Path, relpaths: Iterable[str]) -> Snapshot:
         """A snapshot of just these files (relative paths, as ``take`` names them): those that
-        exist, stat'ed as the walk does, without following a final symlink."""
+        exist, stat'ed as the walk does, without following a final symlink (a link to a
+        directory is listed, a directory not)."""
         snapshot = cls(root)
         for relpath in relpaths:
             path = os.path.join(root, relpath)
             try:
                 stat = os.lstat(path)
-                if S_ISDIR(stat.st_mode) or (S_ISLNK(stat.st_mode) and os.path.isdir(path)):
-                    continue  # the walk lists neither directories nor links to them
+                if S_ISDIR(stat.st_mode):
+                    continue  # the walk does not list directories
             except OSError:
                 continue
             snapshot.files[relpath] = FileState.of(stat)
@@ -164,6 +170,26 @@ class Snapshot:
                 if keep is not None:
                     keep[relpath] = data
         return self._digests[relpath]
+
+    def unvouched(self, before: Snapshot, changed: Iterable[str]) -> str | None:
+        """Why a comparison of ``changed`` files (this snapshot taken after ``before``) cannot
+        be trusted: a walk cut short, or a path that passes through a link that is not the one
+        ``before`` listed there (the path leads somewhere else now)."""
+        if before.truncated or self.truncated:
+            return (
+                f"the workspace holds more than {MAX_FILES:,} files, and localhand looks no "
+                "further: check files past them could not be compared with the run's start"
+            )
+        for relpath in sorted(changed):
+            path = relpath  # itself, when it is a link to a folder, then its folders
+            while path:
+                now = self.files.get(path)
+                linked = path != relpath or os.path.isdir(os.path.join(self.root, path))
+                if now is not None and not now.regular and before.files.get(path) != now and linked:
+                    where = f"lies behind {path}," if path != relpath else "is"
+                    return f"{relpath} {where} a link the run created or replaced"
+                path = os.path.dirname(path)
+        return None
 
     def changed_since(self, before: Snapshot) -> set[str]:
         """Paths added, removed or whose contents may differ from ``before``: those whose stat
@@ -235,7 +261,7 @@ class ChangeTracker:
         The next ``new_changes`` walks again from the last walk's state; files counted here
         are compared by content, so they are not counted twice.
         """
-        if len(self._last.files) >= MAX_FILES:
+        if self._last.truncated:
             return self.new_changes(paths)  # the walk stops short: only it knows what it missed
         relpaths = {rel for rel in map(self._relative, paths) if rel is not None}
         self._reported |= relpaths
