@@ -65,10 +65,11 @@ def _touched(command: str, workspace: Path, guard: CheckGuard) -> list[str]:
     kept = command in guard.commands  # kept from the start: the guard compares test parts
     compared = set(guard.changed_files()) if kept else set()
     files = CheckFiles.of([command]).inside(workspace)
+    shadows = guard.shadows(modified, files)
     touched = [
         path
         for path in modified
-        if (files.holds(path) or files.shadows(path))
+        if (files.holds(path) or path in shadows)
         and not (kept and os.path.basename(path) in SECTIONED and path not in compared)
     ]  # what checks run under ignored folders: only a check kept from the start lays it back
     return touched if kept else touched + guard.sensitive_changes(())

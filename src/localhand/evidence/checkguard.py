@@ -1,21 +1,16 @@
 """A check the run changed does not count: checks run against their files as they were.
 
-``CheckGuard`` keeps the check's own files (``localhand.evidence.checkfiles``: the script a verify
-command names, tests, ``conftest.py``, test configuration, Python start-up hooks, and the
-runners in ``.venv/bin`` and ``node_modules/.bin``) as they were when the run started, read
-in the baseline's thread from the list of files its snapshot already walked, so the run's
-start costs no second walk. Before checks run (when the model says it is done, and at the
-end), the guard compares those files with the disk, content against content, so a change
-through a file tool and one through a command count alike.
-
-When the run changed some, each command check runs in the sandbox with the files from before
-the run laid read-only over the workspace's (bubblewrap binds; a check file the run created
-is hidden under ``/dev/null``, no regular file, so pytest and Python's import pass it by) and
-the check's output says so. Where that cannot be done (no sandbox; a check script that did
-not exist before; a file too large to keep, or a special one) the check is not counted as
-passed, and says which check files changed. Either way ``changed_files`` names them for the
-Result and a warning. Nor is it counted, sandbox or not, where the comparison itself cannot
-be trusted (``Snapshot.unvouched``: a walk cut short, a check file behind a new link).
+``CheckGuard`` keeps the check's own files (``localhand.evidence.checkfiles``) as they were
+when the run started, read in the baseline's thread from the files its snapshot walked (no
+second walk). Before checks run, it compares them with the disk, content against content, so
+a change through a file tool and one through a command count alike. When the run changed
+some, each command check runs in the sandbox with the files from before laid read-only over
+the workspace's (bubblewrap binds; a check file the run created is hidden under
+``/dev/null``, which pytest and Python's import pass by), and its output says so. Where that
+cannot be done (no sandbox; a check script that did not exist before; a file too large to
+keep, or a special one), or the comparison itself cannot be trusted (``Snapshot.unvouched``:
+a walk cut short, a check file behind a new link), the check is not counted as passed and
+says why; ``changed_files`` names them for the Result and a warning.
 
 What this cannot catch: code under test that fakes its own success (a function that returns
 what the test expects only under test), or a check that reads files no rule here names.
@@ -28,7 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +135,16 @@ class CheckGuard:
         """The files the run created, changed or deleted so far (None: no tracker to tell)."""
         return self._tracker.files_modified() if self._ready() and self._tracker else None
 
+    def shadows(self, relpaths: Iterable[str], files: CheckFiles) -> set[str]:
+        """Those of ``relpaths`` the run created that shadow a module ``files``' Python imports."""
+        # deferred: asked only when checks run, never on the way to the first request
+        from localhand.evidence.shadowing import created_shadows
+
+        if not self._ready() or self._tracker is None:
+            return set()
+        baseline = self._tracker.baseline
+        return created_shadows(self.workspace, relpaths, baseline, files.import_homes())
+
     def changed_files(self) -> list[str]:
         """The check files the run created, changed or deleted so far."""
         return sorted(self._changes()[0])
@@ -155,11 +160,7 @@ class CheckGuard:
         # Only files whose stat changed (or was too recent to vouch for them) are read.
         maybe = current.changed_since(baseline)
         candidates = {p for p in maybe if p in originals or self.files.holds(p)}
-        # deferred: asked only when checks run, never on the way to the first request
-        from localhand.evidence.shadowing import created_shadows
-
-        created = current.files.keys() - baseline.files.keys()
-        candidates |= created_shadows(self.workspace, created, baseline, self.files.import_homes())
+        candidates |= self.shadows(current.files.keys() - baseline.files.keys(), self.files)
         changes: dict[str, Entry | None] = {}
         for relpath in candidates:
             before = originals.get(relpath)
@@ -226,10 +227,9 @@ class CheckGuard:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Guarded:
-    """A command check run with the check files from before the run laid over, and the
-    workspace's compiled Python hidden: a ``.pyc`` whose stamp matches its source's is run in
-    the source's place, and a command can write one compiled from other code (the change
-    tracker does not look in ``__pycache__``). Python compiles the sources again instead."""
+    """A command check run with the check files from before the run laid over, and compiled
+    Python hidden (a ``.pyc`` stamped as its source's runs in its place, and the change tracker
+    does not look in ``__pycache__``): Python compiles the sources again instead."""
 
     check: CommandCheck
     guard: CheckGuard
@@ -290,12 +290,10 @@ class _Guarded:
 
 def changed_warning(changed: Sequence[str], results: Sequence[CheckResult]) -> str:
     """The warning for a run that changed its checks' own files."""
-    counted = all("Not counted:" not in result.output_tail[:200] for result in results)
-    how = (
-        "the checks ran against them as they were before the run"
-        if counted
-        else "checks that could not run against them as they were are not counted as passed"
-    )
+    if all("Not counted:" not in result.output_tail[:200] for result in results):
+        how = "the checks ran against them as they were before the run"
+    else:
+        how = "checks that could not run against them as they were are not counted as passed"
     return f"the run changed the checks' own files ({', '.join(changed)}): {how}"
 
 
