@@ -4,9 +4,10 @@
 (``state_path``): one JSON line per finished task (its id, the hash of its line, the Result),
 appended and flushed to disk the moment the task ends. Never beside the batch file, where a
 task's model could write a ``pass`` for a task that then never runs: a ``tasks.jsonl.state``
-found there (where earlier versions kept it) is ignored, with a warning (``stale_state``). A batch that is
-killed loses only the tasks that were running; run the same command again and it skips every
-task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail`` (and whose line is
+found there (where earlier versions kept it) is ignored, with a warning (``stale_state``).
+
+A batch that is killed loses only the tasks that were running; run the same command again and
+it skips every task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail`` (and whose line is
 unchanged), and runs the rest, ``error`` ones included (a server that was down), each in a
 fresh workspace.
 
