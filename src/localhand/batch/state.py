@@ -7,9 +7,9 @@ task's model could write a ``pass`` for a task that then never runs: a ``tasks.j
 found there (where earlier versions kept it) is ignored, with a warning (``stale_state``).
 
 A batch that is killed loses only the tasks that were running; run the same command again and
-it skips every task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail`` (and whose line is
-unchanged), and runs the rest, ``error`` ones included (a server that was down), each in a
-fresh workspace.
+it skips every task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail``
+(and whose line is unchanged), and runs the rest, ``error`` ones included (a server that was
+down), each in a fresh workspace.
 
 A file lock says one batch at a time per state file; the kernel drops it when a batch dies.
 The state is a file and not the run store on purpose: it belongs to the batch file (pass
