@@ -54,8 +54,7 @@ class BatchOptions:
     slots: int | None = None
     """Slots of each ``--host`` endpoint."""
     state: Path | None = None
-    """The resume state (default: ``batch-state/`` in localhand's data directory, keyed by the
-    batch file's real path)."""
+    """The resume state (default: in localhand's data directory, ``batch.state.state_path``)."""
     fresh: bool = False
     """Forget earlier results and run every task."""
     workdir: Path | None = None
@@ -120,8 +119,7 @@ def run_batch(
         )
     on_result = on_result or (lambda result: None)
     kept = options.state or state_path(path)
-    stale = None if options.state else stale_state(path, kept)
-    if stale is not None:
+    if options.state is None and (stale := stale_state(path, kept)) is not None:
         console.print(f"[yellow]warning:[/] {escape(stale)}")
     report = BatchReport(state_path=kept)
     with BatchState(kept, fresh=options.fresh) as state:

@@ -1,11 +1,10 @@
 """What a batch has finished, kept in localhand's data directory so the same command can resume.
 
-``tasks.jsonl`` → ``batch-state/tasks-<hash of its real path>.jsonl`` in the data directory
-(``state_path``): one JSON line per finished task (its id, the hash of its line, the Result),
-appended and flushed to disk the moment the task ends. Never beside the batch file, where a
-task's model could write a ``pass`` for a task that then never runs: a ``tasks.jsonl.state``
-found there (where earlier versions kept it) is ignored, with a warning (``stale_state``).
-
+``tasks.jsonl`` → ``batch-state/tasks-<hash of its real path>.jsonl`` in the data directory:
+one JSON line per finished task (its id, the hash of its line, the Result), appended and
+flushed the moment the task ends. Never beside the batch file, where a task's model could
+write a ``pass`` for a task that then never runs: a ``tasks.jsonl.state`` there (the old
+place) is ignored, with a warning (``stale_state``).
 A batch that is killed loses only the tasks that were running; run the same command again and
 it skips every task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail``
 (and whose line is unchanged), and runs the rest, ``error`` ones included (a server that was
@@ -37,27 +36,22 @@ except ImportError:  # pragma: no cover - Windows: no lock, a second batch is no
     fcntl = None  # type: ignore[assignment]
 
 
-STATE_DIR = "batch-state"
-"""The folder of batch states in localhand's data directory."""
-
-
 def state_path(tasks_file: Path) -> Path:
     """Where the state of ``tasks_file`` lives: keyed by its real path, so the same file reached
     by another name resumes the same batch, and another file of that name does not."""
     real = os.path.realpath(tasks_file)
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return private_dir(data_dir() / STATE_DIR) / f"{Path(real).stem[:60]}-{digest}.jsonl"
+    return private_dir(data_dir() / "batch-state") / f"{Path(real).stem[:60]}-{digest}.jsonl"
 
 
 def stale_state(tasks_file: Path, state: Path) -> str | None:
-    """The warning for a state file beside ``tasks_file`` (the old place, where the model can
-    write), which is not read; ``None`` when there is none."""
+    """The warning for a state file beside ``tasks_file``, which is not read; else ``None``."""
     old = tasks_file.with_name(tasks_file.name + ".state")
-    if not old.is_file():
-        return None
     return (
-        f"{old} is ignored: a batch's resume state beside its batch file could be written by "
-        f"a task's model. The state of this batch lives now in {state}; remove {old.name}"
+        f"{old} is ignored: a resume state beside its batch file could be written by a task's "
+        f"model. The state of this batch lives now in {state}; remove {old.name}"
+        if old.is_file()
+        else None
     )
 
 

@@ -1,7 +1,6 @@
-"""Running one hook: the call's path and tool in its environment (``{path}`` and ``{tool}`` in
-its command refer to them: ``localhand.hooks.placeholders``), the event as JSON on its stdin,
-in the same sandbox (and under the same network rules) as the model's commands, within its
-time limit."""
+"""Running one hook: the call's path and tool in its environment (``hooks.placeholders``), the
+event as JSON on its stdin, in the same sandbox and network rules as the model's commands,
+within its time limit."""
 
 from __future__ import annotations
 
@@ -56,9 +55,7 @@ class HookOutcome:
 
 
 def hook_environment(hook: Hook, tool: str | None, path: str | None) -> dict[str, str]:
-    """What a hook finds in its environment: its kind, the call's path (``./`` before one that
-    starts with ``-``, so that it never reads as an option) and tool, empty where there is
-    none."""
+    """A hook's kind, and the call's path (``./`` before a ``-``: never an option) and tool."""
     shown_path = (path or "").replace("\0", "")  # no environment holds a NUL
     if shown_path.startswith("-"):
         shown_path = "./" + shown_path

@@ -111,12 +111,12 @@ def _hook(kind: str, entry: Any, name: str, where: str, default: float) -> Hook:
     try:
         expanded(command)
     except SingleQuoted as quoted:
-        variable = PLACEHOLDERS[quoted.placeholder]
+        (placeholder,) = quoted.args
         raise ConfigError(
-            f"{name}.command {where} puts {quoted.placeholder} inside single quotes, where it "
-            f"cannot expand (localhand passes it as the variable {variable}, never as text a "
-            f"file name could run code from): write it bare or in double quotes, e.g. "
-            f'"ruff check {quoted.placeholder}" or "echo \\"{quoted.placeholder}\\""'
+            f"{name}.command {where} puts {placeholder} inside single quotes, where it cannot "
+            f"expand (localhand passes it as the variable {PLACEHOLDERS[placeholder]}, never as "
+            f"text a file name could run code from): write it bare or in double quotes, e.g. "
+            f'"ruff check {placeholder}" or "echo \\"{placeholder}\\""'
         ) from None
     match = _text(entry.get("match"), f"{name}.match", where)
     if match is not None:

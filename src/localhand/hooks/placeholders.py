@@ -1,30 +1,28 @@
 """``{path}`` and ``{tool}`` in a hook's command: references to variables, never the text.
 
-The path (and the tool's name) is the model's choice, so its text never enters the command
-line: a file named ``$(touch pwned).py`` or ``";touch pwned;".py`` would run there, since no
-quoting of the text survives every place a placeholder may stand (inside double quotes, the
-shell still runs a ``$(...)`` it finds). The hook gets the values in ``LOCALHAND_PATH`` and
-``LOCALHAND_TOOL`` (and in the JSON on its stdin), and each placeholder becomes a reference to
-its variable, quoted as its place needs: ``"${LOCALHAND_PATH}"`` where it stands bare (no word
-splitting, no glob), ``${LOCALHAND_PATH}`` inside double quotes. Inside single quotes nothing
-expands, so such a command is refused when the configuration is read (``expanded`` raises).
+The path is the model's choice, so its text never enters the command line: no quoting of it
+survives every place a placeholder may stand (in double quotes the shell still runs a
+``$(...)``). The hook gets it in ``LOCALHAND_PATH`` (the tool in ``LOCALHAND_TOOL``), and each
+placeholder becomes a reference quoted for its place: ``"${LOCALHAND_PATH}"`` bare (no word
+splitting, no glob), ``${LOCALHAND_PATH}`` in double quotes. In single quotes nothing expands:
+``expanded`` raises ``SingleQuoted``, and the configuration is refused.
 """
 
 from __future__ import annotations
 
+import re
+
 PATH_VARIABLE = "LOCALHAND_PATH"
 TOOL_VARIABLE = "LOCALHAND_TOOL"
 PLACEHOLDERS = {"{path}": PATH_VARIABLE, "{tool}": TOOL_VARIABLE}
+_SINGLE = re.compile(r"\$'(?:\\.|[^'\\])*'?|'[^']*'?", re.DOTALL)
+"""Single-quoted text (``'...'``, ``$'...'``), to its closing quote or the end."""
 _WORD_START = " \t\n;&|()"
 """What may stand before a ``#`` that begins a comment."""
 
 
 class SingleQuoted(ValueError):
-    """A placeholder inside single quotes, where its variable could not expand."""
-
-    def __init__(self, placeholder: str) -> None:
-        super().__init__(placeholder)
-        self.placeholder = placeholder
+    """A placeholder (its only argument) inside single quotes, where no variable expands."""
 
 
 def expanded(command: str) -> str:
@@ -47,10 +45,10 @@ def expanded(command: str) -> str:
         step = 1
         if char == "\\":
             step = 2
-        elif frame != '"' and (char == "'" or command.startswith("$'", i)):
-            step = _single_quoted(command, i) - i
+        elif frame != '"' and (quoted := _SINGLE.match(command, i)):
+            step = quoted.end() - i
             for name in PLACEHOLDERS:
-                if name in command[i : i + step]:
+                if name in quoted.group():
                     raise SingleQuoted(name)
         elif frame != '"' and char == "#" and (i == 0 or command[i - 1] in _WORD_START):
             end = command.find("\n", i)  # a comment: nothing in it runs
@@ -70,18 +68,6 @@ def expanded(command: str) -> str:
         out.append(command[i : i + step])
         i += step
     return "".join(out)
-
-
-def _single_quoted(command: str, start: int) -> int:
-    """Where the single-quoted text at ``start`` (``'...'`` or ``$'...'``) ends: just past its
-    closing quote, or the end of ``command``."""
-    if command[start] == "'":
-        end = command.find("'", start + 1)
-        return len(command) if end < 0 else end + 1
-    i = start + 2
-    while i < len(command) and command[i] != "'":
-        i += 2 if command[i] == "\\" else 1
-    return min(i + 1, len(command))
 
 
 __all__ = ["PATH_VARIABLE", "PLACEHOLDERS", "TOOL_VARIABLE", "SingleQuoted", "expanded"]

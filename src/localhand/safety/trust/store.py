@@ -8,16 +8,14 @@ show a diff when it changes), in localhand's own data directory, which commands 
 read nor write. Each file is read once: the bytes hashed are the bytes parsed.
 
 - A file the user names (``LOCALHAND_CONFIG``, ``--mcp-config``, ``--task-file``, a batch or
-  plan file) is trusted as it is at its first use (``use_named``), unless a run the store
-  recorded changed or created it (``localhand.safety.trust.provenance``): the model wrote it.
-  That, or a change since it was trusted, localhand shows and asks about at a terminal; where
-  nobody can answer it refuses, naming ``localhand trust FILE``.
+  plan file) is trusted as it is at its first use (``use_named``), unless a recorded run wrote
+  it (``provenance``). That, or a change since, localhand shows and asks about at a terminal;
+  where nobody can answer it refuses, naming ``localhand trust FILE``.
 - A file localhand finds by itself (``./localhand.toml``) is used only once trusted with
   ``localhand trust`` (``use_discovered``); unknown or changed, it is ignored with a warning.
 
-Trust is keyed by the path a file was found at (``found_path``: its folder resolved, its own
-name kept), so a symlink to another project's trusted file is a file of its own, not trusted
-until its own path is.
+Trust is keyed by the path a file was found at (``found_path``): a symlink to another
+project's trusted file is a file of its own, trusted only once its own path is.
 """
 
 from __future__ import annotations
@@ -55,8 +53,7 @@ def may_ask() -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One trusted file: the path it was found at, the sha256 of the approved content, and
-    when."""
+    """One trusted file: the path it was found at, the sha256 of its approved content, when."""
 
     path: str
     sha256: str
@@ -76,7 +73,7 @@ class Seen:
     previous: bytes | None = None
     """The content last trusted, when it changed and its copy is kept."""
     written_by: tuple[str, ...] = ()
-    """The recorded runs that changed or created it (``use_named``), as a person reads them."""
+    """The recorded runs that wrote it (``use_named``), as a person reads them."""
 
     @property
     def text(self) -> str:
@@ -179,10 +176,9 @@ def use_named(
     store: TrustStore | None = None,
     ask: Callable[[Seen, str], bool] | None = None,
 ) -> Seen:
-    """``path``, a file the user named, read once: trusted as it is at its first use, unless a
-    recorded run wrote it; when a run wrote it or it changed since last trusted, ``ask``
-    decides (by default the person at the terminal, if there is one); refused with a
-    ``ConfigError`` otherwise."""
+    """``path``, a file the user named, read once: trusted as it is at its first use unless a
+    recorded run wrote it; if one did, or it changed since, ``ask`` decides (by default the
+    person at the terminal, if any); refused with a ``ConfigError`` otherwise."""
     store = store or TrustStore()
     seen = store.read(path, what)
     if seen.state == "trusted":
@@ -198,16 +194,13 @@ def use_named(
         store.trust(seen)
         return seen
     said = "was not trusted" if ask is not None else "cannot be asked about here"
+    why = "changed since you last trusted it, and the new content"
     if seen.written_by:
         runs = "".join(f"\n  {line}" for line in seen.written_by)
-        raise ConfigError(
-            f"{what} {path} was written by the model, so it is not trusted at its first use, "
-            f"and its content {said}: nothing was run. What localhand recorded:{runs}\n"
-            f"Review the file and trust it with: {trust_hint(path)}"
-        )
+        why = f"was written by the model, so it is not trusted at its first use:{runs}\nIts content"
     raise ConfigError(
-        f"{what} {path} changed since you last trusted it, and the new content {said}: "
-        f"nothing was run. Review the change and trust it with: {trust_hint(path)}"
+        f"{what} {path} {why} {said}: nothing was run. Review it and trust it with: "
+        f"{trust_hint(path)}"
     )
 
 
