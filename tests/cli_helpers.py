@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -34,3 +36,34 @@ def localhand(
         timeout=timeout,
         start_new_session=True,  # its own process group: nothing it leaves reaches the tests
     )
+
+
+def in_a_terminal(
+    args: list[str], cwd: Path, env: dict[str, str], answer: bytes
+) -> tuple[int, str]:
+    """``localhand ARGS`` with a pty as its terminal; ``answer`` typed once it asks."""
+    master, slave = os.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "localhand", *args],
+        cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen, typed = b"", False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not typed and b"[y/N]" in seen:
+            os.write(master, answer)
+            typed = True
+        if child.poll() is not None and not select.select([master], [], [], 0.2)[0]:
+            break
+    code = child.wait(timeout=30)
+    os.close(master)
+    return code, seen.decode(errors="replace")

@@ -57,7 +57,7 @@ RUN_PATH = {
     *package("localhand.safety.risk", "paths", "shellparse", "shellsyntax"),
     *package("localhand.safety.secrets", "environment", "own_env", "patterns", "scrub"),
     *package("localhand.safety.secrets", "toolchain"),
-    *package("localhand.safety.trust", "store"),
+    *package("localhand.safety.trust", "store", "provenance"),
     *package("localhand.session", "approvals", "backend", "door", "prepared", "recording"),
     *package("localhand.session", "finish", "runner", "verify_gate"),
     *package("localhand.store", "archive", "connection", "db", "liveness", "migrations"),

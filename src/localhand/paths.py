@@ -27,10 +27,12 @@ PRIVATE_FILE_MODE = 0o600
 _GROUP_AND_OTHER = 0o077
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
-DATA_SUBDIRS = ("checkpoints", "tasks", "acp-sessions")
+DATA_SUBDIRS = ("checkpoints", "tasks", "acp-sessions", "batch-state", "trust")
 """What localhand makes in its data directory besides the run store: checkpoints
-(``localhand.safety.undo.checkpoint``), follow-up task files (``localhand.session.runner``) and
-the records of editors' sessions (``localhand.acp.records``)."""
+(``localhand.safety.undo.checkpoint``), follow-up task files (``localhand.session.runner``),
+the records of editors' sessions (``localhand.acp.records``), batches' resume states
+(``localhand.batch.state``) and the trusted files (``localhand.safety.trust``): the records
+localhand reads back, hidden from commands even in a workspace that is the data directory."""
 
 
 def data_dir(env: dict[str, str] | None = None) -> Path:

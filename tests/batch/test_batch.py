@@ -99,7 +99,7 @@ def test_tasks_share_the_pool_within_each_endpoints_slots(
     assert not hosts_of(big) & hosts_of(small), "a task stays on one endpoint"
     assert sorted(p.name for p in (tmp_path / "ws").iterdir()) == ["readme.md"]
     assert not (tmp_path / "work").exists(), "workspaces are removed"
-    state = [json.loads(line) for line in (tmp_path / "tasks.jsonl.state").read_text().splitlines()]
+    state = [json.loads(line) for line in report.state_path.read_text().splitlines()]
     assert sorted(record["id"] for record in state) == names
 
 

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from localhand.batch.state import state_path
 from localhand.store import open_store
 from localhand.testing import FakeOllama
 
@@ -80,7 +81,7 @@ def test_a_killed_batch_resumes_skipping_finished_tasks(tmp_path: Path) -> None:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
         killed.set()
-        state = (tmp_path / "tasks.jsonl.state").read_text().splitlines()
+        state = state_path(tmp_path / "tasks.jsonl").read_text().splitlines()
         assert [json.loads(line)["id"] for line in state] == ["r0"]
         assert (tmp_path / "work" / "r1" / "r1.part").exists(), "the killed task's leftovers"
         before = len(server.chat_requests)

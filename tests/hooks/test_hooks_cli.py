@@ -56,7 +56,7 @@ def test_run_with_a_post_edit_hook(tmp_path: Path) -> None:
 
     (tool_message,) = [m for m in second if m["role"] == "tool"]
     assert (
-        "[post_edit hook `grep -n TODO app.py && exit 1 || exit 0`: exit 1]"
+        '[post_edit hook `grep -n TODO "${LOCALHAND_PATH}" && exit 1 || exit 0`: exit 1]'
         in tool_message["content"]
     )
     assert "1:x = 1  # TODO: finish" in tool_message["content"]
@@ -71,5 +71,5 @@ def test_run_with_a_post_edit_hook(tmp_path: Path) -> None:
     (run,) = open_store().runs()
     shown = localhand("show", run.id, env=env, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
-    assert "hook post_edit grep -n TODO app.py" in shown.stdout
+    assert 'hook post_edit grep -n TODO "${LOCALHAND_PATH}"' in shown.stdout
     assert "exit 1" in shown.stdout

@@ -85,6 +85,7 @@ def test_the_hook_reads_the_call_as_json_on_its_stdin(workspace: Path) -> None:
     seen = json.loads(blocked.split("The hook's reason:\n", 1)[1])
     assert seen["hook"] == "pre_tool"
     assert (seen["tool"], seen["args"]) == ("read_file", {"path": "notes.txt"})
+    assert seen["path"] == "notes.txt"
     assert seen["workspace"] == str(workspace.resolve())
     assert seen["run_id"], "the store's run id, or the task id without a store"
 
@@ -103,12 +104,13 @@ def test_a_post_edit_hook_s_output_is_in_the_edit_s_result(workspace: Path) -> N
     _, model, log = run_with_hooks(workspace, hooks, script)
 
     edited, markdown, read = tool_results(model)
-    assert "[post_edit hook `bash lint.sh app.py`: exit 1]" in edited
+    assert '[post_edit hook `bash lint.sh "${LOCALHAND_PATH}"`: exit 1]' in edited
     assert "lint: remove the TODO in app.py" in edited
     assert "1:x = 1  # TODO" in edited
     assert "hook" not in markdown and "hook" not in read
     (ran,) = log.of_type("hook_ran")
-    assert (ran.hook, ran.exit_code, ran.command) == ("post_edit", 1, "bash lint.sh app.py")
+    assert (ran.hook, ran.exit_code) == ("post_edit", 1)
+    assert ran.command == 'bash lint.sh "${LOCALHAND_PATH}"', "the command line as it ran"
     assert "lint: remove the TODO" in ran.output_summary
 
 

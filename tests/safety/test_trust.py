@@ -66,7 +66,7 @@ def test_the_store_lives_in_localhand_s_data_directory_outside_the_workspace(
     assert TrustStore().directory == Path(os.environ["LOCALHAND_HOME"]) / "trust"
 
 
-def test_a_symlink_retargeted_elsewhere_is_a_different_file(tmp_path: Path) -> None:
+def test_a_symlink_retargeted_elsewhere_is_changed_content_of_the_link(tmp_path: Path) -> None:
     store = TrustStore(tmp_path / "trust")
     (tmp_path / "good.toml").write_text("a = 1\n")
     (tmp_path / "evil.toml").write_text("a = 1\nhost = 'x'\n")
@@ -75,7 +75,9 @@ def test_a_symlink_retargeted_elsewhere_is_a_different_file(tmp_path: Path) -> N
     store.pin(link)
     link.unlink()
     link.symlink_to(tmp_path / "evil.toml")
-    assert store.read(link).state == "unknown"
+    seen = store.read(link)
+    assert (seen.state, seen.previous) == ("changed", b"a = 1\n"), "its trust is the link's"
+    assert store.read(tmp_path / "good.toml").state == "unknown", "not the file it points to"
 
 
 # -- named and found files -------------------------------------------------------------------

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import localhand as package
-from cli_helpers import localhand
+from cli_helpers import in_a_terminal, localhand
 from localhand.batch.tasks import load_batch
 from localhand.errors import ConfigError
 from localhand.safety.trust.store import TrustStore
@@ -180,55 +178,24 @@ def test_a_changed_task_file_is_refused_without_a_terminal(
         assert len(fake.chat_requests) == 1
 
 
-def _in_a_terminal(
-    args: list[str], cwd: Path, env: dict[str, str], answer: bytes
-) -> tuple[int, str]:
-    """``localhand ARGS`` with a pty as its terminal; ``answer`` typed once it asks."""
-    master, slave = os.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "localhand", *args],
-        cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
-    )  # fmt: skip
-    os.close(slave)
-    seen, typed = b"", False
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if select.select([master], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        if not typed and b"[y/N]" in seen:
-            os.write(master, answer)
-            typed = True
-        if child.poll() is not None and not select.select([master], [], [], 0.2)[0]:
-            break
-    code = child.wait(timeout=30)
-    os.close(master)
-    return code, seen.decode(errors="replace")
-
-
 def test_a_changed_task_file_is_shown_inert_and_asked_about_at_a_terminal(
     tmp_path: Path, user_env: dict[str, str]
 ) -> None:
     path = task_file(tmp_path, "description: say hi\nagentic: false\n")
     with FakeOllama(["Hi.", "Hi.", "Hi."]) as fake:
         env = {**user_env, "OLLAMA_HOST": fake.url}
-        code, said = _in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"n\n")
+        code, said = in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"n\n")
         assert code == 0 and "Trust this content?" not in said, said  # first use: no question
         path.write_text("description: say hi\nagentic: false\n# \x1b[1A\x1b[2Knothing here\n")
         args = ["run", "--task-file", str(path), "--json"]
-        code, said = _in_a_terminal(args, tmp_path, env, b"y\n")  # --json: nobody is asked
+        code, said = in_a_terminal(args, tmp_path, env, b"y\n")  # --json: nobody is asked
         assert code == 2 and "[y/N]" not in said and "localhand trust" in said, said
-        code, said = _in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"n\n")
+        code, said = in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"n\n")
         assert code == 2 and "changed since you last trusted it" in said, said
         assert "+# \\x1b[1A\\x1b[2Knothing here" in said  # the diff, its escapes written out
         assert len(fake.chat_requests) == 1
         path.write_text("description: say hi\nagentic: false\ntier: trivial\n")
-        code, said = _in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"y\n")
+        code, said = in_a_terminal(["run", "--task-file", str(path)], tmp_path, env, b"y\n")
         assert "+tier: trivial" in said
         assert code == 0, said
         assert len(fake.chat_requests) == 2

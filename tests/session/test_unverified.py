@@ -297,7 +297,7 @@ def test_a_batch_counts_unverified_apart_from_pass(tmp_path: Path) -> None:
     shown = console.export_text()
     assert "? unverified unchecked" in shown and "✓ pass checked" in shown
     assert totals_line(report.rows, 0).startswith("2 tasks: 1 pass, 1 unverified")
-    state = [json.loads(line) for line in (tmp_path / "tasks.jsonl.state").read_text().splitlines()]
+    state = [json.loads(line) for line in report.state_path.read_text().splitlines()]
     assert {record["result"]["status"] for record in state} == {"pass", "unverified"}
 
 

@@ -27,7 +27,7 @@ from localhand.batch.ray_executor import run_on_ray
 from localhand.batch.run_one import TaskOutcome
 from localhand.batch.runbook import RunBook
 from localhand.batch.slots import slot_warning
-from localhand.batch.state import BatchState, default_state_path
+from localhand.batch.state import BatchState, stale_state, state_path
 from localhand.batch.tasks import BatchTask, load_batch, with_output_schema
 from localhand.batch.workspace import default_root
 from localhand.config.settings import Settings
@@ -54,7 +54,7 @@ class BatchOptions:
     slots: int | None = None
     """Slots of each ``--host`` endpoint."""
     state: Path | None = None
-    """The resume state (default: ``<tasks file>.state``)."""
+    """The resume state (default: in localhand's data directory, ``batch.state.state_path``)."""
     fresh: bool = False
     """Forget earlier results and run every task."""
     workdir: Path | None = None
@@ -118,9 +118,11 @@ def run_batch(
             f"localhand's summary of its steps): {escape(names)} run without it"
         )
     on_result = on_result or (lambda result: None)
-    state_path = options.state or default_state_path(path)
-    report = BatchReport(state_path=state_path)
-    with BatchState(state_path, fresh=options.fresh) as state:
+    kept = options.state or state_path(path)
+    if options.state is None and (stale := stale_state(path, kept)) is not None:
+        console.print(f"[yellow]warning:[/] {escape(stale)}")
+    report = BatchReport(state_path=kept)
+    with BatchState(kept, fresh=options.fresh) as state:
         rows: dict[str, Row] = {}
         todo = []
         for item in items:

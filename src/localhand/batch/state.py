@@ -1,20 +1,24 @@
-"""What a batch has finished, kept next to the batch file so the same command can resume.
+"""What a batch has finished, kept in localhand's data directory so the same command can resume.
 
-``tasks.jsonl`` → ``tasks.jsonl.state``: one JSON line per finished task (its id, the hash of
-its line, the Result), appended and flushed to disk the moment the task ends. A batch that is
-killed loses only the tasks that were running; run the same command again and it skips every
-task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail`` (and whose line is
-unchanged), and runs the rest, ``error`` ones included (a server that was down), each in a
-fresh workspace.
+``tasks.jsonl`` → ``batch-state/tasks-<hash of its real path>.jsonl`` in the data directory:
+one JSON line per finished task (its id, the hash of its line, the Result), appended and
+flushed the moment the task ends. Never beside the batch file, where a task's model could
+write a ``pass`` for a task that then never runs: a ``tasks.jsonl.state`` there (the old
+place) is ignored, with a warning (``stale_state``).
+A batch that is killed loses only the tasks that were running; run the same command again and
+it skips every task whose Result is ``pass``, ``unverified``, ``partial_pass`` or ``fail``
+(and whose line is unchanged), and runs the rest, ``error`` ones included (a server that was
+down), each in a fresh workspace.
 
 A file lock says one batch at a time per state file; the kernel drops it when a batch dies.
-The state is a file and not the run store on purpose: it belongs to the batch file (delete it,
-or pass ``--fresh``, to start over), while the store keeps every run's events wherever
+The state is a file and not the run store on purpose: it belongs to the batch file (pass
+``--fresh`` to start over), while the store keeps every run's events wherever
 ``LOCALHAND_DB`` points.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,6 +26,7 @@ from typing import IO, Any
 
 from localhand.batch.tasks import BatchTask
 from localhand.errors import ConfigError
+from localhand.paths import data_dir, private_dir
 
 DONE = ("pass", "unverified", "partial_pass", "fail")
 
@@ -31,8 +36,23 @@ except ImportError:  # pragma: no cover - Windows: no lock, a second batch is no
     fcntl = None  # type: ignore[assignment]
 
 
-def default_state_path(tasks_file: Path) -> Path:
-    return tasks_file.with_name(tasks_file.name + ".state")
+def state_path(tasks_file: Path) -> Path:
+    """Where the state of ``tasks_file`` lives: keyed by its real path, so the same file reached
+    by another name resumes the same batch, and another file of that name does not."""
+    real = os.path.realpath(tasks_file)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return private_dir(data_dir() / "batch-state") / f"{Path(real).stem[:60]}-{digest}.jsonl"
+
+
+def stale_state(tasks_file: Path, state: Path) -> str | None:
+    """The warning for a state file beside ``tasks_file``, which is not read; else ``None``."""
+    old = tasks_file.with_name(tasks_file.name + ".state")
+    return (
+        f"{old} is ignored: a resume state beside its batch file could be written by a task's "
+        f"model. The state of this batch lives now in {state}; remove {old.name}"
+        if old.is_file()
+        else None
+    )
 
 
 class BatchState:

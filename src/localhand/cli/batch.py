@@ -111,7 +111,7 @@ def batch_arguments(parser: ArgumentParser) -> None:
         "--state",
         type=Path,
         metavar="FILE",
-        help="Resume state file (default: TASKS.jsonl.state).",
+        help="Resume state file (default: in localhand's data directory, keyed by TASKS' path).",
     )
     parser.add_argument(
         "--fresh", action="store_true", help="Forget earlier results; run every task again."

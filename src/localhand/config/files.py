@@ -84,7 +84,7 @@ def read_config(
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from None
     here = os.path.realpath(cwd or Path.cwd())
-    return ConfigFile(path, data, not named or inside(seen.real, here))
+    return ConfigFile(path, data, not named or inside(seen.key, here))
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path | None:

@@ -1,10 +1,10 @@
-"""Running one hook: its command line filled in, the event as JSON on its stdin, in the same
-sandbox (and under the same network rules) as the model's commands, within its time limit."""
+"""Running one hook: the call's path and tool in its environment (``hooks.placeholders``), the
+event as JSON on its stdin, in the same sandbox and network rules as the model's commands,
+within its time limit."""
 
 from __future__ import annotations
 
 import json
-import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any
 
 from localhand.errors import ToolError
 from localhand.hooks.config import Hook
+from localhand.hooks.placeholders import PATH_VARIABLE, TOOL_VARIABLE, expanded
 from localhand.safety.approval.approver import Approver
 from localhand.tools.deadline import remaining_s
 from localhand.tools.shell import run_shell
@@ -53,16 +54,12 @@ class HookOutcome:
         return f"exit {self.exit_code}"
 
 
-def command_line(hook: Hook, tool: str | None, path: str | None) -> str:
-    """``hook``'s command with ``{path}`` and ``{tool}`` replaced by the call's, shell-quoted
-    (an empty string where the call has none). Only those two: a command may hold other braces
-    (``awk '{print $1}'``, ``${VAR}``)."""
-    shown_path = path or ""
-    if shown_path.startswith("-"):  # a path the model chose must not read as an option
+def hook_environment(hook: Hook, tool: str | None, path: str | None) -> dict[str, str]:
+    """A hook's kind, and the call's path (``./`` before a ``-``: never an option) and tool."""
+    shown_path = (path or "").replace("\0", "")  # no environment holds a NUL
+    if shown_path.startswith("-"):
         shown_path = "./" + shown_path
-    return hook.command.replace("{path}", shlex.quote(shown_path)).replace(
-        "{tool}", shlex.quote(tool or "")
-    )
+    return {"LOCALHAND_HOOK": hook.kind, PATH_VARIABLE: shown_path, TOOL_VARIABLE: tool or ""}
 
 
 def run_hook(
@@ -78,7 +75,7 @@ def run_hook(
     """Run ``hook`` in ``workspace`` with ``event`` as JSON on its stdin. Never raises for the
     hook's sake: a sandbox that cannot be had (``sandbox = "required"`` where bubblewrap
     cannot run) is an outcome that could not run, and the model is told."""
-    command = command_line(hook, tool, path)
+    command = expanded(hook.command)  # checked when the configuration was read
     timeout = hook.timeout_s
     left = remaining_s()  # inside a tool call: the run's wall clock bounds it too
     if left is not None:
@@ -92,7 +89,7 @@ def run_hook(
             timeout_s=timeout,
             head_bytes=OUTPUT_CHARS // 2,
             tail_bytes=OUTPUT_CHARS // 2,
-            env={"LOCALHAND_HOOK": hook.kind},
+            env=hook_environment(hook, tool, path),
             isolate_network=isolate_network,
             approver=approver,
             stdin=data,
@@ -124,4 +121,4 @@ def _ms(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
 
 
-__all__ = ["OUTPUT_CHARS", "HookOutcome", "command_line", "run_hook"]
+__all__ = ["OUTPUT_CHARS", "HookOutcome", "hook_environment", "run_hook"]

@@ -3,7 +3,7 @@
     [hooks]
     timeout_s = 30                      # each hook's time limit, unless it gives its own
     [[hooks.post_edit]]
-    command = "ruff check {path}"
+    command = "ruff check {path}"       # {path}: "$LOCALHAND_PATH", never the path's text
     path = "*.py"                       # only for calls whose path argument matches
 
 Each ``[[hooks.KIND]]`` (``pre_tool``, ``post_tool``, ``post_edit``, ``stop``) is one hook:
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import ConfigError
+from localhand.hooks.placeholders import PLACEHOLDERS, SingleQuoted, expanded
 
 KINDS = ("pre_tool", "post_tool", "post_edit", "stop")
 """When a hook runs: before a tool call (exit 2 blocks it), after one, after a successful
@@ -39,7 +40,8 @@ class Hook:
     kind: str
     """``pre_tool``, ``post_tool``, ``post_edit`` or ``stop``."""
     command: str
-    """A bash command; ``{path}`` and ``{tool}`` are replaced by the call's, shell-quoted."""
+    """A bash command; ``{path}`` and ``{tool}`` stand for the call's, as references to
+    ``LOCALHAND_PATH`` and ``LOCALHAND_TOOL`` (``localhand.hooks.placeholders``)."""
     match: str | None = None
     """Tool names it runs for: a regex (``edit_file|write_file``) or a glob (``*_file``);
     None: every tool."""
@@ -106,6 +108,16 @@ def _hook(kind: str, entry: Any, name: str, where: str, default: float) -> Hook:
         )
     if "\0" in command:
         raise ConfigError(f"{name}.command {where} holds a NUL byte, which bash cannot take")
+    try:
+        expanded(command)
+    except SingleQuoted as quoted:
+        (placeholder,) = quoted.args
+        raise ConfigError(
+            f"{name}.command {where} puts {placeholder} inside single quotes, where it cannot "
+            f"expand (localhand passes it as the variable {PLACEHOLDERS[placeholder]}, never as "
+            f"text a file name could run code from): write it bare or in double quotes, e.g. "
+            f'"ruff check {placeholder}" or "echo \\"{placeholder}\\""'
+        ) from None
     match = _text(entry.get("match"), f"{name}.match", where)
     if match is not None:
         try:

@@ -108,7 +108,7 @@ class Hooks:
             "workspace": str(self.workspace),
         }
         if call is not None:
-            event.update(tool=call.name, args=call.arguments)
+            event.update(tool=call.name, path=_path_of(call), args=call.arguments)
         if result is not None:
             event["result"] = {"content": result.content, "ok": result.ok}
         return event

@@ -80,8 +80,11 @@ def own_files(writable: Sequence[str]) -> list[str]:
         with contextlib.suppress(OSError):
             private_dir(Path(data))
     hide = [data]
-    if any(is_within(root, data) for root in roots):  # the workspace is in it: its parts
-        hide = [os.path.join(data, name) for name in DATA_SUBDIRS]
+    if any(is_within(root, data) for root in roots):  # the workspace is in it: its parts,
+        hide = [os.path.join(data, name) for name in DATA_SUBDIRS]  # made first, as above
+        for path in hide:
+            with contextlib.suppress(OSError):
+                private_dir(Path(path))
     targets = [p for p in (*installs, *hide, *stores) if os.path.lexists(p)]
     options = [
         o for a in _ancestors(own.inside(roots, tuple(targets)), roots) for o in ("--bind", a, a)

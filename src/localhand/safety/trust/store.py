@@ -8,11 +8,14 @@ show a diff when it changes), in localhand's own data directory, which commands 
 read nor write. Each file is read once: the bytes hashed are the bytes parsed.
 
 - A file the user names (``LOCALHAND_CONFIG``, ``--mcp-config``, ``--task-file``, a batch or
-  plan file) is trusted as it is at its first use (``use_named``). Changed since, localhand
-  shows the diff and asks at a terminal; where nobody can answer it refuses, naming
-  ``localhand trust FILE``.
+  plan file) is trusted as it is at its first use (``use_named``), unless a recorded run wrote
+  it (``provenance``). That, or a change since, localhand shows and asks about at a terminal;
+  where nobody can answer it refuses, naming ``localhand trust FILE``.
 - A file localhand finds by itself (``./localhand.toml``) is used only once trusted with
   ``localhand trust`` (``use_discovered``); unknown or changed, it is ignored with a warning.
+
+Trust is keyed by the path a file was found at (``found_path``): a symlink to another
+project's trusted file is a file of its own, trusted only once its own path is.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from localhand.errors import ConfigError
 from localhand.paths import data_dir, private_dir, write_private
+from localhand.safety.trust.provenance import found_path, written_by
 
 State = Literal["trusted", "unknown", "changed"]
 _asking = True
@@ -49,7 +53,7 @@ def may_ask() -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One trusted file: its real path, the sha256 of the approved content, and when."""
+    """One trusted file: the path it was found at, the sha256 of its approved content, when."""
 
     path: str
     sha256: str
@@ -61,12 +65,15 @@ class Seen:
     """One reading of a file: the bytes to use (never read again) and how they stand."""
 
     path: Path
-    real: str
+    key: str
+    """The path it was found at (``found_path``), which its trust is kept under."""
     content: bytes
     sha256: str
     state: State
     previous: bytes | None = None
     """The content last trusted, when it changed and its copy is kept."""
+    written_by: tuple[str, ...] = ()
+    """The recorded runs that wrote it (``use_named``), as a person reads them."""
 
     @property
     def text(self) -> str:
@@ -85,26 +92,26 @@ class TrustStore:
     def read(self, path: Path, what: str = "") -> Seen:
         """Read ``path`` (a ``what``, for messages) once and say whether its content is the
         one trusted."""
-        real = os.path.realpath(path)
+        key = found_path(path)
         try:
-            content = Path(real).read_bytes()
+            content = Path(key).read_bytes()
         except OSError as exc:
             named = f"{what} {path}" if what else str(path)
             raise ConfigError(f"cannot read {named}: {exc.strerror or exc}") from None
         digest = hashlib.sha256(content).hexdigest()
-        entry = self._index().get(real)
+        entry = self._index().get(key)
         if entry is None:
-            return Seen(Path(path), real, content, digest, "unknown")
+            return Seen(Path(path), key, content, digest, "unknown")
         if entry.sha256 == digest:
-            return Seen(Path(path), real, content, digest, "trusted")
-        return Seen(Path(path), real, content, digest, "changed", self._copy(entry.sha256))
+            return Seen(Path(path), key, content, digest, "trusted")
+        return Seen(Path(path), key, content, digest, "changed", self._copy(entry.sha256))
 
     def trust(self, seen: Seen) -> None:
         """Pin ``seen``'s content as the trusted content of its file."""
         copies = private_dir(self.directory / "copies")
         write_private(copies / seen.sha256, seen.content)
         index = self._index()
-        index[seen.real] = Entry(seen.real, seen.sha256, time.time())
+        index[seen.key] = Entry(seen.key, seen.sha256, time.time())
         self._save(index)
 
     def pin(self, path: Path) -> Seen:
@@ -116,9 +123,8 @@ class TrustStore:
     def forget(self, path: Path) -> bool:
         """Trust ``path`` no more; False when it was not trusted."""
         index = self._index()
-        real = os.path.realpath(path)
-        key = real if real in index else os.path.abspath(path)
-        if index.pop(key, None) is None:
+        keys = (found_path(path), os.path.realpath(path), os.path.abspath(path))  # and older keys
+        if not [index.pop(key) for key in set(keys) if key in index]:
             return False
         self._save(index)
         return True
@@ -170,25 +176,31 @@ def use_named(
     store: TrustStore | None = None,
     ask: Callable[[Seen, str], bool] | None = None,
 ) -> Seen:
-    """``path``, a file the user named, read once: trusted as it is at its first use; when it
-    changed since last trusted, ``ask`` decides (by default the person at the terminal, if
-    there is one); refused with a ``ConfigError`` otherwise."""
+    """``path``, a file the user named, read once: trusted as it is at its first use unless a
+    recorded run wrote it; if one did, or it changed since, ``ask`` decides (by default the
+    person at the terminal, if any); refused with a ``ConfigError`` otherwise."""
     store = store or TrustStore()
     seen = store.read(path, what)
     if seen.state == "trusted":
         return seen
     if seen.state == "unknown":
-        store.trust(seen)
-        return seen
+        seen = replace(seen, written_by=tuple(written_by(path, seen.key)))
+        if not seen.written_by:
+            store.trust(seen)
+            return seen
     if ask is None and may_ask():
         ask = confirm
     if ask is not None and ask(seen, what):
         store.trust(seen)
         return seen
     said = "was not trusted" if ask is not None else "cannot be asked about here"
+    why = "changed since you last trusted it, and the new content"
+    if seen.written_by:
+        runs = "".join(f"\n  {line}" for line in seen.written_by)
+        why = f"was written by the model, so it is not trusted at its first use:{runs}\nIts content"
     raise ConfigError(
-        f"{what} {path} changed since you last trusted it, and the new content {said}: "
-        f"nothing was run. Review the change and trust it with: {trust_hint(path)}"
+        f"{what} {path} {why} {said}: nothing was run. Review it and trust it with: "
+        f"{trust_hint(path)}"
     )
 
 
@@ -201,6 +213,8 @@ def use_discovered(
     if seen.state == "trusted":
         return seen
     why = "is not trusted yet" if seen.state == "unknown" else "changed since you trusted it"
+    if os.path.islink(path) and seen.state == "unknown":
+        why = f"is a link to {os.path.realpath(path)}, and the link's own path is not trusted"
     warn(
         f"{path} ({what}) {why}, so none of it is used: a file in the project can be written "
         f"by the model. Review and trust it with: {trust_hint(path)}"
@@ -231,6 +245,9 @@ def confirm(seen: Seen, what: str) -> bool:
 
     if seen.state == "changed":
         head = f"{what} {escape(str(seen.path))} changed since you last trusted it:"
+    elif seen.written_by:
+        runs = "".join(f"\n  {escape(line)}" for line in seen.written_by)
+        head = f"{what} {escape(str(seen.path))} was written by the model:{runs}\nIt says:"
     else:
         head = f"{what} {escape(str(seen.path))} is not trusted yet. It says:"
     sys.stderr.write(f"\n{head}\n{shown(seen)}\nTrust this content? [y/N] ")
