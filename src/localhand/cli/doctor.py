@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.cli.args import Command, fail, number
+from localhand.cli.models import asking_servers
 from localhand.config.options import POOL_HOSTS, ModelOptions
 from localhand.errors import ConfigError
 
@@ -104,12 +105,8 @@ def _print(checkups: list[Checkup], verbose: bool) -> None:
 
 
 def doctor_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "--json", action="store_true", dest="json_out", help="Print one JSON document."
-    )
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="Say what each finding rests on."
-    )
+    asking_servers(parser)
+    parser.add_argument("-v", "--verbose", action="store_true", help="Say what each rests on.")
     ModelOptions.add_to(
         parser,
         ("model", "backend", "host"),
@@ -126,13 +123,6 @@ def doctor_arguments(parser: ArgumentParser) -> None:
         "--no-probe",
         action="store_true",
         help="Do not probe llama-server's prompt cache (a few thousand tokens of prefill).",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=number(float, 0.1, 60),
-        default=2.0,
-        metavar="SECONDS",
-        help="How long each server may take to answer a question (default: 2).",
     )
 
 

@@ -17,7 +17,7 @@ from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client
 from localhand.models._ollama_wire import canonical
 from localhand.models.catalog import Place
-from localhand.models.findings import Checkup, Finding, Needs
+from localhand.models.findings import Checkup, Finding, Needs, missing
 
 
 def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
@@ -30,10 +30,8 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
         try:
             show = get_json(client, "POST", "/api/show", timeout, {"model": model})
         except CatalogError as exc:
-            having = ", ".join(m.name for m in place.models) or "no models"
-            what = f"{model} is not on this server (it has: {having})"
             basis = f"POST /api/show: {exc}; Ollama {version}"
-            checkup.findings.append(Finding("error", what, f"ollama pull {model}", basis))
+            checkup.findings.append(missing(place, model, f"ollama pull {model}", basis))
             return checkup
         loaded = get_json(client, "GET", "/api/ps", timeout).get("models") or []
     except (CatalogError, AttributeError) as exc:

@@ -14,7 +14,7 @@ from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client
 from localhand.models.advice import CACHED_TOKENS
 from localhand.models.catalog import Place
-from localhand.models.findings import Checkup, Finding, Needs, Severity
+from localhand.models.findings import Checkup, Finding, Needs, Severity, missing
 
 
 def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
@@ -33,8 +33,8 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
     model = needs.model if needs.model_given else (names[0] if names else None)
     checkup = Checkup(place.where, place.kind, model)
     if needs.model_given and names and needs.model not in names:
-        what = f"{needs.model} is not served here (it serves {', '.join(names)})"
-        checkup.findings.append(Finding("error", what, f"--model {names[0]}"))
+        basis = "/v1/models"
+        checkup.findings.append(missing(place, needs.model, f"--model {names[0]}", basis))
     window = next((m.context for m in place.models if m.name == model), None)
     if window and window < needs.tokens:
         what = f"the window is {window:,} tokens; {needs.how_much}"

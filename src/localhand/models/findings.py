@@ -7,7 +7,12 @@ at a cost the fix removes) or a ``note`` (said, not counted: nothing needs chang
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from localhand.models.missing import has_models, pick_tool_model
+
+if TYPE_CHECKING:
+    from localhand.models.catalog import Place
 
 Severity = Literal["error", "warning", "note"]
 
@@ -65,3 +70,11 @@ class Checkup:
         keys = ("severity", "what", "fix", "basis")[: 4 if verbose else 3]
         listed = [{k: getattr(f, k) for k in keys} for f in self.findings]
         return {"url": self.url, "backend": self.backend, "model": self.model, "findings": listed}
+
+
+def missing(place: Place, model: str, fix: str, basis: str) -> Finding:
+    """The model is not on the server: what it has, in the words of the run's own error."""
+    listed = has_models(
+        [m.name for m in place.models], pick_tool_model([(m.name, m.tools) for m in place.models])
+    )
+    return Finding("error", f"{model} is not on this server. {listed}", fix, basis)
