@@ -42,14 +42,18 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
         checkup = Checkup(place.where, "llama-server", name)
         checkup.findings += _settings(props, needs)
         checkup.findings += _slot_saving(client, timeout)
-        if needs.probe:
-            checkup.findings += _probe(client, name, props.get("total_slots"), timeout)
-        return checkup
     except CatalogError as exc:
+        client.close()
         failed = Finding("error", f"llama-server stopped answering ({exc})", "restart it")
         return Checkup(place.where, "llama-server", None, [failed], False)
+    try:
+        if needs.probe:
+            checkup.findings += _probe(client, name, props.get("total_slots"), timeout)
+    except CatalogError as exc:  # a proxy without /completion, say: nothing concluded
+        checkup.findings.append(Finding("note", f"the cache probe failed ({exc})", "--no-probe"))
     finally:
         client.close()
+    return checkup
 
 
 def _settings(props: dict[str, Any], needs: Needs) -> list[Finding]:
@@ -58,7 +62,7 @@ def _settings(props: dict[str, Any], needs: Needs) -> list[Finding]:
     n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
     basis = f"/props default_generation_settings.n_ctx={n_ctx}, total_slots={slots}"
     if isinstance(n_ctx, int) and n_ctx < needs.tokens:
-        what = f"a slot's window is {n_ctx:,} tokens (-c shared by {slots} slots); {needs.how_much}"
+        what = f"a slot's window is {n_ctx:,} tokens (-c / --parallel {slots}); {needs.how_much}"
         found.append(Finding("warning", what, f"-c {needs.window(slots)}", basis))
     if needs.concurrency and slots < needs.concurrency:
         what = f"{slots} parallel slots for a batch of {needs.concurrency} at once: the rest wait"
@@ -66,9 +70,9 @@ def _settings(props: dict[str, Any], needs: Needs) -> list[Finding]:
         found.append(Finding("warning", what, fix, basis))
     media = [k for k, on in (props.get("modalities") or {}).items() if on is True]
     if media:
-        what = f"a multimodal projector is loaded ({', '.join(media)}): memory localhand never "
-        what += "uses, and llama-server turns --cache-reuse off with it"
-        found.append(Finding("warning", what, "--no-mmproj (no --mmproj)", "/props modalities"))
+        what = f"a multimodal projector is loaded ({', '.join(media)}; leave out --mmproj): memory "
+        what += "localhand never uses, and llama-server turns --cache-reuse off with it"
+        found.append(Finding("warning", what, "--no-mmproj", "/props modalities"))
     return found
 
 
