@@ -28,6 +28,7 @@ def doctor(args: Namespace) -> int:
     from localhand.config.settings import load_settings  # not needed to parse the options
     from localhand.models.catalog import gather  # not needed to parse the options
     from localhand.models.checkup import Needs, examine  # not needed to parse the options
+    from localhand.prompt.context import expected_tokens  # not needed to parse the options
 
     try:
         settings = ModelOptions.from_args(args).applied_to(load_settings())
@@ -35,7 +36,7 @@ def doctor(args: Namespace) -> int:
         fail(str(exc))
     first = _first_prompt()
     needs = Needs(
-        tokens=_run_tokens(first, settings.max_reply_tokens),
+        tokens=expected_tokens(first, None, None) + settings.max_reply_tokens,  # and a reply
         first_prompt=first,
         model=settings.model,
         model_given=args.model is not None,
@@ -77,13 +78,6 @@ def _first_prompt() -> int:
     messages = with_instructions(messages, workspace, lambda _: None)
     with default_tools(workspace) as tools:
         return estimate_prompt_tokens(messages, tools.definitions())
-
-
-def _run_tokens(first: int, reply: int) -> int:
-    """A run's window: its first prompt, what its iterations add, one reply."""
-    from localhand.prompt.context import expected_tokens  # not needed to parse the options
-
-    return expected_tokens(first, None, None) + reply
 
 
 def _print(checkups: list[Checkup], verbose: bool) -> None:
