@@ -30,10 +30,12 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
         try:
             show = get_json(client, "POST", "/api/show", timeout, {"model": model})
         except CatalogError as exc:
+            if not str(exc).startswith("HTTP 404"):  # Ollama's answer for a model it lacks
+                raise
             basis = f"POST /api/show: {exc}; Ollama {version}"
             checkup.findings.append(missing(place, model, f"ollama pull {model}", basis))
             return checkup
-        loaded = get_json(client, "GET", "/api/ps", timeout).get("models") or []
+        loaded = _loaded(client, timeout)
     except (CatalogError, AttributeError) as exc:
         failed = Finding("error", f"Ollama stopped answering ({exc})", "restart it: ollama serve")
         return Checkup(place.where, place.kind, model, [failed], False)
@@ -54,18 +56,26 @@ def _window(model: str, info: dict[str, Any], loaded: list[Any], needs: Needs) -
         what = f"localhand's num_ctx_max is {needs.num_ctx_max:,}; {needs.how_much}"
         fix = f"LOCALHAND_NUM_CTX_MAX={needs.window()}"
         return [Finding("warning", what, fix, f"num_ctx_max={needs.num_ctx_max}")]
-    window = needs.window()
+    window = min(needs.window(), trained) if isinstance(trained, int) else needs.window()
     cost = _kv_bytes(info, arch, window)
     memory = f"; num_ctx={window} takes about {cost / 1e9:.1f} GB of KV cache" if cost else ""
     sets = f"localhand sets num_ctx={window} on its requests ({needs.how_much}{memory})"
     now = [e.get("context_length") for e in loaded if _named(e, model)]
     if not now or not isinstance(now[0], int) or now[0] >= window:
         basis += f"; /api/ps: {'loaded with ' + str(now[0]) if now else 'not loaded'}"
-        return [Finding("note", sets, f"OLLAMA_CONTEXT_LENGTH={window} for other clients", basis)]
+        sets += "; Ollama's own default is for other clients and its /v1 API"
+        return [Finding("note", sets, f"OLLAMA_CONTEXT_LENGTH={window}", basis)]
     what = f"{model} is loaded with a {now[0]:,}-token window (Ollama's default): {sets}, "
     what += "so Ollama loads it again for a run, and again for any client using the default"
     basis += f"; /api/ps context_length={now[0]}"
     return [Finding("warning", what, f"OLLAMA_CONTEXT_LENGTH={window}", basis)]
+
+
+def _loaded(client: Client, timeout: float) -> list[Any]:
+    try:
+        return get_json(client, "GET", "/api/ps", timeout).get("models") or []
+    except CatalogError:  # an Ollama before /api/ps: nothing said of what is loaded
+        return []
 
 
 def _named(entry: Any, model: str) -> bool:
