@@ -100,7 +100,9 @@ def _print(checkups: list[Checkup], verbose: bool) -> None:
 
 def doctor_arguments(parser: ArgumentParser) -> None:
     asking_servers(parser)
-    parser.add_argument("-v", "--verbose", action="store_true", help="Say what each rests on.")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="Say what each finding rests on."
+    )
     ModelOptions.add_to(
         parser,
         ("model", "backend", "host"),
