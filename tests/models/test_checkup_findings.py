@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from localhand.models._checkup_llama import _settings
-from localhand.models.advice import growing_prefix_fix, hybrid, sliding_window
-from localhand.models.findings import Needs
+from localhand.models.advice import Needs, growing_prefix_fix, hybrid, sliding_window
 from localhand.run.cache_reuse import cache_thrown_away
 
 

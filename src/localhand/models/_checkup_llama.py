@@ -19,9 +19,17 @@ from typing import Any
 from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client, HTTPError
 from localhand.models._slots import published_total
-from localhand.models.advice import SLOT_SAVE, SWA_FULL, growing_prefix_fix, hybrid, sliding_window
+from localhand.models.advice import (
+    SLOT_SAVE,
+    SWA_FULL,
+    Checkup,
+    Finding,
+    Needs,
+    growing_prefix_fix,
+    hybrid,
+    sliding_window,
+)
 from localhand.models.catalog import Place
-from localhand.models.findings import Checkup, Finding, Needs
 
 BATCH = 512
 """llama-server's default ``--ubatch-size``: how far past its window a SWA cache may reach."""

@@ -16,8 +16,9 @@ from typing import Any
 from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client
 from localhand.models._ollama_wire import canonical
+from localhand.models.advice import Checkup, Finding, Needs
 from localhand.models.catalog import Place
-from localhand.models.findings import Checkup, Finding, Needs, missing
+from localhand.models.missing import has_models, pick_tool_model
 
 
 def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
@@ -91,3 +92,11 @@ def _kv_bytes(info: dict[str, Any], arch: Any, tokens: int) -> int | None:
     layers, heads, kv_heads, width = shape
     head = info.get(f"{arch}.attention.key_length")
     return 2 * 2 * layers * kv_heads * (head if isinstance(head, int) else width // heads) * tokens
+
+
+def missing(place: Place, model: str, fix: str, basis: str) -> Finding:
+    """The model is not on the server: what it has, in the words of the run's own error."""
+    listed = has_models(
+        [m.name for m in place.models], pick_tool_model([(m.name, m.tools) for m in place.models])
+    )
+    return Finding("error", f"{model} is not on this server. {listed}", fix, basis)

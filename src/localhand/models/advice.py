@@ -1,6 +1,9 @@
-"""Which server flag makes a model's prompt cache work: the one place that says it, for the
-warning a run gives when the cache is thrown away (``run/cache_reuse``) and for
-``localhand doctor`` (``models/checkup``).
+"""What localhand advises about a server: which flag makes a model's prompt cache work (the
+one place that says it, for the warning a run gives when the cache is thrown away,
+``run/cache_reuse``, and for ``localhand doctor``, ``models/checkup``), and doctor's findings
+as values: a ``Finding`` is an ``error`` (localhand cannot use the server as asked), a
+``warning`` (it can, at a cost the fix removes) or a ``note`` (not counted); its ``basis`` is
+what it rests on (the field read, or the probe's figures).
 
 The flag depends on how the model attends: a sliding-window model (Gemma 2/3, gpt-oss) keeps
 only its last window of keys unless llama-server has ``--swa-full``; a hybrid or recurrent
@@ -11,6 +14,9 @@ no server reports it; ``doctor``'s probe then judges what the server really does
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 SWA_FULL = "--swa-full"
 CHECKPOINTS = "--ctx-checkpoints 32"
@@ -64,3 +70,61 @@ def growing_prefix_fix(name: str | None) -> str:
         f"hybrid or recurrent one (Qwen3.5/3.6, Granite 4, LFM2), else {CACHE_PROMPT}; "
         "`localhand doctor` says which applies"
     )
+
+
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing doctor found: what it is, what fixes it (as typed), what it rests on."""
+
+    severity: Severity
+    what: str
+    fix: str
+    basis: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What localhand will ask of a server: ``tokens`` of window for a run (``first_prompt``
+    plus its growth and a reply), the ``model`` localhand runs (``model_given``: named by
+    the user, so other servers than Ollama must serve it too), the batch ``concurrency``
+    configured, localhand's own ``num_ctx_max`` for Ollama."""
+
+    tokens: int
+    first_prompt: int
+    model: str
+    model_given: bool = False
+    concurrency: int | None = None
+    num_ctx_max: int = 32768
+    probe: bool = True
+    named: bool = False
+    """Whether the user named the server (``--host``, ``--backend``): then silence is an error."""
+
+    def window(self, slots: int = 1) -> int:
+        """The window to ask for: the power of two that holds a run, for ``slots`` slots."""
+        return slots * (1 << max(0, self.tokens - 1).bit_length())
+
+    @property
+    def how_much(self) -> str:
+        return (
+            f"a run needs about {self.tokens:,} tokens (its first prompt, {self.first_prompt:,}, "
+            "plus a run's growth and one reply)"
+        )
+
+
+@dataclass(slots=True)
+class Checkup:
+    """One server and what doctor found there."""
+
+    url: str
+    backend: str
+    model: str | None
+    findings: list[Finding] = field(default_factory=list)
+    reached: bool = True
+
+    def as_json(self, verbose: bool = False) -> dict[str, Any]:
+        keys = ("severity", "what", "fix", "basis")[: 4 if verbose else 3]
+        listed = [{k: getattr(f, k) for k in keys} for f in self.findings]
+        return {"url": self.url, "backend": self.backend, "model": self.model, "findings": listed}

@@ -4,17 +4,17 @@ flag, variable or setting that would make it serve localhand better.
 The servers are the ones ``localhand models`` finds (``models/catalog.gather``); each is then
 asked what it exposes (llama-server ``/props`` and ``/slots``, Ollama ``/api/show``,
 ``/api/ps`` and ``/api/version``, vLLM ``/v1/models`` and a one-token request) and, where a
-setting is not exposed, probed (``_checkup_llama``). What it finds: ``models/findings``.
+setting is not exposed, probed (``_checkup_llama``). What it finds: ``models/advice``.
 """
 
 from __future__ import annotations
 
 from localhand.models import _checkup_llama, _checkup_ollama
 from localhand.models._catalog_probes import CatalogError, get_json
+from localhand.models._checkup_ollama import missing
 from localhand.models._http import Client
-from localhand.models.advice import CACHED_TOKENS
+from localhand.models.advice import CACHED_TOKENS, Checkup, Finding, Needs, Severity
 from localhand.models.catalog import Place
-from localhand.models.findings import Checkup, Finding, Needs, Severity, missing
 
 
 def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
