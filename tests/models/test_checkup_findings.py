@@ -1,7 +1,7 @@
-"""What ``localhand doctor`` concludes from what a server says, without a server: the cache
-flag for each kind of model (the same advice the run's cache-miss warning gives) and
-llama-server's ``/props`` read into findings (as the real server words it: ``n_ctx`` of a
-slot, ``total_slots``, ``modalities``)."""
+"""What ``localhand doctor`` concludes from what a server says: the cache flag for each kind
+of model (the same advice the run's cache-miss warning gives), llama-server's ``/props`` read
+into findings (as the real server words it: ``n_ctx`` of a slot, ``total_slots``,
+``modalities``), and cached-token counts missing from ``usage`` (the fake's ``/v1``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 
 from localhand.models._checkup_llama import _settings
 from localhand.models.advice import Needs, growing_prefix_fix, hybrid, sliding_window
+from localhand.models.checkup import _cached_tokens
 from localhand.run.cache_reuse import cache_thrown_away
+from localhand.testing import FakeOllama
 
 
 @pytest.mark.parametrize(
@@ -67,3 +69,12 @@ def test_fewer_slots_than_the_batch_names_parallel() -> None:
 def test_a_loaded_projector_is_named() -> None:
     (found,) = _settings(props(vision=True), needs())
     assert "--no-mmproj" in found.fix and "vision" in found.what
+
+
+def test_a_server_that_does_not_report_cached_tokens_is_told_the_flag() -> None:
+    # The fake speaks Ollama's /v1, which like vLLM without --enable-prompt-tokens-details
+    # leaves prompt_tokens_details out; it reports them once a request reuses its cache.
+    with FakeOllama(["ok", "ok"]) as fake:
+        (silent,) = _cached_tokens(fake.url + "/v1", "qwen3:8b", 5.0)
+        assert silent.fix == "--enable-prompt-tokens-details" and silent.severity == "warning"
+        assert _cached_tokens(fake.url + "/v1", "qwen3:8b", 5.0) == []  # the same prompt again
