@@ -36,6 +36,7 @@ RUN_PATH = {
     *package("localhand.evidence", "snapshot", "taskwords", "verify"),
     *package("localhand.models", "_common", "_http", "_http_connect", "_json_calls", "_lines"),
     *package("localhand.models", "_network", "_ollama_wire", "_served_figures", "_stream"),
+    *package("localhand.models", "advice"),
     *package("localhand.models", "base", "connection", "ollama", "packaged", "tokens"),
     *package("localhand.models", "transport", "watch"),
     *package("localhand.parsing", "coerce", "cutoff", "extract", "faithful", "formats"),

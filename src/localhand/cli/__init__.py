@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "acp": "localhand.cli.acp",
     "trust": "localhand.cli.trust",
     "models": "localhand.cli.models",
+    "doctor": "localhand.cli.doctor",
     "config": "localhand.cli.config",
     "completion": "localhand.cli.completion",
 }

@@ -118,9 +118,6 @@ def _size(size: int | None) -> str:
 
 
 def models_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "--json", action="store_true", dest="json_out", help="Print one JSON document."
-    )
     ModelOptions.add_to(
         parser,
         ("host", "backend"),
@@ -129,6 +126,14 @@ def models_arguments(parser: ArgumentParser) -> None:
             "defaults."
         },
         backend={"help": "Ask only this backend (default: all of them)."},
+    )
+    asking_servers(parser)
+
+
+def asking_servers(parser: ArgumentParser) -> None:
+    """``--json`` and ``--timeout``, of every command that asks the servers (models, doctor)."""
+    parser.add_argument(
+        "--json", action="store_true", dest="json_out", help="Print one JSON document."
     )
     parser.add_argument(
         "--timeout",

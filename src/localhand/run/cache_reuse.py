@@ -1,15 +1,15 @@
 """Whether the server threw its prompt cache away although the conversation only grew.
 
 localhand's history is append-only, so each request extends the last and a server with a
-prompt cache should prefill only the new tokens. Two server settings silently defeat that:
-a sliding-window model (Gemma 2/3, gpt-oss, Mistral's SWA models) served by llama-server
-without ``--swa-full`` cannot reuse a prefix longer than its window, and ``cache_prompt``
-turned off (a proxy's default, or ``--no-cache-prompt``) reuses nothing. The user then pays
-the whole prompt again every turn. This module is the detector: a pure function over each
-request's (prompt tokens, cached tokens) as the server counted them, and a small watcher that
-says it once per run. The figures come from the server (llama-server ``timings.cache_n``,
-``usage.prompt_tokens_details.cached_tokens``); where it says nothing (None) nothing is
-concluded, never guessed.
+prompt cache should prefill only the new tokens. Server settings silently defeat that: a
+sliding-window model (Gemma 2/3, gpt-oss) served by llama-server without ``--swa-full``, a
+hybrid one without context checkpoints, ``cache_prompt`` turned off (a proxy's default, or
+``--no-cache-prompt``). The user then pays the whole prompt again every turn; the fix named
+is ``models/advice``'s, the same that ``localhand doctor`` names. This module is the detector:
+a pure function over each request's (prompt tokens, cached tokens) as the server counted them,
+and a small watcher that says it once per run. The figures come from the server
+(llama-server ``timings.cache_n``, ``usage.prompt_tokens_details.cached_tokens``); where it
+says nothing (None) nothing is concluded, never guessed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from localhand.models.advice import growing_prefix_fix
 
 MIN_PREFIX = 256
 """Below this many tokens of prefix a miss costs little; not worth a warning."""
@@ -28,9 +30,8 @@ MISSES_TO_WARN = 2
 WARNING = (
     "the server re-processed the whole prompt on {misses} requests in a row although the "
     "conversation only grew ({previous:,} tokens could have come from its cache), so every "
-    "turn pays the full prefill. On llama-server, start it with --swa-full for a "
-    "sliding-window model (Gemma 2/3, gpt-oss) and keep cache_prompt on (no "
-    "--no-cache-prompt); other servers: turn on prefix/prompt caching"
+    "turn pays the full prefill. On llama-server: " + growing_prefix_fix(None) + "; other "
+    "servers: turn on prefix/prompt caching"
 )
 
 
