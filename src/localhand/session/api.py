@@ -63,43 +63,16 @@ def run_task(
             f"task {task.id} names a plan: run it with run_plan or run_any "
             "(localhand.session.api), as localhand plan and localhand batch do"
         )
-    if continue_from is not None:
-        return _continued(
-            task, settings, continue_from, bus, model, follow_up_dir, store, approver, output_schema
-        )
+    parent = None
+    if continue_from is not None:  # the earlier run, looked up where the new one is recorded
+        if store is not None:
+            parent = continuation(store, continue_from, task.description)
+        else:
+            with open_store() as found:
+                parent = continuation(found, continue_from, task.description)
+        task = carried_on(parent, task)
     session = Session(
         task,
-        settings,
-        bus=bus,
-        model=model,
-        follow_up_dir=follow_up_dir,
-        store=store,
-        approver=approver,
-        output_schema=output_schema,
-    )
-    return cast("Result", session.run())
-
-
-def _continued(
-    task: Task,
-    settings: Settings,
-    ref: str,
-    bus: EventBus | None,
-    model: ChatModel | None,
-    follow_up_dir: Path | None,
-    store: Store | None,
-    approver: Approver | PlainApprover | None,
-    output_schema: dict[str, Any] | None,
-) -> Result:
-    """``run_task(..., continue_from=ref)``: recorded in ``store``, else in the default one
-    (the earlier run is looked up there, and the new one must be to link to it)."""
-    if store is not None:
-        parent = continuation(store, ref, task.description)
-    else:
-        with open_store() as found:
-            parent = continuation(found, ref, task.description)
-    session = Session(
-        carried_on(parent, task),
         settings,
         bus=bus,
         model=model,
@@ -109,8 +82,9 @@ def _continued(
         continuing=parent,
         output_schema=output_schema,
     )
-    # Given no store, the session records in the default one, where the parent was found.
-    with session.recording() if store is None else nullcontext():
+    # Given no store, a continued run is recorded in the default one, where its parent was
+    # found, so that the chain links up.
+    with session.recording() if parent is not None and store is None else nullcontext():
         return cast("Result", session.run())
 
 
