@@ -7,7 +7,9 @@ before the first tool runs, so they are taken in a thread that starts with the r
 waited for before the first tool call (and before the end, if no tool ever ran).
 
 The same thread keeps the checks' own files and the hidden places (``CheckGuard.capture``),
-from the list of files the tracker's walk made: no second walk.
+from the list of files the tracker's walk made: no second walk. Last, it has each check
+command's test runner collect the tests the workspace has (``evidence.reporting``): the tests
+that must still run and pass at the end (``CheckGuard.collected``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Baseline:
     def __init__(
         self, workspace: Path, task_id: str, checks: Sequence[Check] = (), task: str = ""
     ) -> None:
-        self.workspace, self.task_id = workspace, task_id
+        self.workspace, self.task_id, self.task = workspace, task_id, task
         self.guard = CheckGuard(workspace, checks, task)
         """The checks' own files as they were (ready once the tracker is)."""
         self._tracker: ChangeTracker | None = None
@@ -48,13 +50,36 @@ class Baseline:
 
     def _take(self) -> None:
         try:
+            self._prepare_collections()
             try:
                 self._tracker = ChangeTracker(self.workspace, keep=self.guard.keeps)
             finally:
                 self.guard.capture(self._tracker)
             self._git = gitstate.record_before(self.workspace, self.task_id)
+            self._collect()
         except BaseException as error:  # raised again where the run waits for it
             self._error = error
+        finally:
+            for collected in self.guard.collected.values():
+                collected.done.set()  # what could not be collected is taken from a first run
+
+    def _prepare_collections(self) -> None:
+        """One empty collection a command, before the guard is ready: a check waits for it."""
+        if not self.guard.commands:
+            return
+        # Loaded here, on the baseline's thread: a run's start never loads the reports.
+        from localhand.evidence.reports import Collected
+
+        self.guard.collected.update({c: Collected(task=self.task) for c in self.guard.commands})
+
+    def _collect(self) -> None:
+        if not self.guard.collected:
+            return
+        # Loaded here, on the baseline's thread: a run's start never loads the reports.
+        from localhand.evidence.reporting import collect_before
+
+        for command, collected in self.guard.collected.items():
+            collect_before(command, self.workspace, collected)
 
     def ready(self) -> Baseline:
         """Wait until both are taken, and what subscribers hold (``localhand.events.hold``);
