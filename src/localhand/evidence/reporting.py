@@ -34,8 +34,8 @@ from localhand.safety.box.sandbox import Sandbox, current_sandbox
 from localhand.tools.shell import CommandOutput, run_shell
 
 REPORTERS = Path(__file__).with_name("reporters")
-PYTEST_PLUGIN = "localhand_pytest_report"
-NODE_REPORTER = REPORTERS / "localhand_node_report.mjs"
+PYTEST_PLUGIN = "pytest_localhand_report"
+NODE_REPORTER = REPORTERS / "node_localhand_report.mjs"
 COLLECT_TIMEOUT_S = 120
 OUTPUT_TAIL_BYTES = 1_000_000
 """A check's output is kept this long: ``go test -json`` and cargo's lines are read from it."""

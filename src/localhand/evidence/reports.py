@@ -16,6 +16,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -297,3 +298,28 @@ def _words_of(name: str) -> set[str]:
         module = parts[-3] if len(parts) > 2 else parts[0]
         words = {parts[-1], module, f"{module}.py", ".".join(parts[:-2]).replace(".", "/") + ".py"}
     return words - {""}
+
+
+def evidence_words(check: Mapping[str, Any]) -> str:
+    """What a check's verdict rests on, for a person: ``report: 12 passed, 0 failed`` (and
+    what was skipped or missing), ``exit code only``, or nothing for a check of files."""
+    tests = check.get("tests")
+    if check.get("evidence") == "report" and isinstance(tests, dict):
+        words = f"report: {tests.get('passed', 0)} passed, {tests.get('failed', 0)} failed"
+        if tests.get("skipped"):
+            words += f", {tests['skipped']} skipped"
+        if tests.get("missing"):
+            words += f", {len(tests['missing'])} missing of {tests.get('collected_before')}"
+        return words
+    return "exit code only" if check.get("evidence") == "exit_code" else ""
+
+
+def run_evidence(result: Mapping[str, Any]) -> str | None:
+    """What a run's command checks rested on: ``report`` when each read a runner's report,
+    ``exit_code`` when some had only an exit code, None with no command check (or a Result
+    from before localhand read reports)."""
+    kinds = {c.get("evidence") for c in result.get("verification") or () if isinstance(c, dict)}
+    kinds.discard(None)
+    if not kinds:
+        return None
+    return "exit_code" if "exit_code" in kinds else "report"

@@ -105,6 +105,7 @@ def install(unittest: Any) -> None:
     start = program.__init__
 
     def started(self: Any, *args: Any, **kwargs: Any) -> None:
+        _STATE["started"] = True  # what it finds, nothing included, is reported
         _write(f"started-{_NAME}", {"runner": "unittest"})
         start(self, *args, **kwargs)
 
@@ -113,5 +114,5 @@ def install(unittest: Any) -> None:
 
 
 def _finish() -> None:
-    if _STATE["collected"] or _STATE["errors"] or _STATE["outcomes"]:
+    if _STATE.get("started") or _STATE["collected"] or _STATE["errors"] or _STATE["outcomes"]:
         _write(_NAME, _STATE)
