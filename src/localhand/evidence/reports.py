@@ -71,9 +71,13 @@ class Collected:
     done: threading.Event = field(default_factory=threading.Event)
 
     def take(self, report: Report | None, source: str) -> None:
+        """Keep what ``report`` collected, unless tests are known already. From a first run,
+        a test it set aside (skipped, ignored) counts as marked: it may stay set aside."""
         if report is not None and report.collected and not self.names:
             self.names, self.errors = list(report.collected), list(report.errors)
             self.marked, self.source = set(report.marked), source
+            if source == "first_run":
+                self.marked |= {n for n, o in report.outcomes.items() if o in SET_ASIDE}
 
 
 @dataclass(frozen=True, slots=True)
