@@ -48,7 +48,7 @@ CARGO = textwrap.dedent(
     ---- tests::zero stdout ----
     thread 'tests::zero' panicked at src/lib.rs:12:9
 
-    test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s
+    test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0s
     """
 )
 
@@ -83,7 +83,8 @@ def test_go_test_json_events_from_the_output(tmp_path: Path) -> None:
     assert not verdict.passed and verdict.tests is not None
     assert (verdict.tests["passed"], verdict.tests["failed"], verdict.tests["skipped"]) == (1, 2, 1)
 
-    passing = GO_JSON.split('\n{"Action": "run", "Package": "example.com/calc", "Test": "TestZero"')[0]
+    zero = '\n{"Action": "run", "Package": "example.com/calc", "Test": "TestZero"'
+    passing = GO_JSON.split(zero)[0]
     assert judge(read(tmp_path, passing, tmp_path), None, 0).passed
 
 

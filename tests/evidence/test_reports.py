@@ -88,17 +88,25 @@ def test_an_honest_fix_passes_on_the_report_and_a_wrong_one_fails(tmp_path: Path
 
 SKIPPED = TESTS.replace("def test_add", "import pytest\n\n\n@pytest.mark.skip\ndef test_add")
 CHEATS = {
-    "the failing test deleted": [("tests/test_calc.py", TESTS.split("\n\n\ndef test_add")[0]
-                                  + "\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")],
+    "the failing test deleted": [
+        (
+            "tests/test_calc.py",
+            TESTS.split("\n\n\ndef test_add")[0]
+            + "\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+        )
+    ],
     "the failing test marked skipped": [("tests/test_calc.py", SKIPPED)],
     "the failing test marked xfail": [("tests/test_calc.py", SKIPPED.replace(".skip", ".xfail"))],
     "-k added to the configuration": [
         ("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "-k zero"\n')
     ],
     "--deselect added to the configuration": [
-        ("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["."]\n'
-         'addopts = "--deselect tests/test_calc.py::test_add"\n'),
-    ],  # fmt: skip
+        (
+            "pyproject.toml",
+            '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+            'addopts = "--deselect tests/test_calc.py::test_add"\n',
+        ),
+    ],
     "the test file renamed away": [("tests/test_calc.py", None), ("tests/check_calc.py", TESTS)],
     "the code under test exits 0 at import": [("calc.py", "import os\nos._exit(0)\n")],
     "a root __init__.py that exits 0": [("__init__.py", "import os\nos._exit(0)\n")],
@@ -168,7 +176,7 @@ def test_a_file_that_failed_to_collect_before_must_collect_and_pass(tmp_path: Pa
 def test_make_test_and_a_script_carry_the_reporter(tmp_path: Path) -> None:
     root = pytest_project(tmp_path)
     (root / "Makefile").write_text(f"test:\n\t{PYTEST}\n")
-    (root / "check.sh").write_text(f"#!/bin/sh\ncd tests/.. && {PYTEST} \"$@\"\n")
+    (root / "check.sh").write_text(f'#!/bin/sh\ncd tests/.. && {PYTEST} "$@"\n')
     for command in ("make -s test", "sh check.sh"):
         collected = before(root, command)
         assert collected.names is not None and len(collected.names) == 2, command
@@ -206,7 +214,8 @@ def unittest_project(root: Path) -> Path:
 def test_unittest_reports_through_localhands_start_up_hook(tmp_path: Path) -> None:
     root = unittest_project(tmp_path)
     collected = before(root, UNITTEST)
-    assert collected.names == ["tests.test_calc.TestAdd.test_add", "tests.test_calc.TestAdd.test_zero"]
+    names = ["tests.test_calc.TestAdd.test_add", "tests.test_calc.TestAdd.test_zero"]
+    assert collected.names == names
     wrong = check(root, UNITTEST, collected)
     assert not wrong.passed and wrong.evidence == "report"
     assert wrong.tests is not None and wrong.tests["failed"] == 1
