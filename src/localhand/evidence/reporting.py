@@ -34,7 +34,7 @@ from localhand.safety.box.sandbox import Sandbox, current_sandbox
 from localhand.tools.shell import CommandOutput, run_shell
 
 REPORTERS = Path(__file__).with_name("reporters")
-PYTEST_PLUGIN = "pytest_localhand_report"
+PYTEST_PLUGIN = "report_to_localhand"
 NODE_REPORTER = REPORTERS / "node_localhand_report.mjs"
 COLLECT_TIMEOUT_S = 120
 OUTPUT_TAIL_BYTES = 1_000_000

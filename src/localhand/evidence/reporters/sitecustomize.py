@@ -3,7 +3,7 @@
 This folder is first on the check's ``PYTHONPATH`` (``localhand.evidence.reports``), so this
 module stands where Python looks for ``sitecustomize``; it runs the one it hides (a
 distribution's, a virtualenv's) first, then, when ``LOCALHAND_REPORT_DIR`` is set, watches for
-unittest and records through ``unittest_localhand_report`` once unittest is imported.
+unittest and records through ``report_to_localhand`` once unittest is imported.
 """
 
 import importlib.machinery
@@ -44,9 +44,9 @@ class _WatchUnittest:
 
         def exec_module(module: object) -> None:
             load(module)  # type: ignore[arg-type]
-            import unittest_localhand_report  # type: ignore[import-not-found]  # beside this one
+            import report_to_localhand  # type: ignore[import-not-found]  # beside this one
 
-            unittest_localhand_report.install(module)
+            report_to_localhand.install(module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
