@@ -49,37 +49,24 @@ class Baseline:
         self._thread.start()
 
     def _take(self) -> None:
+        commands = self.guard.commands
         try:
-            self._prepare_collections()
+            if commands:  # loaded on this thread: a run's start never loads the reports
+                from localhand.evidence.reporting import Collected, collect_before
+
+                self.guard.collected.update({c: Collected(task=self.task) for c in commands})
             try:
                 self._tracker = ChangeTracker(self.workspace, keep=self.guard.keeps)
             finally:
-                self.guard.capture(self._tracker)
+                self.guard.capture(self._tracker)  # a check waits for this, then its tests
             self._git = gitstate.record_before(self.workspace, self.task_id)
-            self._collect()
+            for command, collected in self.guard.collected.items():
+                collect_before(command, self.workspace, collected)
         except BaseException as error:  # raised again where the run waits for it
             self._error = error
         finally:
             for collected in self.guard.collected.values():
                 collected.done.set()  # what could not be collected is taken from a first run
-
-    def _prepare_collections(self) -> None:
-        """One empty collection a command, before the guard is ready: a check waits for it."""
-        if not self.guard.commands:
-            return
-        # Loaded here, on the baseline's thread: a run's start never loads the reports.
-        from localhand.evidence.reports import Collected
-
-        self.guard.collected.update({c: Collected(task=self.task) for c in self.guard.commands})
-
-    def _collect(self) -> None:
-        if not self.guard.collected:
-            return
-        # Loaded here, on the baseline's thread: a run's start never loads the reports.
-        from localhand.evidence.reporting import collect_before
-
-        for command, collected in self.guard.collected.items():
-            collect_before(command, self.workspace, collected)
 
     def ready(self) -> Baseline:
         """Wait until both are taken, and what subscribers hold (``localhand.events.hold``);

@@ -16,6 +16,7 @@ without writing bytecode or pytest's cache: the tests the workspace had.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -112,7 +113,9 @@ def run_reported(
 ) -> tuple[CommandOutput, Report | None]:
     """Run ``command`` with its runners reporting; its output and what they reported."""
     box = sandbox if sandbox is not None else current_sandbox()
-    with tempfile.TemporaryDirectory(prefix="localhand-report-", dir=_tmp()) as folder:
+    # In /tmp: where a command without network may still write (the supervisor's rules).
+    tmp = "/tmp" if os.path.isdir("/tmp") else None
+    with tempfile.TemporaryDirectory(prefix="localhand-report-", dir=tmp) as folder:
         ran = _reporting_command(command, workspace, folder)
         done = run_shell(
             ran, workspace, timeout_s=timeout_s, sandbox=_Reporting.of(box, folder),
@@ -161,28 +164,17 @@ def collect_before(command: str, workspace: Path, collected: Collected) -> None:
 
 
 def _runs_python_tests(command: str, workspace: Path) -> bool:
-    """Whether ``command``, or what it names (a script, the Makefile, ``package.json``), says
-    it runs Python's test runners: only those can list their tests without running them."""
-    texts = [command]
-    words = _words(command)
+    """Whether ``command``, or what it names (a script, the Makefile), says it runs Python's
+    test runners: only those can list their tests without running them."""
+    words = command.split()
     named = [w for w in words if "/" in w or "." in w]
-    if "make" in words:
-        named += ["Makefile", "makefile", "GNUmakefile"]
-    for name in named:
-        path = workspace / name
-        try:
+    named += ["Makefile", "makefile", "GNUmakefile"] if "make" in words else []
+    texts = [command]
+    for path in (workspace / name for name in named):
+        with contextlib.suppress(OSError):
             if path.is_file() and path.stat().st_size < 256_000:
                 texts.append(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
     return any(_PYTHON_RUNNER.search(text) for text in texts)
-
-
-def _words(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
 
 
 _NPM_TEST = re.compile(r"^\s*npm\s+(?:test|t|run\s+test|run-script\s+test)\s*$")
@@ -231,8 +223,3 @@ def _readable(output: str) -> str:
                 pass
         lines.append(line)
     return "".join(lines)
-
-
-def _tmp() -> str | None:
-    """``/tmp``: where a command without network may still write (the supervisor's rules)."""
-    return "/tmp" if os.path.isdir("/tmp") else None

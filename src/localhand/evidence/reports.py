@@ -1,13 +1,10 @@
 """What a test runner reported, and whether that is a pass: the evidence of a command check.
 
-The runners write their reports into a folder of localhand's outside the workspace
-(``localhand.evidence.reporting`` sets them up): pytest through localhand's plugin, unittest
-through its start-up hook, node's test runner through its reporter (``reporters/``), jest and
-vitest through ``--json --outputFile``. ``go test -json`` and cargo's libtest summary lines are
-read from the command's output. ``read`` merges what was written into one ``Report``;
-``judge`` compares it with the tests the check collected on the workspace as it was
-(``Collected``): a pass needs tests that ran, none failed, and every test from before collected
-again and passed, unless the task names it for removal or renaming.
+``read`` merges what the runners wrote into localhand's folder (``evidence.reporting`` sets
+them up) and what ``go test -json`` and cargo's libtest print into one ``Report``; ``judge``
+compares it with the tests the check collected on the workspace as it was (``Collected``): a
+pass needs tests that ran, none failed, and every test from before run again and passed,
+unless the task names it for removal or renaming (docs/safety.md, "Evidence is a report").
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ from typing import Any
 OK = "passed"
 SET_ASIDE = frozenset({"skipped", "xfailed", "xpassed", "deselected"})
 """Outcomes of a test that neither passed nor failed."""
-MISSING_SHOWN = 20
-"""How many missing tests a result names; the count says how many more."""
+MISSING_SHOWN = 20  # in a check's output; the Result's ``missing`` lists them all
 
 
 @dataclass(slots=True)
@@ -35,13 +31,10 @@ class Report:
     runners: list[str] = field(default_factory=list)
     collected: list[str] = field(default_factory=list)
     outcomes: dict[str, str] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    """Test files (pytest) or modules (unittest) that failed to collect."""
-    marked: set[str] = field(default_factory=set)
-    """Tests marked to be skipped or expected to fail, as collected."""
+    errors: list[str] = field(default_factory=list)  # files or modules that failed to collect
+    marked: set[str] = field(default_factory=set)  # marked to be skipped or expected to fail
     collect_only: bool = False
-    unfinished: list[str] = field(default_factory=list)
-    """Runners that started and never reported (the process ended first)."""
+    unfinished: list[str] = field(default_factory=list)  # started, never reported
 
     def add(self, runner: str, data: dict[str, Any]) -> None:
         self.runners.append(runner)
@@ -60,14 +53,13 @@ class Report:
 @dataclass(slots=True)
 class Collected:
     """The tests a check collected on the workspace as it was before the run's first change,
-    or (``source == "first_run"``) those of its first run, for runners that cannot list them
-    without running them. ``done`` is set once it is known (the baseline's thread)."""
+    or those of its first run, for runners that cannot list them without running them.
+    ``done`` is set once it is known (the baseline's thread)."""
 
     task: str = ""
     names: list[str] | None = None
     errors: list[str] = field(default_factory=list)
     marked: set[str] = field(default_factory=set)
-    source: str = ""
     done: threading.Event = field(default_factory=threading.Event)
 
     def take(self, report: Report | None, source: str) -> None:
@@ -75,7 +67,7 @@ class Collected:
         a test it set aside (skipped, ignored) counts as marked: it may stay set aside."""
         if report is not None and report.collected and not self.names:
             self.names, self.errors = list(report.collected), list(report.errors)
-            self.marked, self.source = set(report.marked), source
+            self.marked = set(report.marked)
             if source == "first_run":
                 self.marked |= {n for n, o in report.outcomes.items() if o in SET_ASIDE}
 
@@ -181,14 +173,11 @@ def _libtest(output: str) -> dict[str, Any] | None:
         return None
     kinds = {"ok": OK, "FAILED": "failed", "ignored": "skipped"}
     outcomes = {name: kinds[kind] for name, kind in _LIBTEST_LINE.findall(output)}
-    counted = sum(
-        int(passed) + int(failed) + int(ignored) for passed, failed, ignored, _ in summaries
-    )
-    errors = ["(tests the output does not name)"] if counted > len(outcomes) else []
+    counted = sum(int(p) + int(f) + int(i) for p, f, i, _ in summaries)
     filtered = sum(int(summary[3]) for summary in summaries)
-    deselected = [f"({filtered} filtered out)"] if filtered else []
-    return {"collected": list(outcomes), "outcomes": outcomes, "errors": errors,
-            "deselected": deselected}  # fmt: skip
+    return {"collected": list(outcomes), "outcomes": outcomes,
+            "errors": ["(tests the output does not name)"] if counted > len(outcomes) else [],
+            "deselected": [f"({filtered} filtered out)"] if filtered else []}  # fmt: skip
 
 
 def _relative(path: str, workspace: Path) -> str:
@@ -220,11 +209,10 @@ def judge(report: Report | None, before: Collected | None, exit_code: int | None
     tests = {"collected_before": len(listed), "collected_after": len(report.collected), **counts,
              "missing": missing}  # fmt: skip
     why = _why_not(report, counts, missing, exit_code)
-    summary = f"report: {counts['passed']} passed, {counts['failed']} failed"
-    if counts["skipped"]:
-        summary += f", {counts['skipped']} skipped"
-    note = f"[localhand: {summary}" + (f"; not a pass: {why}]" if why else "]")
-    return Verdict(why is None, tests, note)
+    words = evidence_words({"evidence": "report", "tests": {**tests, "missing": []}})
+    return Verdict(
+        why is None, tests, f"[localhand: {words}" + (f"; not a pass: {why}]" if why else "]")
+    )
 
 
 def _why_not(
@@ -235,9 +223,7 @@ def _why_not(
     if report.collect_only:
         return "the tests were only collected, not run"
     if report.errors:
-        return (
-            f"{len(report.errors)} test file(s) failed to collect: {', '.join(report.errors[:5])}"
-        )
+        return f"{len(report.errors)} test file(s) failed to collect: {', '.join(report.errors)}"
     if not report.collected:
         return "no test was collected"
     if counts["failed"]:
@@ -323,7 +309,4 @@ def run_evidence(result: Mapping[str, Any]) -> str | None:
     ``exit_code`` when some had only an exit code, None with no command check (or a Result
     from before localhand read reports)."""
     kinds = {c.get("evidence") for c in result.get("verification") or () if isinstance(c, dict)}
-    kinds.discard(None)
-    if not kinds:
-        return None
-    return "exit_code" if "exit_code" in kinds else "report"
+    return "exit_code" if "exit_code" in kinds else "report" if "report" in kinds else None
