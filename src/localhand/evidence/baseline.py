@@ -51,7 +51,8 @@ class Baseline:
     def _take(self) -> None:
         commands = self.guard.commands
         try:
-            if commands:  # loaded on this thread: a run's start never loads the reports
+            if commands:
+                # Loaded on this thread: a run's start never loads the reports.
                 from localhand.evidence.reporting import Collected, collect_before
 
                 self.guard.collected.update({c: Collected(task=self.task) for c in commands})
