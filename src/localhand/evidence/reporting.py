@@ -40,7 +40,7 @@ NODE_REPORTER = REPORTERS / "node_localhand_report.mjs"
 COLLECT_TIMEOUT_S = 120
 OUTPUT_TAIL_BYTES = 1_000_000
 """A check's output is kept this long: ``go test -json`` and cargo's lines are read from it."""
-_PYTHON_RUNNER = re.compile(r"\b(?:pytest|py\.test|unittest|python[\d.]*|tox|nox)\b")
+_PYTHON_RUNNER = re.compile(r"\b(?:pytest|py\.test|unittest|tox|nox)\b")
 
 
 def environment(folder: str, *, collect_only: bool = False) -> dict[str, str]:
