@@ -314,3 +314,41 @@ def test_a_check_that_reported_tests_before_and_nothing_now_fails(tmp_path: Path
     result = check(root, "sh check.sh", collected)
     assert not result.passed and result.evidence == "report"
     assert result.tests is not None and len(result.tests["missing"]) == 2
+
+
+NESTED = textwrap.dedent(
+    """\
+    import subprocess
+    import sys
+
+    import pytest
+
+    INNER = "def test_meant_to_fail():\\n    assert False\\n"
+
+
+    def test_a_child_pytest_reports_its_failure(tmp_path):
+        (tmp_path / "test_inner.py").write_text(INNER)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                               str(tmp_path)], capture_output=True)
+        assert done.returncode == 1
+
+
+    def test_an_in_process_pytest_reports_its_failure(tmp_path):
+        (tmp_path / "test_inner.py").write_text(INNER)
+        assert pytest.main(["-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                            str(tmp_path)]) == 1
+    """
+)
+
+
+def test_pytest_that_a_test_runs_is_not_the_checks(tmp_path: Path) -> None:
+    """A project that tests a pytest plugin runs pytest from its tests, in a child process or
+    in its own: those sessions' tests (failing on purpose) are not the check's."""
+    root = pytest_project(tmp_path / "plugin")
+    (root / "calc.py").write_text(RIGHT)
+    (root / "tests" / "test_nested.py").write_text(NESTED)
+    collected = before(root, PYTEST)
+    assert collected.names is not None and len(collected.names) == 4
+    result = check(root, PYTEST, collected)
+    assert result.passed, result.output_tail
+    assert result.tests is not None and result.tests["collected_after"] == 4

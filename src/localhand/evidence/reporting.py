@@ -49,6 +49,7 @@ def environment(folder: str, *, collect_only: bool = False) -> dict[str, str]:
     ``PYTEST_ADDOPTS`` and ``PYTHONDONTWRITEBYTECODE``), each added to the value in force."""
     env = {
         "LOCALHAND_REPORT_DIR": folder,
+        "LOCALHAND_RECORDING": "",  # set by a recording runner for what it starts: none yet
         "PYTHONPATH": _joined(str(REPORTERS), os.environ.get("PYTHONPATH"), os.pathsep),
         "PYTEST_PLUGINS": _joined(PYTEST_PLUGIN, os.environ.get("PYTEST_PLUGINS"), ","),
     }

@@ -18,6 +18,7 @@ from typing import Any
 
 _DIR = os.environ.get("LOCALHAND_REPORT_DIR", "")
 _COLLECT_ONLY = os.environ.get("LOCALHAND_COLLECT_ONLY") == "1"
+_INHERITED = os.environ.get("LOCALHAND_RECORDING") == "1"  # a runner started this process
 _STATES: dict[str, dict[str, Any]] = {}
 _FAILED_LOAD = "unittest.loader._FailedTest."
 
@@ -43,6 +44,8 @@ def _started(runner: str) -> None:
 
 
 def _outcome(runner: str, test_id: str, outcome: str) -> None:
+    if runner == "unittest" and "pytest" in _STATES:
+        return  # pytest records this process: a suite a test runs is not the check's
     state = _state(runner)
     if test_id not in state["outcomes"] and runner == "unittest":
         state["collected"].append(test_id)
@@ -54,24 +57,57 @@ def _outcome(runner: str, test_id: str, outcome: str) -> None:
 
 
 def pytest_configure(config: Any) -> None:
+    """Record this session, unless it runs inside another that records (a test of a pytest
+    plugin runs pytest, in this process or in a child): its tests are not the check's."""
+    if _nested():
+        return
     if _COLLECT_ONLY:
         config.option.collectonly = True
+    config.pluginmanager.register(_PytestRecorder(), "report_to_localhand_recorder")
     _started("pytest")
 
 
-def pytest_collectreport(report: Any) -> None:
-    if report.failed:
-        _state("pytest")["errors"].append(report.nodeid or ".")
+def _nested() -> bool:
+    """Whether a runner already records (this process or one it started us from); else
+    this one does, and says so to whatever it starts."""
+    if _INHERITED or os.environ.get("LOCALHAND_RECORDING") == "1":
+        return True
+    os.environ["LOCALHAND_RECORDING"] = "1"
+    return False
 
 
-def pytest_deselected(items: Any) -> None:
-    _state("pytest")["deselected"] += [item.nodeid for item in items]
+class _PytestRecorder:
+    """The hooks of the recording session (registered on its plugin manager only)."""
 
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            _state("pytest")["errors"].append(report.nodeid or ".")
 
-def pytest_collection_finish(session: Any) -> None:
-    state = _state("pytest")
-    state["collected"] = [item.nodeid for item in session.items]
-    state["marked"] = [item.nodeid for item in session.items if _marked(item)]
+    def pytest_deselected(self, items: Any) -> None:
+        _state("pytest")["deselected"] += [item.nodeid for item in items]
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        state = _state("pytest")
+        state["collected"] = [item.nodeid for item in session.items]
+        state["marked"] = [item.nodeid for item in session.items if _marked(item)]
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
+        elif report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+        elif report.skipped:
+            outcome = "skipped"
+        elif report.when != "call":
+            return  # a setup or teardown that went well says nothing of the test
+        else:
+            outcome = "passed"
+        _outcome("pytest", report.nodeid, outcome)
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        state = _state("pytest")
+        state["collect_only"] = bool(session.config.option.collectonly)
+        _write(state["name"], state)
 
 
 def _marked(item: Any) -> bool:
@@ -79,26 +115,6 @@ def _marked(item: Any) -> bool:
     if any(True for name in ("skip", "skipif", "xfail") for _ in item.iter_markers(name)):
         return True
     return bool(getattr(getattr(item, "obj", None), "__unittest_skip__", False))
-
-
-def pytest_runtest_logreport(report: Any) -> None:
-    if hasattr(report, "wasxfail"):
-        outcome = "xfailed" if report.skipped else "xpassed"
-    elif report.failed:
-        outcome = "failed" if report.when == "call" else "error"
-    elif report.skipped:
-        outcome = "skipped"
-    elif report.when != "call":
-        return  # a setup or teardown that went well says nothing of the test
-    else:
-        outcome = "passed"
-    _outcome("pytest", report.nodeid, outcome)
-
-
-def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
-    state = _state("pytest")
-    state["collect_only"] = bool(session.config.option.collectonly)
-    _write(state["name"], state)
 
 
 # -- unittest ------------------------------------------------------------------------------
@@ -109,8 +125,9 @@ _UNITTEST_OUTCOMES = {"addSuccess": "passed", "addFailure": "failed", "addError"
 
 
 def install(unittest: Any) -> None:
-    """Put the recorder on ``unittest`` (the module, just loaded), once."""
-    if getattr(unittest, "_localhand_recording", False):
+    """Put the recorder on ``unittest`` (the module, just loaded), once; not in a process a
+    recording runner started (a test that runs a test suite)."""
+    if _INHERITED or getattr(unittest, "_localhand_recording", False):
         return
     unittest._localhand_recording = True
     result, runner, program = unittest.TestResult, unittest.TextTestRunner, unittest.TestProgram
@@ -124,12 +141,14 @@ def install(unittest: Any) -> None:
         return add_subtest(self, test, sub, err)
 
     def run_tests(self: Any, test: Any) -> Any:
-        _loaded(test)
+        if "pytest" not in _STATES:
+            _loaded(test)
         return unittest.TestResult() if _COLLECT_ONLY else run(self, test)
 
     def started(self: Any, *args: Any, **kwargs: Any) -> None:
-        _state("unittest")["started"] = True  # what it finds, nothing included, is reported
-        _started("unittest")
+        if not _state("unittest").get("started") and not _nested():
+            _state("unittest")["started"] = True  # what it finds, nothing included, counts
+            _started("unittest")
         start(self, *args, **kwargs)
 
     result.addSubTest, runner.run, program.__init__ = subtest, run_tests, started
@@ -169,5 +188,6 @@ def _tests(suite: Any) -> list[Any]:
 
 def _finish() -> None:
     state = _state("unittest")
-    if state.get("started") or state["collected"] or state["errors"] or state["outcomes"]:
+    found = state.get("started") or state["collected"] or state["errors"] or state["outcomes"]
+    if found and "pytest" not in _STATES:
         _write(state["name"], state)
