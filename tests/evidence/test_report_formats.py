@@ -130,9 +130,12 @@ def test_jests_json_report(tmp_path: Path) -> None:
     assert not judge(report, None, 1).passed
 
 
-def test_npm_test_that_starts_jest_gets_its_json_report(tmp_path: Path) -> None:
+def test_npm_test_that_starts_jest_gets_its_json_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A stand-in ``jest`` in ``node_modules/.bin`` that writes the recorded report where
     ``--outputFile`` says: the flags reach it through ``npm test``."""
+    monkeypatch.setenv("npm_config_update_notifier", "false")  # npm asks its registry else
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": "jest --ci"}}))
