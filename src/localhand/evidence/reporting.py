@@ -1,17 +1,11 @@
-"""Running a check so that its test runner reports: the environment, the folder, the box.
+"""Running a check so that its test runner reports (docs/safety.md, "Evidence is a report").
 
-A check command runs with a fresh folder outside the workspace named in
-``LOCALHAND_REPORT_DIR`` (bound writable into the sandbox), ``reporters/`` first on
-``PYTHONPATH`` (localhand's pytest plugin through ``PYTEST_PLUGINS``, its unittest recorder
-through ``sitecustomize``), and node's reporter in ``NODE_OPTIONS``; given through the
-environment, they reach the runner however the command starts it (``make test``, ``npm test``,
-a script). jest and vitest, which read no such variable, get ``--json --outputFile`` when the
-command, or the ``npm test`` script it runs, starts them directly; a command that starts with
-``go test`` gets ``-json``. ``localhand.evidence.reports`` reads and judges what they wrote.
-
-Before the run's first change, ``collect_before`` runs each check with
-``LOCALHAND_COLLECT_ONLY=1`` (pytest and unittest only collect), read-only in the sandbox and
-without writing bytecode or pytest's cache: the tests the workspace had.
+The environment names a fresh folder outside the workspace (``LOCALHAND_REPORT_DIR``, bound
+writable into the sandbox) and puts ``reporters/`` first on ``PYTHONPATH`` (pytest's plugin,
+unittest's recorder through ``sitecustomize``) and node's reporter in ``NODE_OPTIONS``, so it
+reaches the runner however the command starts it; jest, vitest and ``go test`` get flags.
+``collect_before`` has a check only collect (``LOCALHAND_COLLECT_ONLY=1``), read-only, writing
+nothing: the tests the workspace had before the run.
 """
 
 from __future__ import annotations

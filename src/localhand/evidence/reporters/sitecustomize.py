@@ -1,10 +1,6 @@
-"""Python's start-up hook in the check's interpreter: records unittest's results for localhand.
-
-This folder is first on the check's ``PYTHONPATH`` (``localhand.evidence.reports``), so this
-module stands where Python looks for ``sitecustomize``; it runs the one it hides (a
-distribution's, a virtualenv's) first, then, when ``LOCALHAND_REPORT_DIR`` is set, watches for
-unittest and records through ``report_to_localhand`` once unittest is imported.
-"""
+"""Python's start-up hook in a check's interpreter (this folder is first on its ``PYTHONPATH``):
+it runs the ``sitecustomize`` it hides first, then, with ``LOCALHAND_REPORT_DIR`` set, puts
+``report_to_localhand``'s recorder on unittest once unittest is imported."""
 
 import importlib.machinery
 import importlib.util
