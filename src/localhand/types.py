@@ -157,6 +157,13 @@ class CheckResult:
     passed: bool
     output_tail: str = ""
     exit_code: int | None = None
+    evidence: str | None = None
+    """What the verdict rests on: ``report`` (a test runner's report, ``tests``), ``exit_code``
+    (a command that ran no runner localhand reads), None for a check that runs no command."""
+    tests: dict[str, Any] | None = None
+    """With a report: ``collected_before`` (the tests the check collected on the workspace as
+    it was), ``collected_after``, ``passed``, ``failed``, ``skipped`` and ``missing`` (tests
+    from before that did not run and pass), see ``localhand.evidence.reports``."""
 
 
 @dataclass(slots=True)

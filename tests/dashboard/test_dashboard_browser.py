@@ -74,6 +74,9 @@ def test_a_run_started_from_the_page_shows_its_tool_calls_live(
         expect(rows.nth(2)).to_contain_text("calc.py is correct")
         expect(page.locator("tr.tool-row.failed")).to_have_count(1)  # notes.md is missing
         expect(page.locator("tr.verification.passed")).to_contain_text("python3 check_calc.py")
+        # a plain script: no runner's report, and the page says what the verdict rests on
+        expect(page.locator("tr.verification.passed")).to_contain_text("(exit code only)")
+        expect(page.locator("#result-fields")).to_contain_text("check_calc.py (exit code only)")
         expect(page.locator("#result-output")).to_contain_text("Fixed add()")
         expect(page.locator("#stat-tools")).to_have_text("4")
         # the server's own figures (the fake, as Ollama, counts its cached prefix)

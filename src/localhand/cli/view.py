@@ -307,9 +307,14 @@ class TerminalView:
         self._run_next()  # the call it ran around goes on (or the checks, after a stop hook)
 
     def on_verification(self, event: Event) -> None:
+        # Loaded at the first check: the end of a run, never before its first request.
+        from localhand.evidence.reports import evidence_words
+
         for check in event.to_dict()["checks"]:
             mark = "[green]✓ pass[/]" if check["passed"] else "[red]✗ fail[/]"
-            self.line(f"  {mark} [bold]verify[/] {escape(one_line(check['name']))}")
+            words = evidence_words(check)  # "report: 12 passed, 0 failed" / "exit code only"
+            said = f" [dim]({escape(words)})[/]" if words else ""
+            self.line(f"  {mark} [bold]verify[/] {escape(one_line(check['name']))}{said}")
 
     def on_task_finished(self, event: Event) -> None:
         r = event.to_dict()["result"]

@@ -38,6 +38,8 @@ from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any
 
+from localhand.evidence.reports import run_evidence
+
 PASSING = ("pass", "partial_pass")
 
 
@@ -145,6 +147,8 @@ def run_figures(
         "status": status,
         "result_status": result.get("status"),
         "termination_reason": result.get("termination_reason"),
+        # what its checks rested on: a test runner's report, or only an exit code
+        "evidence": run_evidence(result),
         "note": note,
         "error": result.get("error"),
         "iterations": int(result.get("iterations_used") or 0),

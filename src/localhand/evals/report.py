@@ -107,6 +107,10 @@ def model_summary(model: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "server_cache": server_cache(runs),
         "downgraded": sum(1 for r in runs if r.get("note")),
+        # what its passes rested on (``measure.run_figures``' ``evidence``); absent before
+        "pass_evidence": dict(
+            Counter(str(r.get("evidence")) for r in runs if r["status"] == "pass")
+        ),
         "without_events": n - len(measured),
     }
 

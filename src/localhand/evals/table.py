@@ -55,6 +55,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
         "PARTIAL",
         "FAIL",
         "ERROR",
+        "PASSES ON",
         *(f"TIER {t}" for t in tiers),
     )
     costs = _table(
@@ -72,6 +73,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
             pct(rates["partial_pass"]["rate"]),
             pct(rates["fail"]["rate"]),
             pct(rates["error"]["rate"]),
+            _pass_evidence(m.get("pass_evidence")),
             *(pct(m["tiers"][t]["pass"]["rate"]) if t in m["tiers"] else "–" for t in tiers),
         )
         guard = ", ".join(f"{k} {n}" for k, n in m["guardrails"].items()) or "none"
@@ -140,6 +142,14 @@ def compare_tables(diff: dict[str, Any]) -> list[Any]:
             )
     parts.append("[dim]* the 95% interval of the change leaves out zero[/]")
     return parts
+
+
+def _pass_evidence(counts: dict[str, int] | None) -> str:
+    """What a model's passes rested on: ``3 report · 1 exit code`` (a report from before: –)."""
+    if not counts:
+        return "–"
+    words = {"report": "report", "exit_code": "exit code", "None": "no command"}
+    return " · ".join(f"{n} {words.get(kind, kind)}" for kind, n in sorted(counts.items()))
 
 
 def _fig(value: float | None) -> str:

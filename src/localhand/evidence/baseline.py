@@ -7,7 +7,9 @@ before the first tool runs, so they are taken in a thread that starts with the r
 waited for before the first tool call (and before the end, if no tool ever ran).
 
 The same thread keeps the checks' own files and the hidden places (``CheckGuard.capture``),
-from the list of files the tracker's walk made: no second walk.
+from the list of files the tracker's walk made: no second walk. Last, it has each check
+command's test runner collect the tests the workspace has (``evidence.reporting``): the tests
+that must still run and pass at the end (``CheckGuard.collected``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Baseline:
     def __init__(
         self, workspace: Path, task_id: str, checks: Sequence[Check] = (), task: str = ""
     ) -> None:
-        self.workspace, self.task_id = workspace, task_id
+        self.workspace, self.task_id, self.task = workspace, task_id, task
         found = None if checks else detect_check(workspace, task)  # one the run may adopt
         self.guard = CheckGuard(workspace, checks, task, found.command if found else "")
         """The checks' own files as they were (ready once the tracker is)."""
@@ -49,14 +51,25 @@ class Baseline:
         self._thread.start()
 
     def _take(self) -> None:
+        commands = self.guard.commands
         try:
+            if commands:
+                # Loaded on this thread: a run's start never loads the reports.
+                from localhand.evidence.reporting import Collected, collect_before
+
+                self.guard.collected.update({c: Collected(task=self.task) for c in commands})
             try:
                 self._tracker = ChangeTracker(self.workspace, keep=self.guard.keeps)
             finally:
-                self.guard.capture(self._tracker)
+                self.guard.capture(self._tracker)  # a check waits for this, then its tests
             self._git = gitstate.record_before(self.workspace, self.task_id)
+            for command, collected in self.guard.collected.items():
+                collect_before(command, self.workspace, collected)
         except BaseException as error:  # raised again where the run waits for it
             self._error = error
+        finally:
+            for collected in self.guard.collected.values():
+                collected.done.set()  # what could not be collected is taken from a first run
 
     def ready(self) -> Baseline:
         """Wait until both are taken, and what subscribers hold (``localhand.events.hold``);

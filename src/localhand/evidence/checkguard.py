@@ -25,7 +25,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localhand.evidence.checkfiles import CheckFiles, check_part
 from localhand.evidence.hidden import (
@@ -38,10 +38,12 @@ from localhand.evidence.hidden import (
 )
 from localhand.evidence.snapshot import ChangeTracker, Snapshot
 from localhand.evidence.taskwords import written_tests
-from localhand.evidence.verify import TAIL_CHARS, Check, CommandCheck, run_checks
+from localhand.evidence.verify import Check, CommandCheck, run_checks
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
-from localhand.tools.shell import run_shell
 from localhand.types import CheckResult, Result
+
+if TYPE_CHECKING:
+    from localhand.evidence.reports import Collected
 
 CAPTURE_TIMEOUT_S = 120
 
@@ -64,6 +66,8 @@ class CheckGuard:
         self._captured = threading.Event()
         self.last_changed: list[str] = []
         """The changed check files the last ``run`` found (at the end: the Result's)."""
+        self.collected: dict[str, Collected] = {}
+        """Each command's tests before the run (``evidence.baseline`` collects them)."""
 
     # -- the start -------------------------------------------------------------------------
 
@@ -208,12 +212,12 @@ class CheckGuard:
             bytecode = []  # without the sandbox nothing can be hidden
         self.last_changed = sorted(changes)
         if not changes and not bytecode:
-            return run_checks(checks, self.workspace), []
+            return run_checks(checks, self.workspace, self.collected), []
         guarded = [
             _Guarded(check, self, changes, bytecode) if isinstance(check, CommandCheck) else check
             for check in checks
         ]
-        return run_checks(guarded, self.workspace), sorted(changes)
+        return run_checks(guarded, self.workspace, self.collected), sorted(changes)
 
     def _refused(self, checks: Sequence[Check], why: str) -> list[CheckResult]:
         """Command checks not counted, for ``why``; the others run."""
@@ -256,18 +260,12 @@ class _Guarded:
                 overlays.append((empty if os.path.isdir(compiled) else os.devnull, compiled))
             made = _missing(workspace, [target for _, target in overlays])
             box = _Overlaid.of(current_sandbox(), tuple(overlays))
+            note = f"[ran with the check files from before the run: {listed}]\n" if listed else ""
+            before = self.guard.collected.get(self.check.command)
             try:
-                done = run_shell(self.check.command, workspace, timeout_s=self.check.timeout_s,
-                                 sandbox=box)  # fmt: skip
+                return self.check.run(workspace, sandbox=box, note=note, before=before)
             finally:
                 _remove_mount_points(made)
-        note = f"[ran with the check files from before the run: {listed}]\n" if listed else ""
-        return CheckResult(
-            name=self.check.command,
-            passed=done.exit_code == 0 and not done.timed_out,
-            output_tail=(note + done.output)[-TAIL_CHARS:],
-            exit_code=done.exit_code,
-        )
 
     def _why_not(self) -> str | None:
         if not _boxed():

@@ -13,13 +13,16 @@ Status rule (also in docs/results.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from localhand.tools.shell import run_shell
 from localhand.types import CheckResult, Status
+
+if TYPE_CHECKING:
+    from localhand.evidence.reports import Collected
+    from localhand.safety.box.sandbox import Sandbox
 
 TAIL_CHARS = 2000
 
@@ -32,18 +35,36 @@ class Check(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class CommandCheck:
-    """Passes when ``command`` exits 0 in the workspace (a test suite, a script, a linter)."""
+    """A command run in the workspace (a test suite, a script, a linter). When it runs a test
+    runner localhand knows, it passes on the runner's report (``localhand.evidence.reports``):
+    tests ran, none failed, and every test of ``before`` ran and passed; otherwise when it
+    exits 0."""
 
     command: str
     timeout_s: float = 600
 
-    def run(self, workspace: Path) -> CheckResult:
-        done = run_shell(self.command, workspace, timeout_s=self.timeout_s)
+    def run(
+        self,
+        workspace: Path,
+        *,
+        sandbox: Sandbox | None = None,
+        note: str = "",
+        before: Collected | None = None,
+    ) -> CheckResult:
+        """Run it (in ``sandbox``, default the one in force); ``note`` heads its output."""
+        from localhand.evidence.reporting import checked  # a check's end: off the start-up path
+
+        done, verdict = checked(
+            self.command, workspace, timeout_s=self.timeout_s, sandbox=sandbox, before=before
+        )
+        tail = note + done.output + (f"\n{verdict.note}" if verdict.note else "")
         return CheckResult(
             name=self.command,
-            passed=done.exit_code == 0 and not done.timed_out,
-            output_tail=done.output[-TAIL_CHARS:],
+            passed=verdict.passed and not done.timed_out,
+            output_tail=tail[-TAIL_CHARS:],
             exit_code=done.exit_code,
+            evidence="exit_code" if verdict.tests is None else "report",
+            tests=verdict.tests,
         )
 
 
@@ -81,12 +102,18 @@ class FileContains:
         return CheckResult(name=name, passed=found, output_tail=note)
 
 
-def run_checks(checks: Sequence[Check], workspace: Path) -> list[CheckResult]:
-    """Run every check; a check that crashes counts as failed, with the reason as its output."""
+def run_checks(
+    checks: Sequence[Check], workspace: Path, before: Mapping[str, Collected] | None = None
+) -> list[CheckResult]:
+    """Run every check, a command check against the tests ``before`` lists for its command;
+    a check that crashes counts as failed, with the reason as its output."""
     results = []
     for check in checks:
         try:
-            results.append(check.run(workspace))
+            if isinstance(check, CommandCheck) and before is not None:
+                results.append(check.run(workspace, before=before.get(check.command)))
+            else:
+                results.append(check.run(workspace))
         except Exception as exc:  # a broken check must not lose the run's Result
             results.append(CheckResult(name=str(check), passed=False, output_tail=repr(exc)))
     return results

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from localhand.evidence.verify import Check, CommandCheck
 from localhand.safety.approval.approver import ApprovalPolicy, needs_approval
@@ -30,10 +31,10 @@ class CheckpointedCommand(CommandCheck):
 
     before: Callable[[str], object] | None = field(default=None, compare=False)
 
-    def run(self, workspace: Path) -> CheckResult:
+    def run(self, workspace: Path, **how: Any) -> CheckResult:
         if self.before is not None:
             self.before(self.command)
-        return CommandCheck.run(self, workspace)
+        return CommandCheck.run(self, workspace, **how)
 
 
 class NotApproved(Exception):

@@ -313,7 +313,7 @@ class RunView {
       case "warning": return note("warning", e, when, "warning", e.message);
       case "verification": {
         const ok = (e.checks || []).every((c) => c.passed);
-        const text = (e.checks || []).map((c) => `${c.passed ? "✓" : "✗"} ${c.name}`).join("   ");
+        const text = (e.checks || []).map(checkLine).join("   ");
         return note("verification " + (ok ? "passed" : "failed"), e, when, "verify", text);
       }
       case "task_finished": {
@@ -435,7 +435,7 @@ class RunView {
     const fields = [
       ["Status", pill(r.status || "error")], ["Stopped by", r.termination_reason],
       ["Model", r.model_used], ["Files modified", (r.files_modified || []).join(", ") || "none"],
-      ["Verification", (r.verification || []).map((c) => `${c.passed ? "✓" : "✗"} ${c.name}`).join("   ") || "no checks"],
+      ["Verification", (r.verification || []).map(checkLine).join("   ") || "no checks"],
     ];
     if (Array.isArray(r.steps)) {
       const done = r.steps.filter((st) => st.status === "done").length;
@@ -491,6 +491,17 @@ function serverTotals(prefill) {
 }
 
 function pill(status) { return el("span", "pill " + status, [String(status).replace("_", " ")]); }
+// A check as a line: its mark, its command, and what its verdict rests on (docs/results.md).
+function checkLine(c) {
+  const t = c.tests;
+  let said = "";
+  if (c.evidence === "report" && t) {
+    said = `report: ${t.passed} passed, ${t.failed} failed`;
+    if (t.skipped) said += `, ${t.skipped} skipped`;
+    if ((t.missing || []).length) said += `, ${t.missing.length} missing of ${t.collected_before}`;
+  } else if (c.evidence === "exit_code") said = "exit code only";
+  return `${c.passed ? "✓" : "✗"} ${c.name}${said ? ` (${said})` : ""}`;
+}
 function clip(text, n) { text = String(text ?? ""); return text.length > n ? text.slice(0, n - 1) + "…" : text; }
 function seconds(s) {
   if (s === undefined || s === null) return "–";
