@@ -45,6 +45,9 @@ QUIET_ENV = {
     "NO_COLOR": "1",
     # Interleave a Python program's stdout and stderr in the order they were written.
     "PYTHONUNBUFFERED": "1",
+    # npm asks its registry for a newer npm after `npm test`: a request the box's network may
+    # refuse, and time a check should not spend.
+    "npm_config_update_notifier": "false",
 }
 """Overrides for every command: nothing waits for a person."""
 
