@@ -4,7 +4,9 @@ Two things record it: the change tracker's snapshot (a stat walk) and, in a git 
 a commit of the working tree (``gitstate.record_before``). In a 2,000-file repository they take
 ~100 ms, all of it before the first request if done first. Nothing in the workspace changes
 before the first tool runs, so they are taken in a thread that starts with the run and is
-waited for before the first tool call (and before the end, if no tool ever ran).
+waited for before the first tool call (and before the end, if no tool ever ran). A call that
+only reads waits for the snapshot alone (``recorded``); the first that may change a file waits
+for the tests' collection too (``ready``).
 
 The same thread keeps the checks' own files and the hidden places (``CheckGuard.capture``),
 from the list of files the tracker's walk made: no second walk. Last, it has each check
@@ -16,12 +18,13 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import Token
 from pathlib import Path
 
 from localhand.events import collect_holds, release_holds
 from localhand.evidence import gitstate
+from localhand.evidence.changes import READ_ONLY_TOOLS
 from localhand.evidence.checkguard import CheckGuard
 from localhand.evidence.project_checks import detect_check
 from localhand.evidence.snapshot import ChangeTracker
@@ -41,6 +44,8 @@ class Baseline:
         self._tracker: ChangeTracker | None = None
         self._git: gitstate.GitState | None = None
         self._error: BaseException | None = None
+        self._recorded = threading.Event()
+        """Set once the tracker and the git state are taken (the tests' collection comes after)."""
         self._holds: list[Callable[[], None]] = []  # the store's copy, taken at task_started
         self._token: Token[list[Callable[[], None]] | None] | None = collect_holds(self._holds)
         # The run's context goes with it: the sandbox in force decides where localhand's git runs.
@@ -63,11 +68,13 @@ class Baseline:
             finally:
                 self.guard.capture(self._tracker)  # a check waits for this, then its tests
             self._git = gitstate.record_before(self.workspace, self.task_id)
+            self._recorded.set()
             for command, collected in self.guard.collected.items():
                 collect_before(command, self.workspace, collected)
         except BaseException as error:  # raised again where the run waits for it
             self._error = error
         finally:
+            self._recorded.set()
             for collected in self.guard.collected.values():
                 collected.done.set()  # what could not be collected is taken from a first run
 
@@ -81,6 +88,22 @@ class Baseline:
             raise self._error
         return self
 
+    def recorded(self) -> Baseline:
+        """Wait for the starting point alone, not for the tests' collection: all that a call
+        which only reads needs (the collection still runs before the first one that changes)."""
+        self._recorded.wait()
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def before(self, tools: Iterable[str]) -> None:
+        """Wait for what must be taken before ``tools`` run: the starting point before any,
+        and the tests' collection too before one that may change a file."""
+        if all(name in READ_ONLY_TOOLS for name in tools):
+            self.recorded()
+        else:
+            self.ready()
+
     def close(self) -> None:
         """The run is over: wait for everything, and stop collecting holds on this thread."""
         try:
@@ -92,10 +115,10 @@ class Baseline:
 
     @property
     def tracker(self) -> ChangeTracker:
-        tracker = self.ready()._tracker
+        tracker = self.recorded()._tracker
         assert tracker is not None
         return tracker
 
     @property
     def git(self) -> gitstate.GitState | None:
-        return self.ready()._git
+        return self.recorded()._git

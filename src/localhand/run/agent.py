@@ -274,7 +274,7 @@ class ToolLoop:
 
     def act(self, calls: Sequence[ToolCall]) -> None:
         """Run each call and append its result, so the model sees what happened."""
-        self.baseline.ready()  # nothing may change the workspace before it is recorded
+        self.baseline.before(call.name for call in calls)  # nothing changes it unrecorded
         rounds = self.talk.state.rounds
         previous = set(rounds[-2]) if len(rounds) >= 2 else set()
         to_run, refused = cap_calls(calls)
