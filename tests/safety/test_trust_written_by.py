@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import in_a_terminal, localhand
+from localhand import paths
 from localhand.errors import ConfigError
 from localhand.safety.trust.store import Seen, TrustStore, use_named
 from localhand.store import open_store
@@ -135,6 +136,19 @@ def test_a_store_that_cannot_be_read_fails_closed(workspace: Path) -> None:
     Path(os.environ["LOCALHAND_DB"]).write_bytes(b"not a database" * 100)
     with pytest.raises(ConfigError, match="cannot be read"):
         use_named(workspace / "task.yaml", "task file")
+
+
+def test_a_db_this_process_could_not_open_as_a_store_holds_no_run(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--db garbage.db` once in a long-lived process (the Python API, the dashboard): localhand
+    # recorded nothing there, so it does not make every file named later the model's.
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database" * 100)
+    monkeypatch.setattr(paths, "_claimed", set())  # the process's claims, for this test alone
+    paths.claim(garbage)
+    (workspace / "task.yaml").write_text("description: x\n")
+    use_named(workspace / "task.yaml", "task file")  # no error: nothing says a run wrote it
 
 
 # -- found files ------------------------------------------------------------------------------

@@ -41,14 +41,18 @@ def written_by(path: Path, found: str) -> list[str]:
 
     targets = {found, os.path.realpath(path)}
     said: list[str] = []
-    for store in sorted({os.path.realpath(db_path()), *claimed_stores()}):
+    default = os.path.realpath(db_path())
+    for store in sorted({default, *claimed_stores()}):
         if not os.path.isfile(store):
             continue
         try:
             with contextlib.closing(sqlite3.connect(store, timeout=5)) as db:
                 rows = db.execute(_WRITES).fetchall()
         except sqlite3.Error as exc:
-            if "no such table" not in str(exc):  # else a store no run was recorded in yet
+            # A store no run was recorded in yet, or a --db this process tried and failed to
+            # open as one (so it recorded nothing there), holds no run's files.
+            unrecorded = "no such table" in str(exc)
+            if not unrecorded and not (store != default and "not a database" in str(exc)):
                 said.append(f"the run store {store} cannot be read ({exc}): any run may have")
             continue
         roots: dict[str, str] = {}
