@@ -47,3 +47,18 @@ def test_the_watch_warns_once_per_run() -> None:
     watch = CacheWatch()
     said = [watch.observe(prompt, 0) for prompt in [*GROWING, 2200, 2500]]
     assert [text is not None for text in said] == [False, False, True, False, False, False]
+
+
+@pytest.mark.parametrize(
+    ("model", "named", "not_named"),
+    [
+        ("gemma3:4b", "--swa-full", "--ctx-checkpoints"),
+        ("qwen3.5-9b-Q4_K_M.gguf", "--ctx-checkpoints", "--swa-full"),
+        ("qwen3:8b", "--cache-reuse", "--swa-full"),
+    ],
+)
+def test_the_run_s_model_gets_its_own_flag_alone(model: str, named: str, not_named: str) -> None:
+    requests = [(1000, 0), (1200, 0), (1400, 0)]
+    warning = cache_thrown_away(requests, model)
+    assert warning is not None and named in warning and not_named not in warning
+    assert "localhand doctor" in warning and len(warning) < 400, "one line that fits a pipe"

@@ -254,7 +254,7 @@ class ToolLoop:
         self.talk.cut_off = CutOff(self.model, reply.usage.completion_tokens, asked.loop)
         for call in reply.tool_calls:  # before the event: the store's copy must not recurse
             cut_deep(call.arguments)
-        self.talk.count(reply.usage, self.warn)  # and the server's prefill and cache figures
+        self.talk.count(reply.usage, self.warn, reply.model or self.model.name)  # and cache figures
         if self.ledger is not None:
             self.ledger.book(self.task_id, reply.usage, self.model.name)
             self.talk.state.cost += self.ledger.cost(reply.usage)

@@ -101,7 +101,7 @@ class Conversation:
             prompt = self.estimate_prompt(definitions)
             model.plan_context(expected_tokens(prompt, limits.max_iterations, limits.token_budget))
 
-    def count(self, usage: Usage, warn: Callable[[str], None]) -> None:
+    def count(self, usage: Usage, warn: Callable[[str], None], model: str = "") -> None:
         """Add one reply's tokens to the run's (and the server's prefill figures); the first
         request's prompt is kept apart. Warns once when the server's figures show the growing
         prefix is not reused (a sliding-window model without ``--swa-full``, ...)."""
@@ -110,7 +110,7 @@ class Conversation:
         self.state.prefill.add(usage)
         if self.first_prompt_tokens is None:  # 0: the server did not say
             self.first_prompt_tokens = usage.prompt_tokens
-        if warning := self.cache_watch.observe(usage.prompt_tokens, usage.cached_tokens):
+        if warning := self.cache_watch.observe(usage.prompt_tokens, usage.cached_tokens, model):
             warn(warning)
 
     def hold(

@@ -30,16 +30,19 @@ MISSES_TO_WARN = 2
 WARNING = (
     "the server re-processed the whole prompt on {misses} requests in a row although the "
     "conversation only grew ({previous:,} tokens could have come from its cache), so every "
-    "turn pays the full prefill. On llama-server: " + growing_prefix_fix(None) + "; other "
-    "servers: turn on prefix/prompt caching"
+    "turn pays the full prefill. On llama-server: {fix}; other servers: turn on prefix/prompt "
+    "caching"
 )
 
 
-def cache_thrown_away(requests: Sequence[tuple[int, int | None]]) -> str | None:
+def cache_thrown_away(
+    requests: Sequence[tuple[int, int | None]], model: str | None = None
+) -> str | None:
     """The warning when the last ``MISSES_TO_WARN`` requests each grew the previous prompt but
     reused less than ``REUSED_SHARE`` of it; None when the cache works or nobody can tell.
 
     ``requests``: (prompt tokens, cached tokens) per request, in order; cached None: unknown.
+    ``model``: the model's name, which says which server flag applies.
     A prompt shorter than the previous one (a compaction) is not a growing prefix.
     """
     if len(requests) < MISSES_TO_WARN + 1:
@@ -54,7 +57,9 @@ def cache_thrown_away(requests: Sequence[tuple[int, int | None]]) -> str | None:
         previous = before
     if misses < MISSES_TO_WARN:
         return None
-    return WARNING.format(misses=misses, previous=previous)
+    fix = growing_prefix_fix(model)  # the model's own fix; each one only when it is unknown
+    fix += " (`localhand doctor` checks it)" if model else ""
+    return WARNING.format(misses=misses, previous=previous, fix=fix)
 
 
 @dataclass
@@ -64,12 +69,14 @@ class CacheWatch:
     requests: list[tuple[int, int | None]] = field(default_factory=list)
     warned: bool = False
 
-    def observe(self, prompt_tokens: int, cached_tokens: int | None) -> str | None:
+    def observe(
+        self, prompt_tokens: int, cached_tokens: int | None, model: str | None = None
+    ) -> str | None:
         """The warning, the first time the figures so far call for it; else None."""
         self.requests.append((prompt_tokens, cached_tokens))
         del self.requests[: -(MISSES_TO_WARN + 1)]  # only the last few decide
         if self.warned:
             return None
-        warning = cache_thrown_away(self.requests)
+        warning = cache_thrown_away(self.requests, model)
         self.warned = warning is not None
         return warning
