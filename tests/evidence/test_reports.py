@@ -352,3 +352,21 @@ def test_pytest_that_a_test_runs_is_not_the_checks(tmp_path: Path) -> None:
     result = check(root, PYTEST, collected)
     assert result.passed, result.output_tail
     assert result.tests is not None and result.tests["collected_after"] == 4
+
+
+def test_the_reporters_reach_the_box_from_an_install_it_hides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pipx and uv install localhand under the home folder, which the box hides; a clone may sit
+    # under /tmp, which the box replaces with its own: the reporters are bound in for the check.
+    from localhand.evidence import reporting
+
+    installed = tmp_path / "home" / ".local" / "reporters"
+    shutil.copytree(reporting.REPORTERS, installed)
+    monkeypatch.setattr(reporting, "REPORTERS", installed)
+    root = pytest_project(tmp_path / "project")
+    (root / "calc.py").write_text(RIGHT)
+    collected = before(root, PYTEST)
+    assert collected.names == ["tests/test_calc.py::test_add", "tests/test_calc.py::test_zero"]
+    right = check(root, PYTEST, collected)
+    assert right.passed and right.evidence == "report", right.output_tail

@@ -82,7 +82,9 @@ def _node_reports() -> bool:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Reporting(Sandbox):
-    """The sandbox in force (``inner``) with the report folder bound writable into it."""
+    """The sandbox in force (``inner``) with the report folder bound writable into it, and
+    the reporters read-only: localhand's install may be where the box shows nothing (under a
+    hidden home, as pipx and uv put it, or under ``/tmp``)."""
 
     inner: Sandbox | None = None
     folder: str = ""
@@ -95,7 +97,8 @@ class _Reporting(Sandbox):
     def wrap(self, argv: Sequence[str], *args: Any, **kwargs: Any) -> list[str]:
         options = (self.inner or Sandbox()).wrap(argv, *args, **kwargs)
         at = options.index("--chdir")  # the options end with --chdir DIR -- ARGV
-        return [*options[:at], "--bind", self.folder, self.folder, *options[at:]]
+        reporters = ["--ro-bind", str(REPORTERS), str(REPORTERS)]
+        return [*options[:at], *reporters, "--bind", self.folder, self.folder, *options[at:]]
 
 
 def run_reported(
