@@ -272,11 +272,6 @@ class OllamaModel(NetworkBackend):
         names = [m.get("model") or m.get("name") for m in data.get("models") or []]
         return [n for n in names if n]
 
-    def has_model(self, name: str | None = None) -> bool:
-        """Whether the server has ``name`` (default: this model); ``x`` matches ``x:latest``."""
-        wanted = canonical(name or self._model)
-        return any(canonical(n) == wanted for n in self.list_models())
-
     def context_length(self) -> int | None:
         """The model's trained context length from ``/api/show``, or None if unknown."""
         info = (self._model_details() or {}).get("model_info") or {}
