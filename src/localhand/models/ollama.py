@@ -62,6 +62,7 @@ from localhand.models._ollama_wire import (
     parse_host,
     request_headers,
     to_reply,
+    trained_context,
     truncation,
     wire_message,
 )
@@ -274,12 +275,7 @@ class OllamaModel(NetworkBackend):
 
     def context_length(self) -> int | None:
         """The model's trained context length from ``/api/show``, or None if unknown."""
-        info = (self._model_details() or {}).get("model_info") or {}
-        arch = info.get("general.architecture")
-        value = info.get(f"{arch}.context_length")
-        if value is None:
-            value = next((v for k, v in info.items() if k.endswith(".context_length")), None)
-        return int(value) if isinstance(value, int | float) and value > 0 else None
+        return trained_context((self._model_details() or {}).get("model_info"))
 
     def capabilities(self) -> list[str] | None:
         """What the model can do per ``/api/show`` (``completion``, ``tools``, ``thinking``...)."""
