@@ -372,14 +372,11 @@ def test_the_task_deadline_caps_the_request(
 
 
 # -- discovery ---------------------------------------------------------------------------------
-def test_list_and_has_model_tolerate_latest(warnings: list[str], make: Make) -> None:
+def test_models_are_listed_with_their_capabilities(warnings: list[str], make: Make) -> None:
     models = {"qwen3:8b": {}, "mistral-nemo:latest": {"tools": True, "thinking": False}}
     with FakeOllama(models=models) as fake:
         model = make(fake)
         assert model.list_models() == ["qwen3:8b", "mistral-nemo:latest"]
-        assert model.has_model()
-        assert model.has_model("mistral-nemo")
-        assert not model.has_model("qwen3")  # qwen3 means qwen3:latest
         assert model.capabilities() == ["completion", "tools"]
 
 

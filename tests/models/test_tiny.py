@@ -181,7 +181,6 @@ class TinyDouble(ScriptedModel):
     """A model that declares itself tiny and replies from a script, keeping what it was sent."""
 
     tiny = True
-    streams = False  # its replies come whole, as a network backend's chat gives them
 
     def __init__(self, replies: list[Reply]) -> None:
         super().__init__(replies, name="tiny-double")

@@ -87,13 +87,6 @@ def test_without_a_condenser_at_most_ten_entries_are_kept() -> None:
     assert memory.dropped == 3
 
 
-def test_consecutive_failures() -> None:
-    memory = RollingMemory(None)
-    for ok in (False, True, False, False):
-        memory.add(entry(0, ok))
-    assert memory.consecutive_failures == 2
-
-
 def test_the_model_condenser_asks_for_one_sentence() -> None:
     model = ScriptedModel(["<think>hmm</think>The build failed twice, then passed.\n"])
     memory = RollingMemory(model_condenser(model))

@@ -17,7 +17,7 @@ from localhand.errors import ToolError
 from localhand.tools import FileTools, ShellTool, ToolLimits, Workspace, default_tools, fsio
 from localhand.tools.deadline import deadline
 from localhand.tools.files import reports_writes
-from localhand.tools.fsio import open_regular
+from localhand.tools.fsio import READ_FLAGS, as_regular
 from localhand.types import ToolCall
 
 
@@ -601,10 +601,10 @@ def test_sockets_and_fifos_are_refused_without_blocking(root: Path, tools: FileT
         server.close()
 
 
-def test_open_regular_refuses_a_fifo_swapped_in_after_the_check(root: Path) -> None:
+def test_as_regular_refuses_a_fifo_swapped_in_after_the_check(root: Path) -> None:
     os.mkfifo(root / "late")
     with pytest.raises(OSError, match="not a regular file") as caught:
-        open_regular(root / "late")
+        as_regular(os.open(root / "late", READ_FLAGS), "late")
     assert caught.value.errno == errno.EINVAL
 
 

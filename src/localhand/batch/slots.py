@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from localhand.models._http import Client, HTTPError
+from localhand.models._served_context import server_props
+from localhand.models._slots import published_total
 
 if TYPE_CHECKING:
     from localhand.batch.endpoints import Endpoint
@@ -41,19 +42,7 @@ def published_slots(endpoint: Endpoint, timeout: float = 5.0) -> int | None:
     if endpoint.backend != "openai":
         return None  # Ollama has no /props: a request would only be a 404
 
-    root = endpoint.url.rstrip("/").removesuffix("/v1")
-    client = Client(root)
-    try:
-        response = client.request("GET", "/props", timeout=timeout, connect_timeout=timeout)
-        data = response.json() if response.status == 200 else None
-    except (HTTPError, OSError, ValueError):
-        return None
-    finally:
-        client.close()
-    slots = data.get("total_slots") if isinstance(data, dict) else None
-    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
-        return slots
-    return None
+    return published_total(server_props(endpoint.url, timeout))
 
 
 def slot_warning(concurrency: int | None, endpoints: Sequence[EndpointStatus]) -> str | None:

@@ -104,7 +104,7 @@ def run_eval(
     records = _records(runs, rows, options.db)
     meta = {
         "created": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
-        "localhand": _version(),
+        "localhand": __version__,
         "elapsed_s": round(done.elapsed_s, 3),
         "resumed": sum(1 for row in done.rows if row.skipped),
         "settings": _settings_summary(settings, options),
@@ -188,7 +188,3 @@ def _settings_summary(settings: Settings, options: EvalOptions) -> dict[str, Any
         "num_ctx_max": settings.num_ctx_max,
         "sandbox": settings.sandbox,
     }
-
-
-def _version() -> str:
-    return __version__

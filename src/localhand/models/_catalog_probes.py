@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from localhand.models._http import Client, HTTPError, Timeout
+from localhand.models._ollama_wire import trained_context
+from localhand.models._served_context import root_of
 
 
 class CatalogError(Exception):
@@ -86,24 +88,15 @@ def _ollama_model(client: Client, entry: dict[str, Any], timeout: float) -> Foun
     return Found(
         name,
         size=_whole(entry.get("size")),
-        context=_trained_context(show.get("model_info")),
+        context=trained_context(show.get("model_info")),
         tools=("tools" in caps) if isinstance(caps, list) else None,
         detail=detail,
     )
 
 
-def _trained_context(info: Any) -> int | None:
-    if not isinstance(info, dict):
-        return None
-    value = info.get(f"{info.get('general.architecture')}.context_length")
-    if value is None:
-        value = next((v for k, v in info.items() if str(k).endswith(".context_length")), None)
-    return _whole(value)
-
-
 def openai_models(base_url: str, timeout: float) -> tuple[str, list[Found]]:
     """What kind of server is at ``base_url`` (``.../v1``) and the models it lists."""
-    root = base_url.rstrip("/").removesuffix("/v1")
+    root = root_of(base_url)
     client = Client(root)
     try:
         try:

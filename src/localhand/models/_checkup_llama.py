@@ -18,6 +18,7 @@ from typing import Any
 
 from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client, HTTPError
+from localhand.models._served_context import root_of
 from localhand.models._slots import published_total
 from localhand.models.advice import (
     SLOT_SAVE,
@@ -43,7 +44,7 @@ HIT = 0.5
 
 def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
     """What doctor finds on the llama-server at ``place``."""
-    client = Client(place.where.rstrip("/").removesuffix("/v1"))
+    client = Client(root_of(place.where))
     try:
         props = get_json(client, "GET", "/props", timeout)
         name = PurePath(str(props.get("model_path") or "")).name or str(props.get("model_alias"))

@@ -47,7 +47,6 @@ class ConnectionSetting(Generic[T]):
 class NetworkBackend(BaseChatModel):
     """The base of ``OllamaModel`` and ``OpenAICompatModel``: a model name and a transport."""
 
-    streams = True
     streams_replies = True
 
     _model: str

@@ -152,6 +152,18 @@ def canonical(name: str) -> str:
     return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
 
 
+def trained_context(info: Any) -> int | None:
+    """The trained context length in ``/api/show``'s ``model_info``, or None if it is unknown."""
+    if not isinstance(info, dict):
+        return None
+    value = info.get(f"{info.get('general.architecture')}.context_length")
+    if value is None:
+        value = next((v for k, v in info.items() if str(k).endswith(".context_length")), None)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return int(value)
+
+
 def arguments(value: Any) -> dict[str, Any]:
     """Tool-call arguments as a dict: objects as given, JSON text parsed, else ``__raw__``."""
     if isinstance(value, Mapping):

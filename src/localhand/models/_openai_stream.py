@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import BadResponse
 from localhand.models._common import Garbled
-from localhand.models._openai_wire import context_full, error_text
+from localhand.models._openai_wire import content_text, context_full, error_text
 from localhand.models._served_figures import openai_usage
 from localhand.models.base import StreamChunk
 from localhand.nesting import json_loads
@@ -77,8 +77,8 @@ def _chunks(
             if not isinstance(choice, Mapping):
                 continue
             delta = choice.get("delta") or {}
-            content = _text(delta.get("content"))
-            thinking = next((_text(delta[k]) for k in _THINK_FIELDS if delta.get(k)), "")
+            content = content_text(delta.get("content"))
+            thinking = next((content_text(delta[k]) for k in _THINK_FIELDS if delta.get(k)), "")
             if content or thinking:
                 yield StreamChunk(content=content, thinking=thinking)
             pieces = _add_calls(calls, delta.get("tool_calls")) if calls is not None else ""
@@ -127,9 +127,3 @@ def _stopped(wire: OpenAIWire, text: str) -> BadResponse:
     if context_full(text):
         return wire.too_long(text)
     return BadResponse(f"The server at {wire.base_url} stopped the answer with an error: {text}")
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):  # content parts
-        return "".join(p.get("text", "") for p in value if isinstance(p, Mapping))
-    return "" if value is None else str(value)

@@ -139,8 +139,8 @@ def to_reply(data: Mapping[str, Any], model: str) -> Reply:
         calls.append(ToolCall(str(legacy["name"]), arguments(legacy.get("arguments"))))
     thinking = next((message[k] for k in _THINK_FIELDS if message.get(k)), "")
     return Reply(
-        content=_text(message.get("content")),
-        thinking=_text(thinking),
+        content=content_text(message.get("content")),
+        thinking=content_text(thinking),
         tool_calls=tuple(calls),
         usage=openai_usage(data),
         done_reason=choice.get("finish_reason"),
@@ -148,7 +148,8 @@ def to_reply(data: Mapping[str, Any], model: str) -> Reply:
     )
 
 
-def _text(value: Any) -> str:
+def content_text(value: Any) -> str:
+    """A message's content as text: a string, or the text of its content parts."""
     if isinstance(value, list):  # content parts
         return "".join(p.get("text", "") for p in value if isinstance(p, Mapping))
     return "" if value is None else str(value)

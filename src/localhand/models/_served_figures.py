@@ -26,7 +26,7 @@ from typing import Any
 
 from localhand.types import Usage
 
-__all__ = ["ollama_usage", "openai_usage", "prefill_rate"]
+__all__ = ["ollama_usage", "openai_usage"]
 
 
 def openai_usage(data: Mapping[str, Any]) -> Usage:
@@ -70,13 +70,6 @@ def ollama_usage(data: Mapping[str, Any]) -> Usage:
         _ns_to_ms(data.get("prompt_eval_duration")),
         _ns_to_ms(data.get("eval_duration")),
     )
-
-
-def prefill_rate(usage: Usage) -> float | None:
-    """Tokens prefilled per second, where the server said both how many and how long."""
-    if not usage.prefilled_tokens or not usage.prefill_ms:
-        return None
-    return usage.prefilled_tokens / (usage.prefill_ms / 1000)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -1,8 +1,8 @@
 """The seam between the loop and a model server.
 
 ``ChatModel`` declares everything the loop uses of a model: its name and ``chat``, and what the
-loop adapts to (the family profile, the context window, the reply ceiling, whether it streams,
-thinking's budget, watching replies, planning the window). ``BaseChatModel`` gives each a
+loop adapts to (the family profile, the context window, the reply ceiling, whether replies
+stream, thinking's budget, watching replies, planning the window). ``BaseChatModel`` gives each a
 default, as pydantic-ai's ``Model`` does, so a backend writes ``name`` and ``chat`` and
 overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
 (a test double, a third-party wrapper) those defaults. ``tiny`` says the model is too small
@@ -93,11 +93,6 @@ class ChatModel(PlainChatModel, Protocol):
     @property
     def reply_ceiling(self) -> int | None:
         """The most tokens one reply may have, when the backend sets one."""
-        ...
-
-    @property
-    def streams(self) -> bool:
-        """Whether ``stream`` streams (else it hands out ``chat``'s reply as one delta)."""
         ...
 
     @property
@@ -241,7 +236,6 @@ class BaseChatModel:
     profile: Profile | None = None
     watch_replies: bool = False
     think_budget: int | None = None
-    streams: bool = False
     streams_replies: bool = False
     plans_context: bool = False
     tiny: bool = False
@@ -273,7 +267,7 @@ class BaseChatModel:
         self, messages: Sequence[Message], options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply as one delta and the last chunk (a backend that streams overrides
-        it and sets ``streams``)."""
+        it)."""
         reply = self.chat(messages, None, options)
         if reply.thinking:
             yield StreamChunk(thinking=reply.thinking)
@@ -311,7 +305,6 @@ class Declared(BaseChatModel):
 
     def __init__(self, plain: PlainChatModel) -> None:
         self.plain = plain
-        self.streams = isinstance(plain, StreamingChatModel)
         self.streams_replies = isinstance(plain, ReplyStreamingModel)
 
     @property

@@ -137,7 +137,7 @@ class EmbeddedModel(base.BaseChatModel):
     """
 
     profile = JSON_CALLS  # it renders the history itself, as grammar-checked JSON calls
-    streams = streams_replies = True
+    streams_replies = True
     reply_ceiling = property(lambda self: self.max_tokens)  # the declared name of max_tokens
 
     server_kind = "embedded"

@@ -62,6 +62,7 @@ from localhand.models._ollama_wire import (
     parse_host,
     request_headers,
     to_reply,
+    trained_context,
     truncation,
     wire_message,
 )
@@ -272,19 +273,9 @@ class OllamaModel(NetworkBackend):
         names = [m.get("model") or m.get("name") for m in data.get("models") or []]
         return [n for n in names if n]
 
-    def has_model(self, name: str | None = None) -> bool:
-        """Whether the server has ``name`` (default: this model); ``x`` matches ``x:latest``."""
-        wanted = canonical(name or self._model)
-        return any(canonical(n) == wanted for n in self.list_models())
-
     def context_length(self) -> int | None:
         """The model's trained context length from ``/api/show``, or None if unknown."""
-        info = (self._model_details() or {}).get("model_info") or {}
-        arch = info.get("general.architecture")
-        value = info.get(f"{arch}.context_length")
-        if value is None:
-            value = next((v for k, v in info.items() if k.endswith(".context_length")), None)
-        return int(value) if isinstance(value, int | float) and value > 0 else None
+        return trained_context((self._model_details() or {}).get("model_info"))
 
     def capabilities(self) -> list[str] | None:
         """What the model can do per ``/api/show`` (``completion``, ``tools``, ``thinking``...)."""

@@ -332,10 +332,6 @@ class OpenAICompatModel(NetworkBackend):
         # Ollama says "data": null when it has no models
         return [str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id")]
 
-    def has_model(self, name: str | None = None) -> bool:
-        wanted = name or self._model
-        return any(m == wanted or m.split("/")[-1] == wanted for m in self.list_models())
-
     # -- requests --------------------------------------------------------------------------------
     def _request(
         self,

@@ -91,7 +91,6 @@ class ScriptedModel(BaseChatModel):
     carries its own, so budget and accounting logic sees realistic numbers.
     """
 
-    streams = True
     context_limit: int | None = None  # a test sets the window it wants the loop to see
 
     def __init__(self, steps: Iterable[Step], *, name: str = "scripted") -> None:

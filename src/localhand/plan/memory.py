@@ -99,15 +99,6 @@ class RollingMemory:
         with self._lock:
             return self._worker is not None
 
-    @property
-    def consecutive_failures(self) -> int:
-        count = 0
-        for entry in reversed(self.entries):
-            if entry.ok:
-                break
-            count += 1
-        return count
-
     def to_text(self) -> str:
         """Summaries, then the detailed entries, oldest first."""
         with self._lock:

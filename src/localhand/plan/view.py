@@ -110,9 +110,6 @@ class PlanView:
     def on_step_skipped(self, e: dict[str, Any]) -> None:
         self.console.print(f"  [yellow]⤼ skipped {escape(e['step_id'])}:[/] {escape(e['reason'])}")
 
-    def on_budget_warning(self, e: dict[str, Any]) -> None:
-        self.console.print(f"  [yellow]! {escape(e['message'])}[/]")
-
     def on_agent_stuck(self, e: dict[str, Any]) -> None:
         self.console.print(f"  [bold red]■ agent stuck:[/] {escape(e['reason'])}")
 
@@ -123,6 +120,8 @@ class PlanView:
 
     def on_warning(self, e: dict[str, Any]) -> None:
         self.console.print(f"  [yellow]! {escape(e['message'])}[/]")
+
+    on_budget_warning = on_warning  # said as any warning is
 
     def on_guardrail(self, e: dict[str, Any]) -> None:
         self.console.print(f"  [bold red]■ stopped by {e['guardrail']}:[/] {escape(e['reason'])}")

@@ -43,10 +43,6 @@ class Limits:
     nudges_per: str = "streak"
     """``run``: ``max_nudges`` counts the whole run instead (seed 001's "2 per run")."""
 
-    @classmethod
-    def for_tier(cls, tier: str, **overrides: object) -> Limits:
-        return cls(max_iterations=TIER_ITERATIONS[tier], **overrides)  # type: ignore[arg-type]
-
     def check_iterations(self, state: RunState) -> None:
         if self.max_iterations is not None and state.iteration >= self.max_iterations:
             raise MaxIterations(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError, ModelError
@@ -52,14 +52,12 @@ def select_backend(
     """The backend ``settings.backend`` asks for (see the module docstring for ``auto``).
 
     ``gguf`` (a GGUF path) and ``tool_mode`` (for ``openai``: ``auto``, ``native`` or ``schema``)
-    are read from ``settings`` when it has those fields. ``on_status``
-    receives the embedded model's load and first-token times (defaults to ``on_warning``, so
-    that a person sees them).
+    are read from ``settings``. ``on_status`` receives the embedded model's load and
+    first-token times (defaults to ``on_warning``, so that a person sees them).
     """
     model = _select(settings, on_warning, on_status or on_warning, probe_timeout)
-    model.watch_replies = bool(getattr(settings, "watch_replies", False))
-    # --think-budget, read by the tool loop as --watch-replies is (settings that have it).
-    model.think_budget = getattr(settings, "think_budget", None)
+    model.watch_replies = settings.watch_replies
+    model.think_budget = settings.think_budget  # --think-budget, read by the tool loop
     return model
 
 
@@ -118,7 +116,7 @@ def _select(
     raise ConfigError(_no_model_message(why, settings))
 
 
-def _ollama(settings: Any, on_warning: Callable[[str], None] | None) -> OllamaModel:
+def _ollama(settings: Settings, on_warning: Callable[[str], None] | None) -> OllamaModel:
     return OllamaModel(
         settings.model,
         connection=_connection(settings),
@@ -130,15 +128,14 @@ def _ollama(settings: Any, on_warning: Callable[[str], None] | None) -> OllamaMo
     )
 
 
-def _profile(settings: Any) -> Profile | None:
-    """The model's profile with the user's ``[profiles]`` changes, when the settings carry
-    them (a ``ProfileSettings`` as ``settings.profiles``); else the backend takes the built-in
-    profile of the model's name."""
-    profiles = getattr(settings, "profiles", None)
+def _profile(settings: Settings) -> Profile | None:
+    """The model's profile with the user's ``[profiles]`` changes, when there are any; else
+    the backend takes the built-in profile of the model's name."""
+    profiles = settings.profiles
     return profiles.resolve(settings.model) if profiles is not None else None
 
 
-def _connection(settings: Any) -> Connection:
+def _connection(settings: Settings) -> Connection:
     """How a network backend reaches the server the settings name: the first request gets
     three times ``request_timeout``, since it may load the model."""
     return Connection(
@@ -149,12 +146,12 @@ def _connection(settings: Any) -> Connection:
     )
 
 
-def _ceiling(settings: Any) -> int:
-    """The reply ceiling: ``settings.max_reply_tokens``, for settings objects that have it."""
-    return int(getattr(settings, "max_reply_tokens", None) or DEFAULT_MAX_REPLY_TOKENS)
+def _ceiling(settings: Settings) -> int:
+    """The reply ceiling: ``settings.max_reply_tokens``."""
+    return settings.max_reply_tokens or DEFAULT_MAX_REPLY_TOKENS
 
 
-def _ollama_problem(settings: Any, timeout: float) -> str | None:
+def _ollama_problem(settings: Settings, timeout: float) -> str | None:
     """Why Ollama cannot serve the run, or None when it can. One quick try, no retries.
 
     Raises ``ConfigError`` when Ollama answers without the model."""
@@ -198,7 +195,7 @@ def _missing_message(host: str, model: str, available: list[str], timeout: float
 
 def _embedded(
     gguf: Path,
-    settings: Any,
+    settings: Settings,
     on_warning: Callable[[str], None] | None,
     on_status: Callable[[str], None] | None,
 ) -> EmbeddedModel:
@@ -224,7 +221,7 @@ def embedded_available() -> bool:
     return available()
 
 
-def _configured_gguf(settings: Any) -> Path | None:
+def _configured_gguf(settings: Settings) -> Path | None:
     value = settings.gguf
     if not value and _looks_like_path(settings.model):
         value = settings.model
@@ -242,7 +239,7 @@ def _effort(think: bool | str | None) -> str | None:
     return think if isinstance(think, str) else None
 
 
-def _no_model_message(why: str, settings: Any) -> str:
+def _no_model_message(why: str, settings: Settings) -> str:
     from localhand.models.embedded import INSTALL_HINT  # off the first request's path
 
     tiny = (

@@ -40,9 +40,3 @@ def link_parent(store: Store, run_id: str, parent: str) -> None:
     """Record that ``run_id`` continues ``parent``."""
     with store._write() as db:
         db.execute("UPDATE runs SET continues = ? WHERE id = ?", (parent, run_id))
-
-
-def parent_of(store: Store, run_id: str) -> str | None:
-    """The run ``run_id`` continues, if it continues one."""
-    rows = store._query("SELECT continues FROM runs WHERE id = ?", (run_id,))
-    return rows[0][0] if rows and rows[0][0] else None

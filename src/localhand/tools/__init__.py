@@ -24,35 +24,6 @@ if TYPE_CHECKING:
     from localhand.safety.risk.classify import Risk, RiskLevel, classify
 
 
-def tool_functions(
-    workspace: Workspace | str | os.PathLike[str],
-    limits: ToolLimits | None = None,
-    *,
-    policy: ApprovalPolicy = "dangerous",
-    approver: Approver | None = None,
-    isolate_network: bool = False,
-    checkpoint: Callable[[str], str | None] | None = None,
-) -> list[Callable[..., Any]]:
-    """The built-in tools as functions bound to ``workspace``: the file tools, then run_command.
-
-    ``policy`` says which commands (and writes into ``.git``) need approval and ``approver``
-    gives it; None refuses all of them (``DenyAll``), right for runs without a person.
-    ``checkpoint`` copies the workspace before a dangerous command runs (see ``ShellTool``).
-    """
-    space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    approver = approver if approver is not None else DenyAll()
-    files = FileTools(space, limits, policy=policy, approver=approver)
-    shell = ShellTool(
-        space,
-        limits,
-        policy=policy,
-        approver=approver,
-        isolate_network=isolate_network,
-        checkpoint=checkpoint,
-    )
-    return [*files.functions(), *shell.functions()]
-
-
 def default_tools(
     workspace: Workspace | str | os.PathLike[str],
     *extra: Tool | Callable[..., Any],
@@ -66,18 +37,23 @@ def default_tools(
     """The default tool set for ``workspace``, followed by any ``extra`` tools or functions,
     then (``plugins``) the tools installed packages add (``localhand.tools.plugins``).
 
-    Dangerous commands are refused unless ``approver`` approves them (see ``tool_functions``);
-    ``isolate_network`` runs commands without network access where the system allows it.
+    ``policy`` says which commands (and writes into ``.git``) need approval and ``approver``
+    gives it; None refuses all of them (``DenyAll``), right for runs without a person.
+    ``isolate_network`` runs commands without network access where the system allows it;
+    ``checkpoint`` copies the workspace before a dangerous command runs (see ``ShellTool``).
     """
-    functions = tool_functions(
-        workspace,
+    space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    approver = approver if approver is not None else DenyAll()
+    files = FileTools(space, limits, policy=policy, approver=approver)
+    shell = ShellTool(
+        space,
         limits,
         policy=policy,
         approver=approver,
         isolate_network=isolate_network,
         checkpoint=checkpoint,
     )
-    registry = ToolRegistry([*functions, *extra])
+    registry = ToolRegistry([*files.functions(), *shell.functions(), *extra])
     if not plugins:
         return registry
 
@@ -108,5 +84,4 @@ __all__ = [
     "classify",
     "default_tools",
     "run_shell",
-    "tool_functions",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from localhand.errors import ToolError
 from localhand.tools.edits_hint import not_found_message
-from localhand.tools.edits_loose import loose_replace
+from localhand.tools.edits_loose import find_all, loose_replace
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,11 @@ def replace_once(text: str, old: str, new: str, *, where: str) -> Edit:
         )
     if old == new:
         raise ToolError("old_text and new_text are the same; nothing to change")
-    starts = _find_all(text, old)
+    starts = find_all(text, old)
     if not starts and "\r\n" in text and "\r" not in old:
         # The model saw the file's lines without their CR; match in the file's own newlines.
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        starts = _find_all(text, old)
+        starts = find_all(text, old)
     if len(starts) > 1:
         numbers = dict.fromkeys(line_of(text, start) for start in starts)
         lines = ", ".join(str(number) for number in list(numbers)[:10])
@@ -59,14 +59,6 @@ def replace_once(text: str, old: str, new: str, *, where: str) -> Edit:
     if loose is None:
         raise ToolError(not_found_message(text, old, where))
     return Edit(loose.text, loose.line, loose.differs)
-
-
-def _find_all(text: str, needle: str) -> list[int]:
-    starts, index = [], text.find(needle)
-    while index != -1:
-        starts.append(index)
-        index = text.find(needle, index + len(needle))
-    return starts
 
 
 def line_of(text: str, index: int) -> int:

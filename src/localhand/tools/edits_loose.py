@@ -38,7 +38,7 @@ def loose_replace(text: str, old: str, new: str, *, where: str) -> LooseEdit | N
     squashed, offsets = _squash(text)
     spans = [
         (offsets[found], offsets[found + len(needle) - 1] + 1)
-        for found in _find_all(squashed, needle)
+        for found in find_all(squashed, needle)
         if _on_boundaries(squashed, found, len(needle))
     ]
     if not spans:
@@ -88,7 +88,8 @@ def _squash(text: str) -> tuple[str, list[int]]:
     return "".join(out), offsets
 
 
-def _find_all(haystack: str, needle: str) -> list[int]:
+def find_all(haystack: str, needle: str) -> list[int]:
+    """Where ``needle`` starts in ``haystack``, matches not overlapping."""
     found, index = [], haystack.find(needle)
     while index != -1:
         found.append(index)

@@ -65,13 +65,6 @@ READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 instead of waiting for a writer (``as_regular`` then refuses it)."""
 
 
-def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None) -> BinaryIO:
-    """Open ``path`` (by name, relative to ``dir_fd`` if given) for reading only if it is a
-    regular file; never blocks. The file tools open through ``Workspace.open`` instead, which
-    follows no symlink; see ``as_regular`` for what is refused."""
-    return as_regular(os.open(path, READ_FLAGS, dir_fd=dir_fd), os.fspath(path))
-
-
 def as_regular(fd: int, name: str) -> BinaryIO:
     """The descriptor ``fd`` (opened with ``READ_FLAGS``) as a binary file, if it is a regular
     file; otherwise it is closed and an error raised.
