@@ -126,8 +126,8 @@ def test_the_check_verify_auto_would_choose_is_kept_from_the_start(tmp_path: Pat
         assert given.guard.commands == ["make check"]
         assert nothing.guard.commands == [] and nothing.ready().guard.keeps is None
     finally:
-        for each in (baseline, given, nothing):
-            each.close()
+        for each in (nothing, given, baseline):  # last made, first closed: each restores
+            each.close()  # the holds its thread collected before it (a context variable)
 
 
 # -- the command line, against the fake Ollama over a real socket -----------------------------
