@@ -117,6 +117,22 @@ def add_pool_options(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def add_limit_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--timeout`` and ``--token-budget`` for the whole of ``what`` (a task, a plan)."""
+    parser.add_argument(
+        "--timeout",
+        type=number(float, 1),
+        metavar="SECONDS",
+        help=f"Wall clock for the whole {what}, in seconds.",
+    )
+    parser.add_argument(
+        "--token-budget",
+        type=number(int, 1),
+        metavar="N",
+        help=f"Tokens (prompt + reply) the {what} may spend.",
+    )
+
+
 def add_mcp_option(parser: argparse.ArgumentParser) -> None:
     """``--mcp-config FILE``, for every command whose model gets tools."""
     parser.add_argument(

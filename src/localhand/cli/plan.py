@@ -17,6 +17,7 @@ from localhand.cli.args import (
     APPROVE_POLICIES,
     Command,
     add_json_option,
+    add_limit_options,
     add_sandbox_option,
     add_view_options,
     exit_code_of,
@@ -201,24 +202,13 @@ def plan_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "-y", "--yes", action="store_true", help="Run a drafted plan without asking first."
     )
-    parser.add_argument(
-        "--timeout",
-        type=number(float, 1),
-        metavar="SECONDS",
-        help="Wall clock for the whole plan, in seconds.",
-    )
+    add_limit_options(parser, "plan")
     parser.add_argument(
         "--step-timeout",
         type=number(float, 1),
         default=DEFAULT_STEP_TIMEOUT_S,
         metavar="SECONDS",
         help="Default time limit of one step, in seconds (default: %(default)g).",
-    )
-    parser.add_argument(
-        "--token-budget",
-        type=number(int, 1),
-        metavar="N",
-        help="Tokens (prompt + reply) the plan may spend.",
     )
     add_json_option(parser, "Print only the Plan Result, as one JSON line.")
     add_view_options(parser, thinking=False)

@@ -13,6 +13,7 @@ from localhand.cli.args import (
     add_diff_option,
     add_file_option,
     add_json_option,
+    add_limit_options,
     add_mcp_option,
     add_sandbox_option,
     add_view_options,
@@ -156,18 +157,7 @@ def run_arguments(parser: ArgumentParser) -> None:
         metavar="N",
         help="Model turns allowed (overrides --tier).",
     )
-    parser.add_argument(
-        "--timeout",
-        type=number(float, 1),
-        metavar="SECONDS",
-        help="Wall clock for the whole task, in seconds.",
-    )
-    parser.add_argument(
-        "--token-budget",
-        type=number(int, 1),
-        metavar="N",
-        help="Tokens (prompt + reply) the task may spend.",
-    )
+    add_limit_options(parser, "task")
     parser.add_argument(
         "--verify",
         action="append",
