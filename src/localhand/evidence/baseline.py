@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
 from pathlib import Path
+from typing import Any
 
 from localhand.events import collect_holds, release_holds
 from localhand.evidence import gitstate
@@ -35,9 +36,15 @@ class Baseline:
     """The tracker and the git state of one run's starting point (``ready`` waits for them)."""
 
     def __init__(
-        self, workspace: Path, task_id: str, checks: Sequence[Check] = (), task: str = ""
+        self,
+        workspace: Path,
+        task_id: str,
+        checks: Sequence[Check] = (),
+        task: str = "",
+        before: Mapping[str, Any] | None = None,
     ) -> None:
         self.workspace, self.task_id, self.task = workspace, task_id, task
+        self._before = before  # a continued run's: the tests its chain's first run collected
         found = None if checks else detect_check(workspace, task)  # one the run may adopt
         self.guard = CheckGuard(workspace, checks, task, found.command if found else "")
         """The checks' own files as they were (ready once the tracker is)."""
@@ -70,7 +77,8 @@ class Baseline:
             self._git = gitstate.record_before(self.workspace, self.task_id)
             self._recorded.set()
             for command, collected in self.guard.collected.items():
-                collect_before(command, self.workspace, collected)
+                if not collected.reuse((self._before or {}).get(command)):
+                    collect_before(command, self.workspace, collected)
         except BaseException as error:  # raised again where the run waits for it
             self._error = error
         finally:

@@ -62,6 +62,18 @@ class Collected:
     marked: set[str] = field(default_factory=set)
     done: threading.Event = field(default_factory=threading.Event)
 
+    def record(self) -> dict[str, Any]:
+        """What a run that continues this one reuses (``store.lineage``)."""
+        return {"names": self.names, "errors": self.errors, "marked": sorted(self.marked)}
+
+    def reuse(self, record: Mapping[str, Any] | None) -> bool:
+        """Take the tests the chain's first run collected (``record``), if it collected any."""
+        if not record or not record.get("names"):
+            return False
+        self.names, self.errors = list(record["names"]), list(record.get("errors") or ())
+        self.marked = set(record.get("marked") or ())
+        return True
+
     def take(self, report: Report | None, source: str) -> None:
         """Keep what ``report`` collected, unless tests are known already. From a first run,
         a test it set aside (skipped, ignored) counts as marked: it may stay set aside."""

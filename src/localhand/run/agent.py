@@ -113,7 +113,8 @@ class ToolLoop:
         )
         life.checks, self.talk.state = self.checks, life.state
         self._written.take()  # writes before the run are in the tracker's baseline
-        self.baseline = Baseline(self.workspace, self.task_id, self.checks, task)  # 1st request
+        before = self.config.tests_before  # a continued run's, from its chain's first run
+        self.baseline = Baseline(self.workspace, self.task_id, self.checks, task, before)
         life.guard = self.talk.answer_check.guard = self.baseline.guard  # the checks as they were
         try:
             config = self.config

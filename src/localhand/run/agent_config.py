@@ -4,7 +4,7 @@ constructor arguments, and one ``Conversation`` per run for what the loop keeps 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,8 @@ class AgentConfig:
     history: Sequence[Message] = ()
     """An earlier run's conversation to carry on (``localhand.session.continuing``): sent
     unchanged, the task after it as one more user message, instead of a new system prompt."""
+    tests_before: Mapping[str, Any] | None = None
+    """The tests the checks collected at the start of that run's chain, reused as they were."""
 
 
 @dataclass(slots=True)

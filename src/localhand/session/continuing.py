@@ -16,12 +16,12 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
 from localhand.run.task import Task
 from localhand.store import open_store
-from localhand.store.lineage import conversation
+from localhand.store.lineage import conversation, tests_collected
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -36,6 +36,8 @@ class Continuation:
     parent: str
     history: tuple[Message, ...]
     task: Task
+    collected: dict[str, Any] | None = None
+    """The tests the chain's first run collected per check, to grade this run against."""
 
 
 def continuation(store: Store, ref: str, instructions: str) -> Continuation:
@@ -68,7 +70,8 @@ def continuation(store: Store, ref: str, instructions: str) -> Continuation:
     task = _task_of(spec, workspace, info.model).with_changes(
         description=instructions, agentic=True
     )
-    return Continuation(parent=info.id, history=tuple(history), task=task)
+    collected = tests_collected(store, info.id)
+    return Continuation(parent=info.id, history=tuple(history), task=task, collected=collected)
 
 
 def _ran_a_plan(store: Store, run_id: str) -> bool:

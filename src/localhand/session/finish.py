@@ -77,7 +77,7 @@ def _adopt(life: Run) -> str | None:
 def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -> None:
     """Steps 2 to 5 for the Result of the tool loop or the simple path."""
     if ready is not None:
-        _keep_conversation(ready, outcome.messages)
+        _keep_conversation(ready, outcome.messages, _tests_collected(outcome))
         if ready.output_schema is not None and outcome.model is not None:
             from localhand.session.structured import answer_as_json  # off the first request's path
 
@@ -91,7 +91,16 @@ def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -
         result.sandbox = current_sandbox().report()
 
 
-def _keep_conversation(ready: Prepared, messages: Sequence[Message]) -> None:
+def _tests_collected(outcome: Outcome[Any]) -> dict[str, Any] | None:
+    """What the run's checks collected at the start of its chain, for a run that continues it."""
+    guard = outcome.life.guard
+    kept = {c: t.record() for c, t in guard.collected.items() if t.names} if guard else {}
+    return kept or None
+
+
+def _keep_conversation(
+    ready: Prepared, messages: Sequence[Message], collected: dict[str, Any] | None
+) -> None:
     """The run's conversation, in the store the run is open in (whichever door opened it)."""
     store = ready.store
     try:
@@ -99,7 +108,7 @@ def _keep_conversation(ready: Prepared, messages: Sequence[Message]) -> None:
         if store is not None and run_id is not None and _answered(messages):
             from localhand.store.lineage import save_conversation  # off the first request's path
 
-            save_conversation(store, run_id, messages)
+            save_conversation(store, run_id, messages, collected)
     except Exception as exc:  # a store that fails here must not cost the run its Result
         ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
 

@@ -122,6 +122,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             instruction_files=settings.instruction_files,
             cancellation=ready.cancellation,
             history=ready.continuing.history if ready.continuing else (),
+            tests_before=ready.continuing.collected if ready.continuing else None,
         )
         return loop.play(task.description)
 

@@ -16,14 +16,25 @@ if TYPE_CHECKING:
     from localhand.types import Message
 
 
-def save_conversation(store: Store, run_id: str, messages: Sequence[Message]) -> None:
-    """Keep ``messages`` (the whole conversation, final reply included) for ``run_id``."""
+def save_conversation(
+    store: Store, run_id: str, messages: Sequence[Message], collected: dict[str, Any] | None = None
+) -> None:
+    """Keep ``messages`` (the whole conversation, final reply included) for ``run_id``, and the
+    tests its checks ``collected`` at its chain's start (``evidence.reports.Collected.record``)."""
     text = json.dumps(list(messages), ensure_ascii=False, default=str)
+    tests = json.dumps(collected) if collected else None
     with store._write() as db:
         db.execute(
-            "INSERT OR REPLACE INTO conversations (run_id, messages) VALUES (?, ?)",
-            (run_id, text),
+            "INSERT OR REPLACE INTO conversations (run_id, messages, collected) VALUES (?, ?, ?)",
+            (run_id, text, tests),
         )
+
+
+def tests_collected(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The tests each check of ``run_id``'s chain collected at the chain's start, or None."""
+    rows = store._query("SELECT collected FROM conversations WHERE run_id = ?", (run_id,))
+    found: dict[str, Any] | None = json.loads(rows[0][0]) if rows and rows[0][0] else None
+    return found
 
 
 def conversation(store: Store, run_id: str) -> list[Message] | None:

@@ -139,3 +139,10 @@ def m004_continued_runs(db: sqlite3.Connection) -> None:
             messages TEXT NOT NULL
         )"""
     )
+
+
+@migration
+def m005_tests_collected(db: sqlite3.Connection) -> None:
+    # The tests each check collected before the first change of a chain's first run: a run
+    # that continues it is graded against those, not against what the earlier run left.
+    db.execute("ALTER TABLE conversations ADD COLUMN collected TEXT")
