@@ -24,64 +24,20 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
-from localhand.errors import ConfigError
 from localhand.safety.box.mounts import is_within
 
 GIB = 1024**3
-_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": GIB, "T": 1024**4}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
 _V1 = "/sys/fs/cgroup"
 _counter = itertools.count(1)
 _failed: list[str] = []
 """Why a command's control group could not be made: the Result no longer says it held."""
-
-
-def parse_size(value: object, name: str) -> int | None:
-    """``"512M"``, ``"2G"``, ``1048576`` as bytes; ``"off"``, ``0`` or ``False`` as no limit.
-    Raises ``ValueError`` saying what is accepted."""
-    if value in ("off", "none", 0, False):
-        return None
-    matched = _SIZE.fullmatch(str(value)) if not isinstance(value, bool) else None
-    if matched is None:
-        raise ValueError(f'{name} must be a size such as "512M" or "2G", or "off"')
-    return int(float(matched.group(1)) * _UNITS[matched.group(2).upper()])
-
-
-def parse_count(value: object, name: str) -> int | None:
-    """A positive whole number, or ``"off"`` / ``0`` for no limit."""
-    if value in ("off", "none", 0, False):
-        return None
-    try:
-        number = int(str(value))
-    except ValueError:
-        number = -1
-    if number <= 0:
-        raise ValueError(f'{name} must be a positive number such as 1024, or "off"')
-    return number
-
-
-LIMIT_KEYS = ("tmp_size", "memory", "processes")
-
-
-def limits_table(table: Mapping[str, object], path: str) -> tuple[tuple[str, int | None], ...]:
-    """``[sandbox]``'s ``tmp_size``, ``memory`` (sizes) and ``processes`` (a count) as
-    ``Settings.sandbox_limits``; each may be ``"off"``. ``ConfigError`` names the file."""
-    found: list[tuple[str, int | None]] = []
-    for key in LIMIT_KEYS:
-        if key in table:
-            parse = parse_count if key == "processes" else parse_size
-            try:
-                found.append((key, parse(table[key], f"[sandbox] {key} in {path}")))
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from None
-    return tuple(found)
 
 
 def _half_the_memory() -> int:
@@ -315,9 +271,24 @@ def limited(limits: BoxLimits) -> Iterator[Limiter]:
         _make(limiter)
         yield limiter
     finally:
-        for group in limiter.groups.values():
-            with suppress(OSError):
-                os.rmdir(group)
+        _remove(limiter.groups.values())
+
+
+def _remove(groups: Iterable[str], tries: int = 1) -> None:
+    """Remove ``groups``. A group whose last task is still leaving just after its command
+    ended is busy: a thread tries again for a few seconds rather than leave it behind."""
+    busy = []
+    for group in groups:
+        try:
+            os.rmdir(group)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            busy.append(group)
+    if busy and tries < 50:
+        later = threading.Timer(0.1, _remove, (busy, tries + 1))
+        later.daemon = True
+        later.start()
 
 
 def _make(limiter: Limiter) -> None:
@@ -325,7 +296,9 @@ def _make(limiter: Limiter) -> None:
     if limits.memory is None and limits.processes is None:
         return
     kind = control_groups()
-    name = f"localhand-{os.getpid()}-{next(_counter)}"
+    # Unique beyond this process: a group an earlier process could not remove (its last task
+    # still leaving) keeps its name, and process ids come round again.
+    name = f"localhand-{os.getpid()}-{next(_counter)}-{os.urandom(3).hex()}"
     try:
         if kind == "v1":
             _make_v1(limiter, name)
@@ -333,11 +306,10 @@ def _make(limiter: Limiter) -> None:
             _make_v2(limiter, name)
         elif kind == "systemd":
             limiter.scope = _scope(limits, name)
+        _failed.clear()  # what failed once is not said of every command after it
     except OSError as error:
         _failed[:] = [f"making one failed ({error})"]
-        for group in limiter.groups.values():
-            with suppress(OSError):
-                os.rmdir(group)
+        _remove(limiter.groups.values())
         limiter.groups.clear()  # the command runs with RLIMIT_AS alone, not half a group
 
 

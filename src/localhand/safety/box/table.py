@@ -4,11 +4,12 @@ user's variables commands see (``env``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from localhand.errors import ConfigError
-from localhand.safety.box.limits import LIMIT_KEYS, limits_table
+from localhand.safety.box.limits import GIB
 
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")
 """The values of ``--sandbox`` and ``[sandbox] mode`` (``localhand.safety.box.sandbox``)."""
@@ -66,3 +67,48 @@ def _env_names(names: Any, path: Path) -> tuple[str, ...]:
             "what commands need)"
         )
     return tuple(names)
+
+
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": GIB, "T": 1024**4}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+
+
+def parse_size(value: object, name: str) -> int | None:
+    """``"512M"``, ``"2G"``, ``1048576`` as bytes; ``"off"``, ``0`` or ``False`` as no limit.
+    Raises ``ValueError`` saying what is accepted."""
+    if value in ("off", "none", 0, False):
+        return None
+    matched = _SIZE.fullmatch(str(value)) if not isinstance(value, bool) else None
+    if matched is None:
+        raise ValueError(f'{name} must be a size such as "512M" or "2G", or "off"')
+    return int(float(matched.group(1)) * _UNITS[matched.group(2).upper()])
+
+
+def parse_count(value: object, name: str) -> int | None:
+    """A positive whole number, or ``"off"`` / ``0`` for no limit."""
+    if value in ("off", "none", 0, False):
+        return None
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = -1
+    if number <= 0:
+        raise ValueError(f'{name} must be a positive number such as 1024, or "off"')
+    return number
+
+
+LIMIT_KEYS = ("tmp_size", "memory", "processes")
+
+
+def limits_table(table: Mapping[str, object], path: str) -> tuple[tuple[str, int | None], ...]:
+    """``[sandbox]``'s ``tmp_size``, ``memory`` (sizes) and ``processes`` (a count) as
+    ``Settings.sandbox_limits``; each may be ``"off"``. ``ConfigError`` names the file."""
+    found: list[tuple[str, int | None]] = []
+    for key in LIMIT_KEYS:
+        if key in table:
+            parse = parse_count if key == "processes" else parse_size
+            try:
+                found.append((key, parse(table[key], f"[sandbox] {key} in {path}")))
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+    return tuple(found)
