@@ -28,6 +28,11 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
 TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float)}
 
 
+N_CTX = 3840
+"""A window no other test file uses: the process-wide cache then loads the model for this file
+alone, whichever file its worker (or process) ran before, so its first load is its own."""
+
+
 @pytest.fixture(scope="module")
 def gguf() -> Path:
     return optional_deps.tiny_gguf()  # skipped without the embedded extra, required in CI
@@ -42,7 +47,7 @@ def statuses() -> list[str]:
 def model(gguf: Path, statuses: list[str]) -> EmbeddedModel:
     # Small window and short replies keep the real-model tests to seconds on two cores.
     return EmbeddedModel(
-        gguf, n_ctx=4096, max_tokens=96, on_status=statuses.append, on_warning=statuses.append
+        gguf, n_ctx=N_CTX, max_tokens=96, on_status=statuses.append, on_warning=statuses.append
     )
 
 
@@ -50,7 +55,7 @@ def model(gguf: Path, statuses: list[str]) -> EmbeddedModel:
 def short(gguf: Path, model: EmbeddedModel) -> EmbeddedModel:
     """The same loaded model with replies of at most 16 tokens, for the tests of free text:
     they check how a reply ends and is counted, for which a long one only costs time."""
-    twin = EmbeddedModel(gguf, n_ctx=4096, max_tokens=16)
+    twin = EmbeddedModel(gguf, n_ctx=N_CTX, max_tokens=16)
     assert twin.load() is model.load()
     return twin
 
@@ -109,9 +114,9 @@ def test_the_model_loads_once_and_reports_timings(
 ) -> None:
     monkeypatch.setattr(model, "max_tokens", 16)  # timings, not the reply, are looked at
     model.chat([{"role": "user", "content": "Hi."}])
-    twin = EmbeddedModel(gguf, n_ctx=4096, max_tokens=96)
+    twin = EmbeddedModel(gguf, n_ctx=N_CTX, max_tokens=96)
     assert twin.load() == model.load()  # the same loaded model, not a second load
-    assert twin.context_limit == 4096
+    assert twin.context_limit == N_CTX
     assert sum(s.startswith("Loaded gemma-3-270m-q4_k_m in ") for s in statuses) == 1
     assert any("first token after" in s for s in statuses)
     timing = model.last_timing
@@ -139,7 +144,7 @@ def test_the_task_deadline_stops_decoding(model: EmbeddedModel) -> None:
 
 
 def test_a_conversation_too_long_for_the_window(model: EmbeddedModel) -> None:
-    with pytest.raises(BadResponse, match="n_ctx=4096"):
+    with pytest.raises(BadResponse, match=f"n_ctx={N_CTX}"):
         model.chat([{"role": "user", "content": "word " * 5000}])
 
 
