@@ -52,7 +52,9 @@ RUN_PATH = {
     *package("localhand.run", "ledger", "lifecycle", "nudges", "routing", "task", "tiny"),
     *package("localhand.safety", "approval", "box", "risk", "secrets", "trust"),
     *package("localhand.safety.approval", "approver"),
-    *package("localhand.safety.box", "git", "home", "limits", "mounts", "own_files", "proc"),
+    *package(
+        "localhand.safety.box", "bound", "git", "home", "limits", "mounts", "own_files", "proc"
+    ),
     *package("localhand.safety.box", "sandbox", "supervise", "table"),
     # the checks' own files (evidence.checkfiles) parse commands; the archive skips secrets
     *package("localhand.safety.risk", "paths", "shellparse", "shellsyntax"),

@@ -25,7 +25,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localhand.evidence.checkfiles import CheckFiles, check_part
 from localhand.evidence.hidden import (
@@ -39,7 +39,8 @@ from localhand.evidence.hidden import (
 from localhand.evidence.snapshot import ChangeTracker, Snapshot
 from localhand.evidence.taskwords import written_tests
 from localhand.evidence.verify import Check, CommandCheck, run_checks
-from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
+from localhand.safety.box.bound import Bound
+from localhand.safety.box.sandbox import available, current_sandbox
 from localhand.types import CheckResult, Result
 
 if TYPE_CHECKING:
@@ -259,7 +260,7 @@ class _Guarded:
             for compiled in map(str, map(workspace.joinpath, self.bytecode)):
                 overlays.append((empty if os.path.isdir(compiled) else os.devnull, compiled))
             made = _missing(workspace, [target for _, target in overlays])
-            box = _Overlaid.of(current_sandbox(), tuple(overlays))
+            box = Bound.over(current_sandbox(), [("--ro-bind", *pair) for pair in overlays])
             note = f"[ran with the check files from before the run: {listed}]\n" if listed else ""
             before = self.guard.collected.get(self.check.command)
             try:
@@ -293,25 +294,6 @@ def changed_warning(changed: Sequence[str], results: Sequence[CheckResult]) -> s
     else:
         how = "checks that could not run against them as they were are not counted as passed"
     return f"the run changed the checks' own files ({', '.join(changed)}): {how}"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Overlaid(Sandbox):
-    """The sandbox in force, with ``(source, target)`` files laid read-only over the
-    workspace's (bubblewrap binds, after every other mount)."""
-
-    overlays: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def of(cls, box: Sandbox, overlays: tuple[tuple[str, str], ...]) -> _Overlaid:
-        fields = {f.name: getattr(box, f.name) for f in dataclasses.fields(box)}
-        return cls(**{**fields, "overlays": overlays})
-
-    def wrap(self, argv: Sequence[str], *args: Any, **kwargs: Any) -> list[str]:
-        options = Sandbox.wrap(self, argv, *args, **kwargs)
-        at = options.index("--chdir")  # the options end with --chdir DIR -- ARGV
-        binds = [part for pair in self.overlays for part in ("--ro-bind", *pair)]
-        return [*options[:at], *binds, *options[at:]]
 
 
 def _boxed() -> bool:

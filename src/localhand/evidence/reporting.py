@@ -20,11 +20,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from localhand.evidence.reports import Collected, Report, Verdict, judge, read
+from localhand.safety.box.bound import Bound
 from localhand.safety.box.sandbox import Sandbox, current_sandbox
 from localhand.tools.shell import CommandOutput, run_shell
 
@@ -80,25 +79,13 @@ def _node_reports() -> bool:
     return found is not None and (int(found[1]), int(found[2])) >= (18, 15)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Reporting(Sandbox):
-    """The sandbox in force (``inner``) with the report folder bound writable into it, and
-    the reporters read-only: localhand's install may be where the box shows nothing (under a
-    hidden home, as pipx and uv put it, or under ``/tmp``)."""
-
-    inner: Sandbox | None = None
-    folder: str = ""
-
-    @classmethod
-    def of(cls, box: Sandbox, folder: str) -> _Reporting:
-        fields = {f.name: getattr(box, f.name) for f in dataclasses.fields(Sandbox)}
-        return cls(**fields, inner=box, folder=folder)
-
-    def wrap(self, argv: Sequence[str], *args: Any, **kwargs: Any) -> list[str]:
-        options = (self.inner or Sandbox()).wrap(argv, *args, **kwargs)
-        at = options.index("--chdir")  # the options end with --chdir DIR -- ARGV
-        reporters = ["--ro-bind", str(REPORTERS), str(REPORTERS)]
-        return [*options[:at], *reporters, "--bind", self.folder, self.folder, *options[at:]]
+def _reporting(box: Sandbox, folder: str) -> Bound:
+    """``box`` with the report folder bound writable into it, and the reporters read-only:
+    localhand's install may be where the box shows nothing (under a hidden home, as pipx and
+    uv put it, or under ``/tmp``)."""
+    return Bound.over(
+        box, [("--ro-bind", str(REPORTERS), str(REPORTERS)), ("--bind", folder, folder)]
+    )
 
 
 def run_reported(
@@ -116,7 +103,7 @@ def run_reported(
     with tempfile.TemporaryDirectory(prefix="localhand-report-", dir=tmp) as folder:
         ran = _reporting_command(command, workspace, folder)
         done = run_shell(
-            ran, workspace, timeout_s=timeout_s, sandbox=_Reporting.of(box, folder),
+            ran, workspace, timeout_s=timeout_s, sandbox=_reporting(box, folder),
             env=environment(folder, collect_only=collect_only), tail_bytes=OUTPUT_TAIL_BYTES,
         )  # fmt: skip
         report = read(Path(folder), done.output, workspace)
