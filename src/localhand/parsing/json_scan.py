@@ -8,7 +8,6 @@ quotes) with a stack. Loading them is ``json_load``'s job.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import NamedTuple
 
 _TOKEN = re.compile(r"[{}\[\]\"']")
@@ -61,10 +60,9 @@ def scan_spans(
     stop: int | None = None,
     *,
     first: bool = False,
-    keep: Callable[[int, int], bool] | None = None,
 ) -> list[Span]:
     """Balanced ``{…}`` / ``[…]`` regions at every depth up to ``MAX_DEPTH``, plus unclosed
-    openers, sorted by start, outermost first; ``keep(start, end)`` filters them as found.
+    openers, sorted by start, outermost first.
 
     With ``first`` the scan ends when the first top-level region closes, so reading one value
     costs only its length. Quotes are tracked only inside brackets and only where a value may
@@ -106,9 +104,7 @@ def scan_spans(
             # Look a few levels down only: a mismatched closer in prose is ignored, and the
             # bounded look keeps the pass linear on inputs like "[[[[...}}}}".
             if stack and text[stack[-1]] == want:  # the common case: it closes the top
-                opened = stack.pop()
-                if keep is None or keep(opened, i + 1):
-                    spans.append(Span(opened, i + 1, True))
+                spans.append(Span(stack.pop(), i + 1, True))
                 if first and not stack:
                     break
                 continue
@@ -119,30 +115,19 @@ def scan_spans(
             if depth > lowest:
                 while len(stack) - 1 > depth:
                     # Left open inside a region that closed: it ends there, unfinished.
-                    opened = stack.pop()
-                    if keep is None or keep(opened, i):
-                        spans.append(Span(opened, i, False))
-                opened = stack.pop()
-                if keep is None or keep(opened, i + 1):
-                    spans.append(Span(opened, i + 1, True))
+                    spans.append(Span(stack.pop(), i, False))
+                spans.append(Span(stack.pop(), i + 1, True))
                 if first and not stack:
                     break
         else:
             pos = i + 1
-            if stack or ghost:
-                # A quote opens a string only where a value may start (see _VALUE_START).
-                j = i - 1
-                while j >= start and text[j] in _WHITESPACE:
-                    j -= 1
-                if j >= start and text[j] in _VALUE_START:
-                    string = _STRING[char].match(text, i, end_of_text)
-                    if string is not None:
-                        pos = string.end()
-    spans.extend(
-        Span(opened, end_of_text, False)
-        for opened in stack
-        if keep is None or keep(opened, end_of_text)
-    )
+            # A quote opens a string only inside brackets, where a value may start (see
+            # _VALUE_START).
+            if (stack or ghost) and _previous_significant(text, i, start) in _VALUE_START:
+                string = _STRING[char].match(text, i, end_of_text)
+                if string is not None:
+                    pos = string.end()
+    spans.extend(Span(opened, end_of_text, False) for opened in stack)
     spans.sort(key=lambda span: (span.start, -span.end))
     return spans
 
