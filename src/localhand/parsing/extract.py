@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,6 +173,27 @@ class Scan:
             span if span.closed or span.end <= stop else Span(span.start, stop, False)
             for span in spans[first:last]
         ]
+
+
+Reader = Callable[[int, Finder], tuple[Hit | None, int]]
+"""Reads the marker at a position (``Finder`` finds the next ones): the hit it makes (None:
+text) and where the next marker may start."""
+
+
+def marker_hits(scan: Scan, marker: str, read: Reader) -> list[Hit]:
+    """The hits ``read`` makes of each ``marker`` in the text, in order: the loop every marker
+    finder shares, linear (one memoised find per marker) and within the scan's budget."""
+    if marker not in scan.text:
+        return []
+    markers = Finder(scan.text, marker)
+    hits: list[Hit] = []
+    pos = markers.find(0)
+    while pos >= 0 and not scan.budget.exhausted:
+        hit, resume = read(pos, markers)
+        if hit is not None:
+            scan.keep(hits, hit)
+        pos = markers.find(resume)
+    return hits
 
 
 SNIPPET_CHARS = 500

@@ -20,7 +20,16 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, arguments_of, snippet, value_at
+from localhand.parsing.extract import (
+    MARKUP,
+    Finder,
+    Hit,
+    Scan,
+    arguments_of,
+    marker_hits,
+    snippet,
+    value_at,
+)
 from localhand.parsing.json_scan import skip_space, string_end
 from localhand.parsing.mention import name_end
 from localhand.parsing.shapes import RawCall
@@ -168,13 +177,9 @@ def harmony_hits(scan: Scan) -> list[Hit]:
     """gpt-oss calls: a message addressed ``to=functions.NAME`` whose body is the JSON."""
     text = scan.text
     marker = "to=functions."
-    if marker not in text:
-        return []
-    recipients = Finder(text, marker)
     messages = Finder(text, "<|message|>")
-    hits: list[Hit] = []
-    pos = recipients.find(0)
-    while pos >= 0 and not scan.budget.exhausted:
+
+    def read(pos: int, recipients: Finder) -> tuple[Hit | None, int]:
         name_start = pos + len(marker)
         end_of_name = name_end(text, name_start, len(text))
         body = messages.find(end_of_name)
@@ -185,9 +190,8 @@ def harmony_hits(scan: Scan) -> list[Hit]:
                 start = _frame_start(text, pos)
                 cut = Hit(start, len(text), "harmony", strict=True, priority=MARKUP)
                 cut.malformed, cut.incomplete = snippet(text, start, len(text)), True
-                scan.keep(hits, cut)
-            pos = nxt
-            continue
+                return cut, end_of_name
+            return None, end_of_name
         # The arguments end at <|call|> or, at the latest, where the next recipient begins.
         following = recipients.find(body)
         stop = following if following >= 0 else len(text)
@@ -207,9 +211,9 @@ def harmony_hits(scan: Scan) -> list[Hit]:
         hit = Hit(start, end, "harmony", calls, strict=True, priority=MARKUP, incomplete=not closed)
         if not calls:
             hit.malformed = snippet(text, start, end)
-        scan.keep(hits, hit)
-        pos = recipients.find(end)
-    return hits
+        return hit, end
+
+    return marker_hits(scan, marker, read)
 
 
 def _frame_start(text: str, pos: int) -> int:

@@ -13,6 +13,7 @@ from localhand.parsing.extract import (
     Scan,
     arguments_of,
     json_hits,
+    marker_hits,
     snippet,
     value_at,
 )
@@ -52,13 +53,9 @@ def mistral_hits(scan: Scan) -> list[Hit]:
     (see the module docstring)."""
     text = scan.text
     marker = "[TOOL_CALLS]"
-    if marker not in text:
-        return []
-    markers = Finder(text, marker)
     args_tags = Finder(text, "[ARGS]")
-    hits: list[Hit] = []
-    pos = markers.find(0)
-    while pos >= 0 and not scan.budget.exhausted:
+
+    def read(pos: int, markers: Finder) -> tuple[Hit | None, int]:
         at = skip_space(text, pos + len(marker), len(text))
         nxt = markers.find(at)
         stop = nxt if nxt >= 0 else len(text)
@@ -68,8 +65,7 @@ def mistral_hits(scan: Scan) -> list[Hit]:
         if in_inline_code(text, pos):
             scan.budget.attempt()
             scan.examples.append((pos, inline_code_end(text, pos)))  # its JSON is quoted too
-            pos = nxt
-            continue
+            return None, at
         if at < stop and text[at] in "[{":
             found = json_hits(scan, at, stop, source="mistral", strict=True, priority=MARKUP)
             broken = any(h.malformed is not None for h in found)
@@ -80,11 +76,9 @@ def mistral_hits(scan: Scan) -> list[Hit]:
         else:
             start = _args_start(text, at, stop, args_tags) if at < stop else None
             past_name = at < stop and name_end(text, at, stop, most=256, chars="_-.:") < stop
-            prose = start is None and past_name
-            if prose and mid_line(text, pos):
+            if start is None and past_name and mid_line(text, pos):
                 scan.budget.attempt()
-                pos = nxt  # "Mistral prefixes calls with [TOOL_CALLS] followed by...": prose
-                continue
+                return None, at  # "Mistral prefixes calls with [TOOL_CALLS] followed by...": prose
             cursor = at
             while cursor < stop:
                 if cursor != at:
@@ -107,8 +101,7 @@ def mistral_hits(scan: Scan) -> list[Hit]:
             text, pos, at, stop, scan.index.params, scan.index.offered, scan.truncated
         ):
             scan.budget.attempt()
-            pos = nxt  # "[TOOL_CALLS]{...}" in prose naming no tool
-            continue
+            return None, at  # "[TOOL_CALLS]{...}" in prose naming no tool
         hit = Hit(
             pos,
             end,
@@ -118,9 +111,8 @@ def mistral_hits(scan: Scan) -> list[Hit]:
             priority=MARKUP,
             incomplete=incomplete,
             repaired=repaired,
+            malformed=None if calls else snippet(text, pos, stop),
         )
-        if not calls:
-            hit.malformed = snippet(text, pos, stop)
-        scan.keep(hits, hit)
-        pos = markers.find(max(end, at))  # a marker inside a string value is text
-    return hits
+        return hit, max(end, at)  # a marker inside a string value is text
+
+    return marker_hits(scan, marker, read)
