@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, snippet
+from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, marker_hits, snippet
 from localhand.parsing.formats_more import GEMMA_QUOTES, _KeyValue
 from localhand.parsing.mention import at_line_start, in_inline_code, mid_line, name_end
 from localhand.parsing.shapes import RawCall, arguments_from, plausible_name
@@ -38,11 +38,8 @@ def gemma_bare_hits(scan: Scan) -> list[Hit]:
     text = scan.text
     hits: list[Hit] = []
     for opener in ("call:", "<call>"):
-        if opener not in text:
-            continue
-        finder = Finder(text, opener)
-        pos = finder.find(0)
-        while pos >= 0 and not scan.budget.exhausted:
+
+        def read(pos: int, finder: Finder, opener: str = opener) -> tuple[Hit | None, int]:
             nxt = finder.find(pos + len(opener))
             stop = nxt if nxt >= 0 else len(text)  # each parse ends where the next one begins
             name_at = pos + len(opener)
@@ -52,20 +49,19 @@ def gemma_bare_hits(scan: Scan) -> list[Hit]:
             )
             if not usable or end_of_name == name_at or text[end_of_name : end_of_name + 1] != "{":
                 scan.budget.attempt()
-                pos = nxt
-                continue
+                return None, name_at
             scan.budget.attempt()
             parsed = _gemma_args(text, end_of_name, stop)
             if parsed is None:
-                pos = nxt
-                continue
+                return None, name_at
             arguments, end = parsed
             closer = next((c for c in _GEMMA_CLOSERS if text.startswith(c, end)), "")
             call = RawCall(text[name_at:end_of_name], arguments)
             strict = bool(closer) or opener == "<call>"
             hit = Hit(pos, end + len(closer), "gemma4", [call], strict=strict, priority=MARKUP)
-            scan.keep(hits, hit)
-            pos = finder.find(hit.end) if nxt >= 0 and nxt < hit.end else nxt
+            return hit, hit.end if nxt >= 0 and nxt < hit.end else name_at
+
+        hits.extend(marker_hits(scan, opener, read))
     return hits
 
 
@@ -101,13 +97,9 @@ def _qwen_agent_arguments(scan: Scan, name: str, raw: str) -> dict[str, Any] | N
 def qwen_agent_hits(scan: Scan) -> list[Hit]:
     """``✿FUNCTION✿: NAME`` / ``✿ARGS✿: {…}`` pairs (see the module docstring)."""
     text = scan.text
-    if FUNCTION not in text:
-        return []
-    functions = Finder(text, FUNCTION)
     flowers = Finder(text, "✿")
-    hits: list[Hit] = []
-    pos = functions.find(0)
-    while pos >= 0 and not scan.budget.exhausted:
+
+    def read(pos: int, _: Finder) -> tuple[Hit | None, int]:
         calls: list[RawCall] = []
         broken = incomplete = False
         cursor = pos
@@ -146,8 +138,7 @@ def qwen_agent_hits(scan: Scan) -> list[Hit]:
             end = len(text)
         if broken and (in_inline_code(text, pos) or mid_line(text, pos)):
             scan.budget.attempt()
-            pos = functions.find(end)  # "Qwen-Agent's ✿FUNCTION✿ style": prose
-            continue
+            return None, end  # "Qwen-Agent's ✿FUNCTION✿ style": prose
         hit = Hit(
             pos,
             end,
@@ -156,9 +147,8 @@ def qwen_agent_hits(scan: Scan) -> list[Hit]:
             strict=True,
             priority=MARKUP,
             incomplete=incomplete,
+            malformed=snippet(text, pos, end) if broken else None,
         )
-        if broken:
-            hit.malformed = snippet(text, pos, end)
-        scan.keep(hits, hit)
-        pos = functions.find(end)
-    return hits
+        return hit, end
+
+    return marker_hits(scan, FUNCTION, read)
