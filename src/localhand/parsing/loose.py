@@ -13,7 +13,16 @@ from __future__ import annotations
 
 import bisect
 
-from localhand.parsing.extract import FENCE, PYTHONIC, Finder, Hit, Scan, cut_calls, snippet
+from localhand.parsing.extract import (
+    FENCE,
+    PYTHONIC,
+    Finder,
+    Hit,
+    Scan,
+    cut_calls,
+    marker_hits,
+    snippet,
+)
 from localhand.parsing.json_load import loads_lenient, read_lenient
 from localhand.parsing.json_scan import skip_space
 from localhand.parsing.mention import at_line_start
@@ -34,10 +43,8 @@ def fence_hits(scan: Scan) -> list[Hit]:
     """Markdown code fences whose whole body is a call: ```json {...}```, ```tool_code f()```.
     Fences in a programming language are recorded in ``scan.examples``."""
     text = scan.text
-    ticks = Finder(text, "```")
-    hits: list[Hit] = []
-    pos = ticks.find(0)
-    while pos >= 0 and not scan.budget.exhausted:
+
+    def read(pos: int, ticks: Finder) -> tuple[Hit | None, int]:
         line_end = text.find("\n", pos + 3, pos + 64)
         lang = text[pos + 3 : line_end].strip().lower() if line_end >= 0 else ""
         body_start = line_end + 1 if line_end >= 0 and " " not in lang else pos + 3
@@ -53,27 +60,20 @@ def fence_hits(scan: Scan) -> list[Hit]:
         worth_it = scan.markers.within(body_start, body_end) or starts_like_call(text, body_start)
         if code and lang not in _PYTHONIC_LANGUAGES:
             worth_it = False
+        calls = None
         if worth_it and scan.budget.attempt() and scan.budget.lenient(len(body)):
             calls = _body_calls(scan, body, lang, body_start, body_end)
             if calls and code and not calls[1]:
                 calls = None  # a call-shaped dict in a ```python block is example code
-            if calls:
-                scan.keep(
-                    hits,
-                    Hit(
-                        pos,
-                        end,
-                        "pythonic" if calls[1] else "json_fence",
-                        calls[0],
-                        priority=FENCE,
-                        incomplete=close < 0,
-                        repaired=calls[2],
-                    ),
-                )
-        if close < 0:
-            break
-        pos = ticks.find(end)
-    return hits
+        if not calls:
+            return None, end
+        source = "pythonic" if calls[1] else "json_fence"
+        incomplete = close < 0
+        return Hit(
+            pos, end, source, calls[0], priority=FENCE, incomplete=incomplete, repaired=calls[2]
+        ), end
+
+    return marker_hits(scan, "```", read)
 
 
 def outside_examples(hits: list[Hit], examples: list[tuple[int, int]]) -> list[Hit]:
@@ -162,38 +162,35 @@ def whole_pythonic(scan: Scan, text: str) -> list[RawCall] | None:
 def react_hits(scan: Scan) -> list[Hit]:
     """LangChain/ReAct prompts: ``Action: read_file`` then ``Action Input: {"path": "a"}``."""
     text = scan.text
-    actions = Finder(text, "Action:")
     inputs = Finder(text, "Action Input:")
     observations = Finder(text, "Observation:")
-    hits: list[Hit] = []
-    pos = actions.find(0)
-    while pos >= 0 and not scan.budget.exhausted:
+
+    def read(pos: int, actions: Finder) -> tuple[Hit | None, int]:
         line_end = text.find("\n", pos, pos + 200)
         if line_end < 0:
-            break
+            return None, len(text)
         name = text[pos + len("Action:") : line_end].strip().strip("`*'\"")
         at = inputs.find(line_end)
-        if at >= 0 and not text[line_end:at].strip():
-            value_start = at + len("Action Input:")
-            # The input ends at the observation or the next action, whichever comes first.
-            end = min(
-                (p for p in (observations.find(value_start), actions.find(value_start)) if p >= 0),
-                default=len(text),
-            )
-            raw = text[value_start:end].strip().strip("`")
-            if raw.startswith("json"):
-                raw = raw[4:]
-            call = _react_call(scan, name, raw)
-            if call is _BROKEN:
-                # An offered tool's input written as JSON that does not load: a failed call.
-                broken = Hit(pos, end, "react", priority=FENCE, malformed=snippet(text, pos, end))
-                scan.keep(hits, broken)
-            elif call is not None:
-                scan.keep(hits, Hit(pos, end, "react", [call], priority=FENCE))
-            pos = actions.find(end)
-        else:
-            pos = actions.find(line_end)
-    return hits
+        if at < 0 or text[line_end:at].strip():
+            return None, line_end
+        value_start = at + len("Action Input:")
+        # The input ends at the observation or the next action, whichever comes first.
+        end = min(
+            (p for p in (observations.find(value_start), actions.find(value_start)) if p >= 0),
+            default=len(text),
+        )
+        raw = text[value_start:end].strip().strip("`")
+        if raw.startswith("json"):
+            raw = raw[4:]
+        call = _react_call(scan, name, raw)
+        if call is _BROKEN:
+            # An offered tool's input written as JSON that does not load: a failed call.
+            return Hit(pos, end, "react", priority=FENCE, malformed=snippet(text, pos, end)), end
+        if call is not None:
+            return Hit(pos, end, "react", [call], priority=FENCE), end
+        return None, end
+
+    return marker_hits(scan, "Action:", read)
 
 
 _BROKEN = RawCall("", None)
