@@ -14,9 +14,11 @@ from localhand.parsing.extract import (
     MARKUP,
     Finder,
     Hit,
+    Reader,
     Scan,
     arguments_of,
     json_hits,
+    marker_hits,
     snippet,
     value_at,
 )
@@ -197,88 +199,81 @@ def _name_then_json(scan: Scan, at: int, stop: int) -> Body:
 def tag_hits(scan: Scan) -> list[Hit]:
     """Calls inside the opener/closer pairs in ``TAGS``; a missing closer is tolerated (the
     body then runs to the next opener or the end of the text)."""
-    text = scan.text
-    finders = _Finders(text)
+    finders = _Finders(scan.text)
     hits: list[Hit] = []
     for tag in TAGS:
-        if tag.opener not in text:
-            continue
-        openers = Finder(text, tag.opener)
-        closers = [Finder(text, closer) for closer in tag.closers]
-        pos = openers.find(0)
-        while pos >= 0 and not scan.budget.exhausted:
-            body_start = pos + len(tag.opener)
-            if tag.opener.endswith("["):
-                body_start -= 1  # functools[ ... ]: the bracket belongs to the JSON list
-            next_open = openers.find(body_start)
-            ends = [c.find(body_start) for c in closers]
-            close = min((e for e in ends if e >= 0), default=-1)
-            stop = _earliest_stop(close, next_open, len(text))
-            if tag.distinctive and is_mention(
-                text, pos, body_start, stop, truncated=scan.truncated
-            ):
-                scan.budget.attempt()
-                if in_inline_code(text, pos):
-                    # `<tool_call>{...}</tool_call>` quoted in prose: its JSON is an example too.
-                    scan.examples.append((pos, inline_code_end(text, pos)))
-                pos = openers.find(body_start)  # prose about the markup: it stays text
-                continue
-            body = parse_body(scan, body_start, stop, finders, closed=0 <= close == stop)
-            if body.malformed and 0 <= next_open < close and scan.budget.lenient(close - pos):
-                # An opener inside a value ("<arg_value>has <tool_call> in it</arg_value>")
-                # ended the body early: read it up to its own closer instead.
-                whole = parse_body(scan, body_start, close, finders, closed=True)
-                if not whole.malformed:
-                    body, stop = whole, close
-            end = stop
-            if close >= 0 and stop == close:
-                end = close + len(tag.closers[ends.index(close)])
-            if body.end > stop:
-                # The JSON ran past the closer: the "closer" was inside a string value (e.g. a
-                # file that mentions </tool_call>). Resume after the real one.
-                later = [c.find(body.end) for c in closers]
-                found = [e for e in later if e >= 0]
-                end = min(found) + len(tag.closers[later.index(min(found))]) if found else body.end
-            missing_closer = close < 0 or stop != close
-            if body.name_only and missing_closer:
-                # "<tool_call>read_fi": a name the reply stopped in (or before its arguments).
-                body.malformed = True
-            if (body.malformed and tag.distinctive) or (
-                body.name_only and body.calls and not scan.index.params.get(body.calls[0].name)
-            ):
-                params, offered = scan.index.params, scan.index.offered or body.name_only
-                if failed_mention(text, pos, body_start, stop, params, offered, scan.truncated):
-                    scan.budget.attempt()
-                    pos = openers.find(body_start)  # "wraps calls in <tool_call> and </tool_call>"
-                    continue
-            source = body.kind if tag.source == "hermes" and body.kind else tag.source
-            hit = Hit(
-                pos,
-                end,
-                source,
-                [] if body.malformed else body.calls,
-                # A bare name is a call when it names a tool (GLM's call without arguments).
-                strict=not body.name_only,
-                priority=MARKUP,
-                incomplete=body.incomplete
-                or (missing_closer and next_open < 0 and (body.ends_with_block or not body.calls)),
-                repaired=body.repaired,
-            )
-            if body.malformed:
-                # Nothing from a block with a cut or broken call runs, not even its finished
-                # calls: the constrained retry asks for the whole turn again.
-                if not tag.distinctive:
-                    pos = openers.find(body_start + 1)
-                    continue
-                hit.malformed = snippet(text, pos, end)
-            scan.keep(hits, hit)
-            pos = openers.find(max(end, body_start + 1))
+        hits.extend(marker_hits(scan, tag.opener, _tag_reader(scan, tag, finders)))
     return hits
 
 
-def _earliest_stop(close: int, next_open: int, length: int) -> int:
-    found = [p for p in (close, next_open) if p >= 0]
-    return min(found) if found else length
+def _tag_reader(scan: Scan, tag: Tag, finders: _Finders) -> Reader:
+    """Reads the block that ``tag``'s opener at a position starts."""
+    text = scan.text
+    closers = [Finder(text, closer) for closer in tag.closers]
+
+    def read(pos: int, openers: Finder) -> tuple[Hit | None, int]:
+        body_start = pos + len(tag.opener)
+        if tag.opener.endswith("["):
+            body_start -= 1  # functools[ ... ]: the bracket belongs to the JSON list
+        next_open = openers.find(body_start)
+        ends = [c.find(body_start) for c in closers]
+        close = min((e for e in ends if e >= 0), default=-1)
+        stop = min((p for p in (close, next_open) if p >= 0), default=len(text))
+        if tag.distinctive and is_mention(text, pos, body_start, stop, truncated=scan.truncated):
+            scan.budget.attempt()
+            if in_inline_code(text, pos):
+                # `<tool_call>{...}</tool_call>` quoted in prose: its JSON is an example too.
+                scan.examples.append((pos, inline_code_end(text, pos)))
+            return None, body_start  # prose about the markup: it stays text
+        body = parse_body(scan, body_start, stop, finders, closed=0 <= close == stop)
+        if body.malformed and 0 <= next_open < close and scan.budget.lenient(close - pos):
+            # An opener inside a value ("<arg_value>has <tool_call> in it</arg_value>")
+            # ended the body early: read it up to its own closer instead.
+            whole = parse_body(scan, body_start, close, finders, closed=True)
+            if not whole.malformed:
+                body, stop = whole, close
+        end = stop
+        if close >= 0 and stop == close:
+            end = close + len(tag.closers[ends.index(close)])
+        if body.end > stop:
+            # The JSON ran past the closer: the "closer" was inside a string value (e.g. a
+            # file that mentions </tool_call>). Resume after the real one.
+            later = [c.find(body.end) for c in closers]
+            found = [e for e in later if e >= 0]
+            end = min(found) + len(tag.closers[later.index(min(found))]) if found else body.end
+        missing_closer = close < 0 or stop != close
+        if body.name_only and missing_closer:
+            # "<tool_call>read_fi": a name the reply stopped in (or before its arguments).
+            body.malformed = True
+        if (body.malformed and tag.distinctive) or (
+            body.name_only and body.calls and not scan.index.params.get(body.calls[0].name)
+        ):
+            params, offered = scan.index.params, scan.index.offered or body.name_only
+            if failed_mention(text, pos, body_start, stop, params, offered, scan.truncated):
+                scan.budget.attempt()
+                return None, body_start  # "wraps calls in <tool_call> and </tool_call>"
+        source = body.kind if tag.source == "hermes" and body.kind else tag.source
+        hit = Hit(
+            pos,
+            end,
+            source,
+            [] if body.malformed else body.calls,
+            # A bare name is a call when it names a tool (GLM's call without arguments).
+            strict=not body.name_only,
+            priority=MARKUP,
+            incomplete=body.incomplete
+            or (missing_closer and next_open < 0 and (body.ends_with_block or not body.calls)),
+            repaired=body.repaired,
+        )
+        if body.malformed:
+            # Nothing from a block with a cut or broken call runs, not even its finished
+            # calls: the constrained retry asks for the whole turn again.
+            if not tag.distinctive:
+                return None, body_start + 1
+            hit.malformed = snippet(text, pos, end)
+        return hit, max(end, body_start + 1)
+
+    return read
 
 
 def function_hits(scan: Scan) -> list[Hit]:
