@@ -39,7 +39,7 @@ from localhand.parsing.mention import (
 from localhand.parsing.pythonic import parse_pythonic, starts_like_call
 from localhand.parsing.shapes import RawCall, plausible_name
 from localhand.parsing.xml_args import (
-    XmlResult,
+    Body,
     _Finders,
     glm_call,
     invoke_calls,
@@ -98,23 +98,17 @@ TAGS: tuple[Tag, ...] = (
 )
 
 
-@dataclass(slots=True)
-class Body:
-    calls: list[RawCall]
-    end: int
-    incomplete: bool = False
-    repaired: bool = False
-    malformed: bool = False
-    kind: str | None = None  # the body's own syntax, when it names the format better
-    name_only: bool = False  # just a name: a call only if the block's closer follows it
-    ends_with_block: bool = False  # only the block's closer ends the call (GLM)
-
-
 def parse_body(
     scan: Scan, start: int, stop: int, finders: _Finders, *, closed: bool = False
 ) -> Body:
     """The calls in a markup body ``text[start:stop]``, whatever syntax it uses; ``closed``
-    says that the block's closer ends it at ``stop``."""
+    says that the block's closer ends it at ``stop``. A body that holds no call is malformed."""
+    body = _read_body(scan, start, stop, finders, closed)
+    body.malformed = body.malformed or not body.calls
+    return body
+
+
+def _read_body(scan: Scan, start: int, stop: int, finders: _Finders, closed: bool) -> Body:
     text = scan.text
     at = skip_space(text, start, stop)
     if at >= stop:
@@ -122,15 +116,15 @@ def parse_body(
     if text.startswith(":call:", at):
         at += 1  # Gemma 4 sometimes writes "<|tool_call>:call:NAME{...}"
     if text.startswith("<function=", at):
-        return _from_xml(qwen_functions(text, at, stop, finders), "qwen3_coder")
+        body = qwen_functions(text, at, stop, finders)
+        body.kind = "qwen3_coder"
+        return body
     if text.startswith("<invoke", at):
-        xml = invoke_calls(text, at, stop, finders)
-        return Body(xml.calls, xml.end, xml.incomplete, malformed=xml.malformed or not xml.calls)
+        return invoke_calls(text, at, stop, finders)
     if text.startswith("<｜DSML｜invoke", at):
-        xml = invoke_calls(text, at, stop, finders, prefix="｜DSML｜")
-        return Body(xml.calls, xml.end, xml.incomplete, malformed=xml.malformed or not xml.calls)
+        return invoke_calls(text, at, stop, finders, prefix="｜DSML｜")
     if text.startswith("call:", at):
-        return _from_xml(gemma_call(text, at, stop))
+        return gemma_call(text, at, stop)
     if text[at] in "{[":
         hits = json_hits(scan, at, stop, source="body", strict=True, priority=MARKUP)
         calls = [call for hit in hits for call in hit.calls]
@@ -158,23 +152,17 @@ def parse_body(
     if found:
         sep_at, sep = min(found)
         if sep == KIMI_ARGS:
-            return _from_xml(kimi_call(scan, at, stop, sep_at))
-        return _from_xml(deepseek_call(scan, at, stop, sep_at, sep))
+            return kimi_call(scan, at, stop, sep_at)
+        return deepseek_call(scan, at, stop, sep_at, sep)
     if starts_like_call(text, at):
         pythonic = parse_pythonic(text[at:stop])
         if pythonic:
             return Body(pythonic, stop)
     if finders.find("<arg_key>", at, stop) >= 0:
-        body = _from_xml(glm_call(text, at, stop, finders, closed=closed), "glm")
-        body.ends_with_block = True
+        body = glm_call(text, at, stop, finders, closed=closed)
+        body.kind, body.ends_with_block = "glm", True
         return body
     return _name_then_json(scan, at, stop)
-
-
-def _from_xml(xml: XmlResult, kind: str | None = None) -> Body:
-    return Body(
-        xml.calls, xml.end, xml.incomplete, malformed=xml.malformed or not xml.calls, kind=kind
-    )
 
 
 def _name_then_json(scan: Scan, at: int, stop: int) -> Body:
@@ -322,5 +310,5 @@ def function_hits(scan: Scan) -> list[Hit]:
     return hits
 
 
-def _minicpm_calls(text: str, pos: int, stop: int, finders: _Finders) -> XmlResult:
+def _minicpm_calls(text: str, pos: int, stop: int, finders: _Finders) -> Body:
     return invoke_calls(text, pos, stop, finders, call="function", param="param")

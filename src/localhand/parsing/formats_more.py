@@ -33,7 +33,7 @@ from localhand.parsing.extract import (
 from localhand.parsing.json_scan import skip_space, string_end
 from localhand.parsing.mention import name_end
 from localhand.parsing.shapes import RawCall
-from localhand.parsing.xml_args import XmlResult
+from localhand.parsing.xml_args import Body
 
 DEEPSEEK_SEPS = ("<｜tool▁sep｜>", "<|tool▁sep|>", "<|tool_sep|>")
 KIMI_ARGS = "<|tool_call_argument_begin|>"
@@ -41,7 +41,7 @@ GEMMA_QUOTES = ("<escape>", '<|"|>')
 _MAX_DEPTH = 64
 
 
-def deepseek_call(scan: Scan, at: int, stop: int, sep_at: int, sep: str) -> XmlResult:
+def deepseek_call(scan: Scan, at: int, stop: int, sep_at: int, sep: str) -> Body:
     """The body of one DeepSeek ``tool▁call`` block (V3 and V3.1 layouts)."""
     text = scan.text
     head = text[at:sep_at].strip()
@@ -54,15 +54,15 @@ def deepseek_call(scan: Scan, at: int, stop: int, sep_at: int, sep: str) -> XmlR
     else:
         name, brace = head, text.find("{", rest, stop)
     if not name or brace < 0:
-        return XmlResult(end=stop, malformed=True)
+        return Body(end=stop, malformed=True)
     loaded, closed = value_at(scan, brace, stop)
     arguments = arguments_of(loaded)
     if loaded is None or arguments is None:
-        return XmlResult(end=stop, incomplete=not closed, malformed=True)
-    return XmlResult([RawCall(name, arguments)], stop, incomplete=not closed)
+        return Body(end=stop, incomplete=not closed, malformed=True)
+    return Body([RawCall(name, arguments)], stop, incomplete=not closed)
 
 
-def kimi_call(scan: Scan, at: int, stop: int, args_at: int) -> XmlResult:
+def kimi_call(scan: Scan, at: int, stop: int, args_at: int) -> Body:
     """``functions.NAME:IDX<|tool_call_argument_begin|>{...}``."""
     text = scan.text
     name = text[at:args_at].strip()
@@ -74,8 +74,8 @@ def kimi_call(scan: Scan, at: int, stop: int, args_at: int) -> XmlResult:
     loaded, closed = value_at(scan, args_at + len(KIMI_ARGS), stop)
     arguments = arguments_of(loaded)
     if not name or loaded is None or arguments is None:
-        return XmlResult(end=stop, incomplete=not closed, malformed=True)
-    return XmlResult([RawCall(name, arguments)], loaded.end, incomplete=not closed)
+        return Body(end=stop, incomplete=not closed, malformed=True)
+    return Body([RawCall(name, arguments)], loaded.end, incomplete=not closed)
 
 
 class _KeyValue:
@@ -158,19 +158,19 @@ class _KeyValue:
                 i += 1
 
 
-def gemma_call(text: str, at: int, stop: int) -> XmlResult:
+def gemma_call(text: str, at: int, stop: int) -> Body:
     """``call:NAME{...}`` (FunctionGemma and Gemma 4 bodies)."""
     brace = text.find("{", at, min(stop, at + 300))
     name = text[at + len("call:") : brace].strip() if brace >= 0 else ""
     if not name:
-        return XmlResult(end=stop, malformed=True)
+        return Body(end=stop, malformed=True)
     body = text[brace:stop]
     quote = next((q for q in GEMMA_QUOTES if q in body), GEMMA_QUOTES[0])
     try:
         arguments, end = _KeyValue(text, stop, quote).obj(brace, 0)
     except (ValueError, RecursionError):
-        return XmlResult(end=stop, incomplete=True, malformed=True)
-    return XmlResult([RawCall(name, arguments)], end)
+        return Body(end=stop, incomplete=True, malformed=True)
+    return Body([RawCall(name, arguments)], end)
 
 
 def harmony_hits(scan: Scan) -> list[Hit]:

@@ -28,13 +28,20 @@ from localhand.parsing.shapes import RawCall, arguments_from
 
 
 @dataclass(slots=True)
-class XmlResult:
+class Body:
+    """The calls read from a markup body (by this module's readers and ``formats``), and how
+    they ended."""
+
     calls: list[RawCall] = field(default_factory=list)
     end: int = 0
     incomplete: bool = False
     malformed: bool = False
+    repaired: bool = False
+    kind: str | None = None  # the body's own syntax, when it names the format better
+    name_only: bool = False  # just a name: a call only if the block's closer follows it
+    ends_with_block: bool = False  # only the block's closer ends the call (GLM)
 
-    def cut(self, stop: int) -> XmlResult:
+    def cut(self, stop: int) -> Body:
         """This result marked cut short at ``stop``: a call the reply stopped in."""
         self.malformed = self.incomplete = True
         self.end = stop
@@ -120,10 +127,10 @@ def _values(
         pos = value_end
 
 
-def qwen_functions(text: str, pos: int, stop: int, finders: _Finders | None = None) -> XmlResult:
+def qwen_functions(text: str, pos: int, stop: int, finders: _Finders | None = None) -> Body:
     """``<function=NAME>...</function>`` calls, one after another, from ``pos``."""
     finders = finders or _Finders(text)
-    result = XmlResult(end=pos)
+    result = Body(end=pos)
     at = skip_space(text, pos, stop)
     while text.startswith("<function=", at):
         name_end = text.find(">", at, min(stop, at + 256))
@@ -208,7 +215,7 @@ def invoke_calls(
     *,
     call: str = "invoke",
     param: str = "parameter",
-) -> XmlResult:
+) -> Body:
     """``<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>`` calls.
 
     ``prefix`` names a tag namespace: DeepSeek V3.2/V4 "DSML" writes ``<｜DSML｜invoke ...>`` and
@@ -220,7 +227,7 @@ def invoke_calls(
     finders = finders or _Finders(text)
     invoke, end_invoke = f"<{prefix}{call}", f"</{prefix}{call}>"
     parameter, end_parameter = f"<{prefix}{param}", f"</{prefix}{param}>"
-    result = XmlResult(end=pos)
+    result = Body(end=pos)
     at = skip_space(text, pos, stop)
     while _tag_at(text, at, invoke):
         name, body = _attribute(text, at, stop)
@@ -287,7 +294,7 @@ def invoke_calls(
 
 def glm_call(
     text: str, pos: int, stop: int, finders: _Finders | None = None, *, closed: bool = False
-) -> XmlResult:
+) -> Body:
     """``NAME\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>...`` (GLM-4.5 family).
 
     ``closed`` says that the block's own closer (``</tool_call>``) ends the body at ``stop``.
@@ -297,7 +304,7 @@ def glm_call(
     A value that runs into the end of the reply is cut, never guessed."""
     finders = finders or _Finders(text)
     first_key = finders.find("<arg_key>", pos, stop)
-    result = XmlResult(end=pos)
+    result = Body(end=pos)
     name = text[pos : first_key if first_key >= 0 else stop].strip()
     if not name or any(ch in name for ch in " <>{}\n") or len(name) > 128:
         result.malformed = True
