@@ -11,12 +11,11 @@ then the families' patterns are tried in the table's order.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 from localhand.profiles.model import GENERIC, Profile
 from localhand.profiles.plugins import installed_profiles
-from localhand.profiles.table import PROFILES
 
 _HUB_PREFIX = re.compile(r"^(?:https?://)?(?:hf\.co|huggingface\.co|registry\.ollama\.ai)/")
 
@@ -34,19 +33,11 @@ def normalise(name: str) -> str:
     return re.sub(r"[_\s]+", "-", text)
 
 
-def profile_for(
-    model: str,
-    overrides: Mapping[str, Profile] | None = None,
-    profiles: Sequence[Profile] = PROFILES,
-) -> Profile:
-    """The profile for ``model``: a user's profile of the same name (``[profiles.NAME]``,
-    already merged over the built-in one) wins over the built-in; ``GENERIC`` when no family's
-    pattern is found in the name. ``PROFILES`` (the default) stands for the installed profiles:
-    the packages' own (``localhand.profiles.plugins``), then the built-in ones."""
-    found = _builtin(model) if profiles is PROFILES else first_match(normalise(model), profiles)
-    if overrides:
-        return overrides.get(found.name, found)
-    return found
+def profile_for(model: str) -> Profile:
+    """The profile for ``model``: the first of the installed profiles (the packages' own, see
+    ``localhand.profiles.plugins``, then the built-in ones) with a pattern found in the name;
+    ``GENERIC`` when there is none."""
+    return _builtin(model)
 
 
 @lru_cache(maxsize=64)
@@ -61,10 +52,6 @@ def first_match(name: str, profiles: Sequence[Profile]) -> Profile:
     return GENERIC
 
 
-def known_names(profiles: Sequence[Profile] | None = None) -> list[str]:
-    """The profiles' names (default: the installed ones), as ``[profiles.NAME]`` may name
-    them."""
-    return [
-        GENERIC.name,
-        *(p.name for p in (installed_profiles() if profiles is None else profiles)),
-    ]
+def known_names() -> list[str]:
+    """The installed profiles' names, as ``[profiles.NAME]`` may name them."""
+    return [GENERIC.name, *(p.name for p in installed_profiles())]
