@@ -161,6 +161,16 @@ class Scan:
             self._starts = [span.start for span in self._spans]
         return self._spans
 
+    def runs_past(self, pos: int, stop: int) -> Span | None:
+        """The shared scan's region that starts at ``pos`` when it closes beyond ``stop``: a
+        value that ran past a marker that was only text inside one of its strings. (One that
+        never closes is just missing its last bracket.)"""
+        spans = self.spans()
+        at = bisect.bisect_left(self._starts, pos)
+        if at < len(spans) and spans[at].start == pos and spans[at].closed and spans[at].end > stop:
+            return spans[at]
+        return None
+
     def spans_between(self, start: int, stop: int) -> list[Span]:
         """The shared scan's regions that start in ``[start, stop)``, cut at ``stop``: markup
         bodies reuse the one pass instead of scanning their text again."""
@@ -341,12 +351,9 @@ def value_at(scan: Scan, pos: int, stop: int) -> tuple[Loaded | None, bool]:
     pos = skip_space(text, pos, stop)
     if pos >= stop or text[pos] not in "{[":
         return None, True
-    # A value that the shared scan saw close beyond ``stop`` ran past a marker that was only
-    # text inside one of its strings: parse it whole.
-    spans = scan.spans()
-    at = bisect.bisect_left(scan._starts, pos)
-    if at < len(spans) and spans[at].start == pos and spans[at].closed and spans[at].end > stop:
-        loaded = load_strict(text, spans[at])
+    whole = scan.runs_past(pos, stop)
+    if whole is not None:
+        loaded = load_strict(text, whole)  # parse it whole
         if loaded is not None:
             return loaded, True
     loaded = load_strict(text, Span(pos, stop, False))

@@ -92,18 +92,6 @@ def outside_examples(hits: list[Hit], examples: list[tuple[int, int]]) -> list[H
     return kept
 
 
-def _runs_past(scan: Scan, start: int, stop: int) -> bool:
-    """Whether the value starting at the first non-space from ``start`` closes after ``stop``
-    (one that never closes is just missing its last bracket)."""
-    text = scan.text
-    start = skip_space(text, start, stop)
-    spans = scan.spans()
-    at = bisect.bisect_left(scan._starts, start)
-    if at >= len(spans) or spans[at].start != start:
-        return False
-    return spans[at].closed and spans[at].end > stop
-
-
 def _body_calls(
     scan: Scan, body: str, lang: str, body_start: int, body_end: int
 ) -> tuple[list[RawCall], bool, bool] | None:
@@ -111,7 +99,9 @@ def _body_calls(
     stripped = body.strip()
     if not stripped:
         return None
-    if stripped[0] in "{[" and _runs_past(scan, body_start, body_end):
+    if stripped[0] in "{[" and scan.runs_past(
+        skip_space(scan.text, body_start, body_end), body_end
+    ):
         return None  # the closing ``` was inside a string: the JSON finder reads it whole
     if stripped[0] in "{[":
         loaded = read_lenient(stripped, allow_repair=scan.budget.repair)
