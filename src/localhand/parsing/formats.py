@@ -233,13 +233,12 @@ def _tag_reader(scan: Scan, tag: Tag, finders: _Finders) -> Reader:
         if body.name_only and missing_closer:
             # "<tool_call>read_fi": a name the reply stopped in (or before its arguments).
             body.malformed = True
-        if (body.malformed and tag.distinctive) or (
+        doubtful = (body.malformed and tag.distinctive) or (
             body.name_only and body.calls and not scan.index.params.get(body.calls[0].name)
-        ):
-            params, offered = scan.index.params, scan.index.offered or body.name_only
-            if failed_mention(text, pos, body_start, stop, params, offered, scan.truncated):
-                scan.budget.attempt()
-                return None, body_start  # "wraps calls in <tool_call> and </tool_call>"
+        )
+        if doubtful and failed_mention(scan, pos, body_start, stop, name_only=body.name_only):
+            scan.budget.attempt()
+            return None, body_start  # "wraps calls in <tool_call> and </tool_call>"
         source = body.kind if tag.source == "hermes" and body.kind else tag.source
         hit = Hit(
             pos,
@@ -288,8 +287,7 @@ def function_hits(scan: Scan) -> list[Hit]:
             end = max(result.end, pos + len(opener))
             if result.calls or result.malformed:
                 broken = result.malformed or not result.calls
-                params, offered = scan.index.params, scan.index.offered
-                if broken and failed_mention(text, pos, pos, end, params, offered, scan.truncated):
+                if broken and failed_mention(scan, pos, pos, end):
                     scan.budget.attempt()
                     pos = openers.find(pos + len(opener))  # "Llama writes <function=f>{...}"
                     continue

@@ -12,8 +12,7 @@ All looks are bounded, so checking every marker of a hostile text stays linear.
 
 from __future__ import annotations
 
-from typing import Any
-
+from localhand.parsing.extract import Scan
 from localhand.parsing.json_scan import skip_space
 
 _LOOK = 200
@@ -131,25 +130,15 @@ def is_mention(text: str, pos: int, body: int, stop: int, *, truncated: bool) ->
     return not (truncated and not text[body:stop].strip())
 
 
-def names_a_tool(scan_index_params: dict[str, Any], text: str, start: int, stop: int) -> bool:
-    """Whether an offered tool's name appears near the start of ``text[start:stop]``."""
-    head = text[start : min(stop, start + 300)]
-    return any(name in head for name in scan_index_params)
-
-
-def failed_mention(
-    text: str,
-    pos: int,
-    start: int,
-    stop: int,
-    params: dict[str, Any],
-    offered: bool,
-    truncated: bool,
-) -> bool:
+def failed_mention(scan: Scan, pos: int, start: int, stop: int, *, name_only: bool = False) -> bool:
     """A marker whose body did not parse is prose, not a failed call, when it sits mid-line
     and its body names none of the offered tools ("wraps calls in <tool_call>{...}</tool_call>
-    tags"). Without a tool list nothing can tell, so it stays a failed call; and a body the
-    length limit cut is a cut call whatever it names."""
-    if truncated and stop >= len(text):
+    tags"). Without a tool list nothing can tell (unless the body is a bare name, ``name_only``),
+    so it stays a failed call; and a body the length limit cut is a cut call whatever it names."""
+    text = scan.text
+    if scan.truncated and stop >= len(text):
         return False
-    return offered and mid_line(text, pos) and not names_a_tool(params, text, start, stop)
+    if not (scan.index.offered or name_only) or not mid_line(text, pos):
+        return False
+    head = text[start : min(stop, start + 300)]
+    return not any(name in head for name in scan.index.params)

@@ -97,9 +97,7 @@ def mistral_hits(scan: Scan) -> list[Hit]:
                 repaired = repaired or loaded.how != "json"
                 incomplete = incomplete or not closed
                 end = cursor = skip_space(text, loaded.end, stop)
-        if not calls and failed_mention(
-            text, pos, at, stop, scan.index.params, scan.index.offered, scan.truncated
-        ):
+        if not calls and failed_mention(scan, pos, at, stop):
             scan.budget.attempt()
             return None, at  # "[TOOL_CALLS]{...}" in prose naming no tool
         hit = Hit(
