@@ -80,10 +80,8 @@ def _earliest(*positions: int) -> int:
     return min(found) if found else -1
 
 
-def _values(
-    finders: _Finders, pos: int, stop: int, opener: str, closer: str, end_tag: str, next_call: str
-) -> tuple[dict[str, str], int, bool] | None:
-    """Read ``opener KEY > value closer`` pairs from ``pos`` up to ``end_tag``.
+def _values(finders: _Finders, pos: int, stop: int) -> tuple[dict[str, str], int, bool] | None:
+    """Read ``<parameter=KEY>value</parameter>`` pairs from ``pos`` up to ``</function>``.
 
     Returns (values, position after end_tag or where reading stopped, complete), or None when
     a value is cut: it runs into ``stop`` (the end of the reply or of the block) with nothing
@@ -91,6 +89,7 @@ def _values(
     tolerated when the next parameter, the end tag or the next call follows (models drop it).
     """
     text = finders.text
+    opener, closer, end_tag, next_call = "<parameter=", "</parameter>", "</function>", "<function="
     values: dict[str, str] = {}
     while True:
         at = skip_space(text, pos, stop)
@@ -127,9 +126,8 @@ def _values(
         pos = value_end
 
 
-def qwen_functions(text: str, pos: int, stop: int, finders: _Finders | None = None) -> Body:
+def qwen_functions(text: str, pos: int, stop: int, finders: _Finders) -> Body:
     """``<function=NAME>...</function>`` calls, one after another, from ``pos``."""
-    finders = finders or _Finders(text)
     result = Body(end=pos)
     at = skip_space(text, pos, stop)
     while text.startswith("<function=", at):
@@ -150,15 +148,7 @@ def qwen_functions(text: str, pos: int, stop: int, finders: _Finders | None = No
             result.calls.append(RawCall(name, arguments))
             end, complete = (close + len("</function>"), True) if close >= 0 else (stop, False)
         else:
-            read = _values(
-                finders,
-                name_end + 1,
-                stop,
-                "<parameter=",
-                "</parameter>",
-                "</function>",
-                "<function=",
-            )
+            read = _values(finders, name_end + 1, stop)
             if read is None:
                 return result.cut(stop)
             values, end, complete = read
@@ -210,7 +200,7 @@ def invoke_calls(
     text: str,
     pos: int,
     stop: int,
-    finders: _Finders | None = None,
+    finders: _Finders,
     prefix: str = "",
     *,
     call: str = "invoke",
@@ -224,7 +214,6 @@ def invoke_calls(
     ``param`` name the tags), values possibly in ``<![CDATA[...]]>``, or the arguments as one
     JSON object: ``<function name="NAME">{"key": "value"}</function>``.
     """
-    finders = finders or _Finders(text)
     invoke, end_invoke = f"<{prefix}{call}", f"</{prefix}{call}>"
     parameter, end_parameter = f"<{prefix}{param}", f"</{prefix}{param}>"
     result = Body(end=pos)
@@ -292,9 +281,7 @@ def invoke_calls(
     return result
 
 
-def glm_call(
-    text: str, pos: int, stop: int, finders: _Finders | None = None, *, closed: bool = False
-) -> Body:
+def glm_call(text: str, pos: int, stop: int, finders: _Finders, *, closed: bool = False) -> Body:
     """``NAME\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>...`` (GLM-4.5 family).
 
     ``closed`` says that the block's own closer (``</tool_call>``) ends the body at ``stop``.
@@ -302,7 +289,6 @@ def glm_call(
     missing ends at the next ``<arg_key>`` or at the block's closer, and a value whose
     ``<arg_value>`` is missing starts right after ``</arg_key>`` and ends at ``</arg_value>``.
     A value that runs into the end of the reply is cut, never guessed."""
-    finders = finders or _Finders(text)
     first_key = finders.find("<arg_key>", pos, stop)
     result = Body(end=pos)
     name = text[pos : first_key if first_key >= 0 else stop].strip()
