@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from localhand.profiles.model import Profile, Sampling
+from localhand.profiles.model import Profile
 
 Backend = Literal["ollama", "openai", "embedded"]
 
@@ -72,14 +72,10 @@ def thinking_switch(profile: Profile, on: bool | str | None = None) -> ThinkingS
 
 
 def sampling_options(profile: Profile, thinks: bool, backend: Backend) -> dict[str, float | int]:
-    """The sampling for a request, under the names ``backend`` reads."""
-    return sampling_fields(profile.sampling_for(thinks), backend)
-
-
-def sampling_fields(sampling: Sampling, backend: Backend) -> dict[str, float | int]:
-    """``sampling`` under ``backend``'s names: Ollama's ``options`` and llama-cpp-python take
-    localhand's names; OpenAI-compatible servers get both spellings of the repeat penalty."""
-    values = sampling.values()
+    """The sampling for a request, under the names ``backend`` reads: Ollama's ``options`` and
+    llama-cpp-python take localhand's names; OpenAI-compatible servers get both spellings of
+    the repeat penalty."""
+    values = profile.sampling_for(thinks).values()
     if backend != "openai":
         return values
     out: dict[str, float | int] = {}
