@@ -318,14 +318,11 @@ def cut_calls(calls: list[RawCall], loaded: Loaded) -> bool:
     left open (it may be missing items), or a call object stopped before its arguments."""
     if not loaded.repair.closed_ids:
         return False
-    for call in calls:
-        if call.no_arguments:
-            return True
-        if call.arguments and any(
-            holds_closed(value, loaded.repair) for value in call.arguments.values()
-        ):
-            return True
-    return False
+    return any(call.no_arguments or _holds_cut(call.arguments, loaded) for call in calls)
+
+
+def _holds_cut(arguments: dict[str, Any] | None, loaded: Loaded) -> bool:
+    return any(holds_closed(value, loaded.repair) for value in (arguments or {}).values())
 
 
 def arguments_of(loaded: Loaded | None) -> dict[str, Any] | None:
@@ -334,11 +331,7 @@ def arguments_of(loaded: Loaded | None) -> dict[str, Any] | None:
     if loaded is None:
         return None
     arguments = arguments_from(loaded.value)
-    if arguments is None:
-        return None
-    if loaded.repair.closed_ids and any(
-        holds_closed(value, loaded.repair) for value in arguments.values()
-    ):
+    if arguments is None or _holds_cut(arguments, loaded):
         return None
     return arguments
 
