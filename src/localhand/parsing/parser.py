@@ -2,7 +2,7 @@
 
 Order of evidence: native ``tool_calls`` (the server already parsed them) beat anything in the
 text. In the text every format finder reports what it sees (``formats``, ``formats_more``,
-``formats_extra``, ``mistral``, ``loose``, ``extract.json_hits``); finds inside example code
+``formats_extra``, ``loose``, ``extract.json_hits``); finds inside example code
 (``loose.outside_examples``) are dropped and overlapping finds are settled outermost-first (see
 ``_without_overlaps``). Calls in a model's own markup count even for unknown names; calls in
 loose formats (bare JSON, fences, pythonic, ReAct, bare Gemma calls) only when they name an
@@ -30,7 +30,6 @@ from localhand.parsing.loose import (
     whole_pythonic,
 )
 from localhand.parsing.message import as_mapping, finish, native_calls, text_of
-from localhand.parsing.mistral import mistral_hits
 from localhand.parsing.reply import ParsedReply
 from localhand.parsing.shapes import ToolIndex
 from localhand.parsing.thinking import split_thinking_parts
@@ -90,8 +89,8 @@ def _all_hits(scan: Scan) -> list[Hit]:
     for finder in (
         formats.tag_hits,
         formats.function_hits,
-        mistral_hits,
-        *formats_more.FINDERS,
+        formats_more.mistral_hits,
+        formats_more.harmony_hits,
         formats_extra.gemma_bare_hits,
         formats_extra.qwen_agent_hits,
         fence_hits,
