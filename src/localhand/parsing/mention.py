@@ -16,7 +16,6 @@ from localhand.parsing.extract import Scan
 from localhand.parsing.json_scan import skip_space
 
 _LOOK = 200
-_NAME_CHARS = frozenset("_-.:")
 # What may follow a name at the start of a markup body: its arguments (JSON, pythonic, XML
 # arguments, a separator token) or the end of the body (a call without arguments); after
 # spaces, only what cannot start a word of prose.
@@ -95,10 +94,8 @@ def call_like_body(text: str, at: int, stop: int) -> bool:
         return True
     if text.startswith(_BODY_STARTS, at):
         return True
-    end = at
     limit = min(stop, at + 130)
-    while end < limit and (text[end].isalnum() or text[end] in _NAME_CHARS):
-        end += 1
+    end = name_end(text, at, limit, most=130, chars="_-.:")
     if end == at or not (text[at].isalpha() or text[at] == "_"):
         return False
     if end >= stop or text[end] in _AFTER_NAME:
@@ -113,9 +110,7 @@ def call_like_body(text: str, at: int, stop: int) -> bool:
 def _starts_keyword_argument(text: str, at: int, limit: int) -> bool:
     """``path=calc.py`` or ``path: calc.py`` after a name: arguments written as keywords, a
     botched call rather than a word of prose."""
-    end = at
-    while end < limit and (text[end].isalnum() or text[end] == "_"):
-        end += 1
+    end = name_end(text, at, limit, most=limit, chars="_")
     return end > at and end < limit and text[end] in "=:" and text[at].isalpha()
 
 
