@@ -60,15 +60,6 @@ def _positions(text: str, needle: str) -> list[int]:
     return found
 
 
-def _outside_strings(
-    text: str, tags: list[tuple[int, bool, int, int]]
-) -> list[tuple[int, bool, int, int]]:
-    """Drop tags that sit inside a quoted string of a JSON value: a call writing a file that
-    mentions ``<think>`` must not lose its text."""
-    quoted = inside_strings(text, [tag[0] for tag in tags])
-    return [tag for tag in tags if tag[0] not in quoted]
-
-
 def split_thinking(text: str) -> tuple[str, list[str]]:
     """Return ``(visible text, thinking segments)``; visible text keeps its surrounding layout."""
     visible, thoughts, _ = split_thinking_parts(text)
@@ -96,8 +87,11 @@ def split_thinking_parts(text: str) -> tuple[str, list[str], str | None]:
     if not tags:
         return text, [], None
     tags.sort()
+    # A tag inside a quoted string of a JSON value is text: a call writing a file that
+    # mentions <think> must not lose its text.
+    quoted = inside_strings(text, [tag[0] for tag in tags])
+    tags = [tag for tag in tags if tag[0] not in quoted]
     # A tag quoted as inline code ("Qwen3 wraps its reasoning in `<think>` tags") is prose.
-    tags = _outside_strings(text, tags)
     if "`" in text:
         tags = [tag for tag in tags if not in_inline_code(text, tag[0])]
     if not tags:
