@@ -9,6 +9,7 @@ to parse is reported as malformed rather than read as an answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from localhand.parsing.extract import (
     MARKUP,
@@ -271,7 +272,7 @@ def function_hits(scan: Scan) -> list[Hit]:
     for opener, reader, source in (
         ("<function=", qwen_functions, "qwen3_coder"),
         ("<invoke", invoke_calls, "invoke_xml"),
-        ("<function name=", _minicpm_calls, "minicpm"),
+        ("<function name=", partial(invoke_calls, call="function", param="param"), "minicpm"),
     ):
         if opener not in text:
             continue
@@ -306,7 +307,3 @@ def function_hits(scan: Scan) -> list[Hit]:
                 )
             pos = openers.find(end)
     return hits
-
-
-def _minicpm_calls(text: str, pos: int, stop: int, finders: _Finders) -> Body:
-    return invoke_calls(text, pos, stop, finders, call="function", param="param")
