@@ -123,15 +123,11 @@ def cut_call_at_end(text: str, covered_until: int, *, truncated: bool) -> str | 
     for span in scan_spans(tail):
         if not span.closed and span.end == len(tail) and tail[span.start] in "{[":
             cut = tail[span.start :]
-            if _call_head(cut[:80]) and (truncated or _inside_string(cut)):
+            # Without the limit, only an object that stops inside one of its strings was cut.
+            if _call_head(cut[:80]) and (truncated or ('"' in cut and close_unclosed(cut) is None)):
                 return cut
             break  # only the outermost object left open at the end can be the cut call
     return None
-
-
-def _inside_string(chunk: str) -> bool:
-    """Whether ``chunk`` (an object left open at the end) stops inside one of its strings."""
-    return '"' in chunk and close_unclosed(chunk) is None
 
 
 def unclosed_markup(text: str, blocks: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
