@@ -24,6 +24,8 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "null": (type(None),),
 }
+# In the order a value is tried against them: a bool is not an integer, an integer not a number.
+_NON_STRING = ("boolean", "integer", "number", "null", "object", "array")
 
 
 def _types_of(schema: Mapping[str, Any]) -> list[str]:
@@ -48,19 +50,7 @@ def _types_of(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return "string"
+    return next((kind for kind in _NON_STRING if _matches(value, kind)), "string")
 
 
 def _matches(value: Any, kind: str) -> bool:
@@ -135,7 +125,7 @@ def _coerce(value: Any, schema: Any, depth: int) -> Any:
             return _descend(value, kind, schema, depth)
     if isinstance(value, str):
         # Non-string kinds first, in a fixed order, so "true" prefers boolean over a number.
-        for kind in ("boolean", "integer", "number", "null", "object", "array"):
+        for kind in _NON_STRING:
             if kind in kinds:
                 ok, converted = _from_string(value, kind)
                 if ok:
