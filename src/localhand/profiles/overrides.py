@@ -21,39 +21,23 @@ and value, raising ``ConfigError`` with the key's name and what is allowed there
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from localhand.errors import ConfigError
 from localhand.profiles.match import first_match, normalise
-from localhand.profiles.model import (
-    GENERIC,
-    SAMPLING_FIELDS,
-    CallIds,
-    OllamaThink,
-    Profile,
-    ReasoningReturn,
-    Sampling,
-    TextCallHistory,
-    Thinking,
-    ToolResultRole,
-)
+from localhand.profiles.model import GENERIC, SAMPLING_FIELDS, Profile, Sampling
 from localhand.profiles.plugins import installed_profiles
 
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "thinking": get_args(Thinking),
-    "ollama_think": get_args(OllamaThink),
-    "reasoning_return": get_args(ReasoningReturn),
-    "text_call_history": get_args(TextCallHistory),
-    "tool_result_role": get_args(ToolResultRole),
-    "call_ids": get_args(CallIds),
-}
-_BOOLS = ("think", "native_tools_ollama", "native_tools_llama_server")
-_TEXTS = ("template_switch", "soft_switch", "text_format", "call_example", "family")
-_FIELDS = tuple(f.name for f in dataclasses.fields(Profile) if f.name != "name")
+# What each field takes, read from the profile's own annotations: one of a Literal's choices,
+# true or false, or a string; the others are checked one by one in ``_value``.
+_TYPES = {name: kind for name, kind in get_type_hints(Profile).items() if name != "name"}
+_CHOICES = {name: get_args(kind) for name, kind in _TYPES.items() if get_origin(kind) is Literal}
+_BOOLS = tuple(name for name, kind in _TYPES.items() if kind is bool)
+_TEXTS = tuple(name for name, kind in _TYPES.items() if kind is str)
+_FIELDS = tuple(_TYPES)
 
 
 @dataclass(frozen=True, slots=True)
