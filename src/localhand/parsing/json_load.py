@@ -150,14 +150,9 @@ def read_lenient(text: str, *, allow_repair: RepairGate = True) -> Loaded | None
     stripped = text.strip()
     if not stripped:
         return None
-    try:
-        return Loaded(json.loads(stripped, strict=False), len(text), "json")
-    except RecursionError:
-        deep = decode_too_deep(stripped)
-        if deep is not None and not stripped[deep[1] :].strip():
-            return Loaded(deep[0], len(text), "json")
-    except Exception:
-        pass
+    strict = load_strict(stripped, Span(0, len(stripped), True))
+    if strict is not None and strict.end == len(stripped):
+        return Loaded(strict.value, len(text), "json")
     if len(stripped) > MAX_LENIENT_CHARS:
         return None
     found = _lenient(stripped, allow_repair)
