@@ -45,7 +45,7 @@ def native_calls(tool_calls: Any, index: ToolIndex) -> tuple[list[ToolCall], lis
         if isinstance(item, ToolCall):
             calls.append(finish(RawCall(item.name, dict(item.arguments), item.id), index))
             continue
-        entry = as_mapping(item) if not isinstance(item, Mapping) else item
+        entry = as_mapping(item)
         inner = entry.get("function")
         function = inner if isinstance(inner, Mapping) else entry
         name = function.get("name")
