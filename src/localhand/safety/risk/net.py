@@ -4,7 +4,6 @@ downloaded file later on the same line is caught), uploads, and shells served ov
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from localhand.safety.risk.shellsyntax import Word
@@ -16,20 +15,14 @@ from localhand.safety.risk.types import (
     Feed,
     Rule,
     options,
+    registry,
 )
 
 if TYPE_CHECKING:
     from localhand.safety.risk.classify import Analyzer
 
 NET_RULES: dict[str, Rule] = {}
-
-
-def rule(*names: str) -> Callable[[Rule], Rule]:
-    def register(function: Rule) -> Rule:
-        NET_RULES.update(dict.fromkeys(names, function))
-        return function
-
-    return register
+rule = registry(NET_RULES)
 
 
 @rule(*DOWNLOADERS)
