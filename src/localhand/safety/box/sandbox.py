@@ -107,22 +107,6 @@ class Sandbox:
     proxy: NetProxy | ProxySlot | None = field(default=None, compare=False, repr=False)
     """The proxy, or the run's slot for one (``run_sandbox``); None: the process's."""
 
-    @classmethod
-    def from_setting(
-        cls,
-        value: str,
-        *,
-        network: bool = True,
-        read: Iterable[str] = (),
-        limits: BoxLimits = DEFAULT_LIMITS,
-    ) -> Sandbox:
-        """The sandbox for a ``--sandbox`` value (see ``SANDBOX_SETTINGS``)."""
-        if value not in SANDBOX_SETTINGS:
-            raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if value == "required":
-            return cls("workspace-write", True, network, tuple(read), limits)
-        return cls(value, False, network, tuple(read), limits)  # type: ignore[arg-type]
-
     @property
     def on(self) -> bool:
         return self.mode != "off"
@@ -350,8 +334,13 @@ def run_sandbox(
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
     ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
     a command started it, stops when the block ends. ``env``: ``[sandbox] env``."""
-    sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
-    sandbox = replace(sandbox, host_network=network_setting == "host", env=tuple(env))
+    if mode not in SANDBOX_SETTINGS:  # a --sandbox value; "required" is workspace-write, required
+        raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
+    required = mode == "required"
+    box_mode: SandboxMode = "workspace-write" if required else mode  # type: ignore[assignment]
+    sandbox = Sandbox(box_mode, required, network, tuple(read), limits, network_setting == "host")
+    slot = ProxySlot(tuple(allow_hosts))
+    sandbox = replace(sandbox, allow_hosts=slot.allow_hosts, env=tuple(env), proxy=slot)
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")
@@ -363,8 +352,6 @@ def run_sandbox(
     if sandbox.on and message is None:  # unboxed, the warning above says it all
         for what in unenforced(sandbox.limits):
             warn(f"Not enforced here: {what}. Commands run without that limit.")
-    slot = ProxySlot(tuple(allow_hosts))
-    sandbox = replace(sandbox, allow_hosts=slot.allow_hosts, proxy=slot)
     token = _warn.set(warn)
     try:
         with use_sandbox(sandbox):
