@@ -13,7 +13,8 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 
-from localhand.safety.box.mounts import is_within, under
+from localhand.safety.box.mounts import under
+from localhand.safety.box.own_files import is_within
 from localhand.safety.box.supervise import SUPERVISOR_FILES
 from localhand.safety.secrets.toolchain import masked
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from localhand.paths import DATA_SUBDIRS, private_dir
 from localhand.safety.box import own_files as own
+from localhand.safety.box.own_files import is_within
 
 
 def host_services() -> list[str]:
@@ -122,7 +123,3 @@ def _ancestors(paths: Sequence[str], roots: Sequence[str]) -> list[str]:
 
 def under(path: str, parents: Iterable[str]) -> bool:
     return any(is_within(path, parent) for parent in parents)
-
-
-def is_within(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")

@@ -61,7 +61,8 @@ from localhand.safety.box.limits import (
     tmp_size_supported,
     unenforced,
 )
-from localhand.safety.box.mounts import host_services, is_within, own_files
+from localhand.safety.box.mounts import host_services, own_files
+from localhand.safety.box.own_files import is_within
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:
