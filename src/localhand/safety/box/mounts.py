@@ -24,11 +24,8 @@ def host_services() -> list[str]:
     empty ones, network or not; then shown again, read-only, what ``PATH`` and ``/etc`` need
     from there (NixOS's ``/run/current-system/sw/bin``, a ``resolv.conf`` under /run).
     Abstract sockets belong to the network namespace (``localhand.safety`` network parts)."""
-    return list(_host_services_for(os.environ.get("XDG_RUNTIME_DIR", ""), _path()))
-
-
-def _path() -> str:
-    return os.environ.get("PATH", "")
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    return list(_host_services_for(runtime, os.environ.get("PATH", "")))
 
 
 @functools.lru_cache(maxsize=8)
