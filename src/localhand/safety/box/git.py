@@ -39,7 +39,6 @@ import functools
 import os
 import re
 import shutil
-import signal
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -47,6 +46,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.safety.box.proc import kill_group
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
 from localhand.safety.secrets.environment import command_environment
 
@@ -351,17 +351,10 @@ def _run(
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(process)
+        kill_group(process.pid, proc=process, grace_s=0)
         stdout, stderr = process.communicate()
         return _failed(argv, 124, f"git timed out after {timeout:g}s; {stderr}")
     return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
-
-
-def _kill_group(process: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (OSError, AttributeError):  # gone already, or no process groups (Windows)
-        process.kill()
 
 
 def _failed(argv: list[str], code: int, message: str) -> subprocess.CompletedProcess[str]:
