@@ -105,8 +105,6 @@ SUBCOMMAND_FLAGS: Mapping[str, tuple[str, ...]] = {
 }
 """Flags put right after these subcommands: the same switches, said twice."""
 
-_DROPPED_VARIABLES = ("SSH_ASKPASS", "SSH_AUTH_SOCK", "DISPLAY", "WAYLAND_DISPLAY")
-"""Removed besides every ``GIT_*``: nothing of ours needs a prompt, an ssh agent or a screen."""
 _VERSION = re.compile(r"git version (\d+)\.(\d+)")
 
 
@@ -146,10 +144,9 @@ def git_environment(
     """The environment localhand's git runs with: scrubbed of secrets, no ``GIT_*`` from the
     caller, no system or global config, ``overrides`` as command-line config, then ``extra``
     (the caller's own ``GIT_INDEX_FILE``, identity...)."""
+    # command_environment has no askpass, ssh agent or display either (host_service).
     env = {
-        name: value
-        for name, value in command_environment().items()
-        if not name.startswith("GIT_") and name not in _DROPPED_VARIABLES
+        name: value for name, value in command_environment().items() if not name.startswith("GIT_")
     }
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
