@@ -13,13 +13,12 @@ command is not trusted at all. In ``workspace-write`` mode (the default) it sees
 - no ``/run`` or ``/var/run`` and no ``$XDG_RUNTIME_DIR`` (where the ssh agent, D-Bus, tmux,
   the display and the service manager keep their sockets), whatever the network setting;
   only what ``PATH`` or ``/etc`` needs from there (``/run/wrappers/bin``, ``resolv.conf``) is
-  shown again, read-only;
+  shown again, read-only (``host_services``);
 - localhand's own installation read-only and its data directory hidden, wherever they lie,
   the workspace included (``localhand.safety.box.own_files``);
 - its own PID namespace, so no other process (localhand's included) is visible in ``/proc``,
   and everything in it ends when its supervisor does (``--die-with-parent``);
 - no capability, even when localhand runs as root (the mounts cannot be undone);
-- no ``/run``, ``/var/run`` or ``$XDG_RUNTIME_DIR``, network or not (``host_services``);
 - its own network namespace (only a loopback of its own), the network only through the
   run's allow-list proxy, and no socket family beyond IPv4, IPv6, Unix and netlink (see
   ``netbox``; ``[sandbox] network = "host"`` shares the host's network instead);
