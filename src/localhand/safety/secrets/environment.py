@@ -223,14 +223,10 @@ def box_environment(
     for key, value in (os.environ if base is None else base).items():
         if key in BOX_NAMES or key.startswith("LC_"):  # only their values can be secrets
             secret = secret_value(value)
-        elif key.startswith("LOCALHAND_") or _matches(key, patterns):
+        elif key.startswith("LOCALHAND_") or any(fnmatch.fnmatchcase(key, p) for p in patterns):
             secret = is_secret(key, value)
         elif key not in names:
             continue
         if key in names or not (secret or host_service(key, value)):
             kept[key] = value
     return {**kept, **QUIET_ENV, **(extra or {})}
-
-
-def _matches(name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)

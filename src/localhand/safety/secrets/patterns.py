@@ -130,14 +130,12 @@ class _Patterns:
         return compiled
 
 
-@functools.cache
-def patterns() -> _Patterns:
-    return _Patterns()
+PATTERNS = _Patterns()
 
 
 def redact(text: str) -> str:
     """``text`` with every secret shape it holds replaced by ``[REDACTED]``."""
-    p = patterns()
+    p = PATTERNS
     lowered = lowered_of(text)
 
     def apply(starts: Iterable[int], pattern: re.Pattern[str], replace: _Replace) -> None:
@@ -239,7 +237,7 @@ def _query_secrets(m: re.Match[str]) -> str:
     """A URL (from its ``://``) with its secret query parameters (``?access_token=``,
     ``&sig=``) redacted."""
     url = m[0]
-    return patterns().query.sub(_query, url) if "=" in url else url
+    return PATTERNS.query.sub(_query, url) if "=" in url else url
 
 
 def _query(m: re.Match[str]) -> str:
@@ -335,7 +333,7 @@ def _assignment(m: re.Match[str]) -> str:
 
 
 def _secret_name(name: str) -> bool:
-    parts = [part.lower() for part in patterns().name_parts.split(name) if part]
+    parts = [part.lower() for part in PATTERNS.name_parts.split(name) if part]
     if any(part in _SECRET_NAME_WORDS for part in parts):
         return True
     return any(pair in _SECRET_NAME_PAIRS for pair in itertools.pairwise(parts))
