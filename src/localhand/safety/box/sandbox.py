@@ -334,7 +334,7 @@ def run_sandbox(
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
     ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
     a command started it, stops when the block ends. ``env``: ``[sandbox] env``."""
-    if mode not in SANDBOX_SETTINGS:  # a --sandbox value; "required" is workspace-write, required
+    if mode not in SANDBOX_SETTINGS:  # --sandbox: "required" is workspace-write, never unboxed
         raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
     required = mode == "required"
     box_mode: SandboxMode = "workspace-write" if required else mode  # type: ignore[assignment]
