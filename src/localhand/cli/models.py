@@ -10,9 +10,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import Command, fail, number
+from localhand.cli.args import Command, number, settings_of
 from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -22,13 +21,9 @@ if TYPE_CHECKING:
 
 def models(args: Namespace) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
-    from localhand.config.settings import load_settings  # not needed to parse the options
     from localhand.models.catalog import gather  # not needed to parse the options
 
-    try:
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = settings_of(args, forget=False)  # nothing here runs a command
     profiles = settings.profiles
 
     def profile_of(name: str) -> str:

@@ -17,7 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.cli.args import Command, add_db_option, add_json_option, fail, number
+from localhand.cli.args import (
+    Command,
+    add_db_option,
+    add_json_option,
+    fail,
+    number,
+    settings_of,
+)
 from localhand.cli.printable import printable
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
@@ -232,9 +239,6 @@ def serve(args: argparse.Namespace) -> int:
     Every request needs the token (given, or generated and printed in the URL); tasks started
     from the page may only use workspaces under the roots (--workspace-root, else
     [dashboard] workspaces in localhand.toml, else the current directory)."""
-    from localhand.config.settings import load_settings  # not needed to parse the options
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
-
     try:
         from localhand.dashboard import start_dashboard  # not needed to parse the options
 
@@ -246,10 +250,9 @@ def serve(args: argparse.Namespace) -> int:
             "pip install 'localhand[dashboard]'"
         )
     store = _open(args.db)
+    # Only the model: this command's --host is where the page listens, not a model server.
+    settings = settings_of(args, ModelOptions(model=args.model))  # --token is read already
     try:
-        # Only the model: this command's --host is where the page listens, not a model server.
-        settings = ModelOptions(model=args.model).applied_to(load_settings())
-        forget_secrets()  # settings and --token read: no secret stays where commands look
         dashboard = load_dashboard_settings(args.workspace_roots or ())
         from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
