@@ -230,6 +230,14 @@ def print_error(message: str) -> None:
     stderr().print(f"[bold red]error:[/] {escape(message)}")
 
 
+def inert(text: str) -> str:
+    """``text`` (a model, a command or a file wrote it) with its control characters written
+    out, as approvals show commands (``localhand.safety.approval.approver.escape``)."""
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
+
+    return escape(text)
+
+
 def fail(message: str) -> NoReturn:
     """Print ``message`` as an error and end the command with exit code 2 (usage or
     configuration)."""
