@@ -25,14 +25,14 @@ from localhand.cli.args import (
     number,
     settings_of,
 )
-from localhand.cli.printable import printable
+from localhand.cli.printable import Printable, printable
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from rich.console import Console
 
-    from localhand.store import Store, StoredEvent
+    from localhand.store import Store
 
 STATUS_COLOURS = {
     "pass": "green",
@@ -49,7 +49,7 @@ def runs(args: argparse.Namespace) -> int:
     store = _open(args.db)
     found = store.runs(args.limit)
     if args.json_output:
-        _print_json([_without_result(info.to_dict()) for info in found])
+        _print_json([{k: v for k, v in info.to_dict().items() if k != "result"} for info in found])
         return 0
     from rich.table import Table  # rich loads only when used
 
@@ -138,8 +138,8 @@ def show(args: argparse.Namespace) -> int:
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
     plan = "steps" in (info.result or {}) or any(e.type == "plan_started" for e in events)
     view = _view_for(plan, out)
-    for event in events:
-        view(_Recorded(event))
+    for event in events:  # as the terminal showed it live
+        view(Printable(event.type, scrub_data(event.data)))
     if info.error and not any(e.type == "task_finished" for e in events):  # older stores
         out.print(f"[bold red]■ {info.status}:[/] {_shown(scrub_data(info.error))}")
     if info.status == "interrupted":
@@ -216,7 +216,7 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def replay_arguments(parser: argparse.ArgumentParser) -> None:
-    _run_argument(parser)
+    parser.add_argument("run", metavar="RUN", help="Run id, a unique prefix of it, or 'last'.")
     parser.add_argument(
         "--workspace",
         type=Path,
@@ -330,10 +330,6 @@ COMMANDS = {
 }
 
 
-def _run_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", metavar="RUN", help="Run id, a unique prefix of it, or 'last'.")
-
-
 def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
     """The live view the run was shown with: plan mode's for a plan run, else the loop's."""
     from localhand.cli.plan import plan_view  # not needed to parse the options
@@ -341,19 +337,6 @@ def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
     from localhand.plan.view import PlanView  # not needed to parse the options
 
     return plan_view(verbose=True, quiet=False, view=PlanView(out)) if plan else TimelineView(out)
-
-
-class _Recorded:
-    """A stored event with the two things the terminal view asks of an Event."""
-
-    def __init__(self, event: StoredEvent) -> None:
-        from localhand.safety.secrets.scrub import scrub_data  # not needed to parse the options
-
-        self.type = event.type
-        self._data = scrub_data(event.data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._data
 
 
 def _open(db: Path | None) -> Store:
@@ -386,11 +369,6 @@ def _status(status: str) -> str:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
-
-
-def _without_result(run: dict[str, Any]) -> dict[str, Any]:
-    run.pop("result", None)
-    return run
 
 
 def _print_json(data: Any) -> None:
