@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import Command, number, settings_of
+from localhand.cli.args import Command, inert, number, settings_of
 from localhand.cli.models import asking_servers
 from localhand.config.options import POOL_HOSTS, ModelOptions
 
@@ -76,8 +76,6 @@ def _first_prompt() -> int:
 
 
 def _print(checkups: list[Checkup], verbose: bool) -> None:
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
-
     out: list[str] = []
     for checkup in checkups:
         model = f" ({checkup.model})" if checkup.model else ""
@@ -90,7 +88,7 @@ def _print(checkups: list[Checkup], verbose: bool) -> None:
                 out.append(f"    read: {finding.basis}")
         if not checkup.findings:
             out.append("  nothing to change")
-    sys.stdout.write("".join(escape(line) + "\n" for line in out))
+    sys.stdout.write("".join(inert(line) + "\n" for line in out))
 
 
 def doctor_arguments(parser: ArgumentParser) -> None:
