@@ -109,8 +109,10 @@ def plan(args: Namespace) -> int:
         fail(str(exc))
     if stream is not None:
         stream.result(result.to_dict())
-        return exit_code_of(result.status, result.termination_reason)
-    return _finish(result, args.json_output)
+    else:
+        sys.stdout.write((result.to_json() if args.json_output else result.output) + "\n")
+        sys.stdout.flush()
+    return exit_code_of(result.status, result.termination_reason)
 
 
 def plan_view(
@@ -152,15 +154,6 @@ def _draft_approved(the_plan: Plan, yes: bool, view: PlanView) -> bool:
     sys.stderr.write("Run this plan? [y/N]: ")
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
-def _finish(result: PlanResult, json_output: bool) -> int:
-    if json_output:
-        sys.stdout.write(result.to_json() + "\n")
-    else:
-        sys.stdout.write(result.output + "\n")
-    sys.stdout.flush()
-    return exit_code_of(result.status, result.termination_reason)
 
 
 def plan_arguments(parser: ArgumentParser) -> None:
