@@ -67,10 +67,6 @@ class McpServer:
     source: str = ""
     """The file it was configured in, for messages (and for ``config.distrusting``)."""
 
-    @property
-    def transport(self) -> str:
-        return "http" if self.url else "stdio"
-
     def trusted(self, tool: str) -> bool:
         """Whether calls of ``tool`` (its MCP name) go without asking under ``dangerous``."""
         return self.trust == "allow" or tool in self.trusted_tools
