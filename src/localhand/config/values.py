@@ -41,16 +41,22 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
     table = data.get("localhand", data)
     values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
-    return {
+    found = {
         **values,
         **sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
         **_run_table(data.get("run"), path),
         **_telemetry_table(data.get("telemetry"), path),
-        **_mcp_table(data.get("mcp"), path),
-        **_hooks_table(data.get("hooks"), path),
-        **_profiles_table(data, path),
     }
+    if "mcp" in data:  # [mcp.servers.NAME]: the MCP servers to start (localhand.mcp.config)
+        from localhand.mcp.config import servers_from_toml  # only when a file has the table
+
+        found["mcp_servers"] = servers_from_toml(data["mcp"], path)
+    if "hooks" in data:  # [hooks]: the user's commands at each tool call (localhand.hooks)
+        from localhand.hooks.config import hooks_from_toml  # only when a file has the table
+
+        found["hooks"] = hooks_from_toml(data["hooks"], path)
+    return {**found, **_profiles_table(data, path)}
 
 
 def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -61,24 +67,6 @@ def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     from localhand.profiles import read_profiles  # only when a file has the tables
 
     return {"profiles": read_profiles(data, source=str(path))}
-
-
-def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[mcp.servers.NAME]``: the MCP servers to start (``localhand.mcp.config``)."""
-    if table is None:
-        return {}
-    from localhand.mcp.config import servers_from_toml  # only when a file has the table
-
-    return {"mcp_servers": servers_from_toml(table, path)}
-
-
-def _hooks_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[hooks]``: the user's commands at each tool call (``localhand.hooks.config``)."""
-    if table is None:
-        return {}
-    from localhand.hooks.config import hooks_from_toml  # only when a file has the table
-
-    return {"hooks": hooks_from_toml(table, path)}
 
 
 _RUN_KEYS = {"nudge_limit_per", "instruction_files"}
@@ -183,11 +171,11 @@ def convert(name: str, value: Any, source: str) -> Any:
             return tuple(value)
         if name == "profiles":  # read and checked by _profiles_table
             return value
-        if name == "mcp_servers":  # read and checked by _mcp_table
+        if name == "mcp_servers":  # read and checked by read_toml
             if not isinstance(value, tuple):
                 raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
             return value
-        if name == "hooks":  # read and checked by _hooks_table
+        if name == "hooks":  # read and checked by read_toml
             if not isinstance(value, tuple):
                 raise ValueError("give hooks as [[hooks.KIND]] tables in your config.toml")
             return value
