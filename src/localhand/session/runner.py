@@ -23,6 +23,7 @@ from localhand.safety.approval.approver import check_policy
 from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session.backend import select_backend
+from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
 
@@ -79,8 +80,10 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             cancellation=ready.cancellation,
             messages=simple_messages(task, model, ready.warn, settings.instruction_files),
         )
+    skills = find_skills(task.workspace, ready.warn, bus=bus, task_id=task.id)
     tools = default_tools(
         task.workspace,
+        *skills.tools(),
         policy=check_policy(settings.approve),
         approver=ready.announced,
         isolate_network=settings.isolate_network,
@@ -111,7 +114,8 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
         loop = ToolLoop(
             model,
             task.workspace,
-            tools=tools,
+            tools=skills.guarding(tools),  # last: no wrapper's call goes round allowed-tools
+            skill_list=skills.listing(),
             limits=replace(task.limits(decision.agentic), nudges_per=settings.nudge_limit_per),
             checks=task.checks,
             bus=bus,

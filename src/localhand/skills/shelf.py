@@ -1,0 +1,170 @@
+"""One run's skills: their listing in the first message, ``read_skill``, and the restriction
+a loaded skill's ``allowed-tools`` puts on the calls that follow."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from localhand.errors import ToolError
+from localhand.events import EventBus, SkillLoaded
+from localhand.models.tokens import estimate_text_tokens
+from localhand.prompt.instructions import capped
+from localhand.safety.trust.store import TrustStore
+from localhand.skills.found import Skill, discover
+from localhand.tools.registry import Tool, ToolRegistry
+from localhand.types import ToolCall, ToolResult
+
+LIST_TOKENS = 400
+"""Tokens of the first message's list of skills, at most: every request carries it."""
+BODY_TOKENS = 5000
+"""Tokens of a skill's body (or a file beside it) that ``read_skill`` returns, at most."""
+HEAD = (
+    "Skills (instructions for a kind of task; before such a task, call read_skill with its name):"
+)
+
+
+class Skills:
+    """The skills one run may load (``find_skills``), those left out, and those loaded."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        found: Sequence[Skill],
+        left_out: Sequence[str] = (),
+        *,
+        bus: EventBus | None = None,
+        task_id: str = "",
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.found = {skill.name: skill for skill in found}
+        self.left_out = list(left_out)
+        """A warning for each skill left out, naming it, why, and what would take it in."""
+        self.loaded: list[Skill] = []
+        self.bus, self.task_id = bus, task_id
+
+    def __bool__(self) -> bool:
+        return bool(self.found)
+
+    def listing(self, budget: int = LIST_TOKENS) -> str:
+        """Each skill by name and description, within ``budget`` tokens: the longest
+        descriptions are cut first, as far as needed (names alone at worst)."""
+        skills = list(self.found.values())
+        if not skills:
+            return ""
+
+        def block(cap: int) -> str:
+            lines = [
+                f"- {s.name}: {_cut(s.description, cap)}" if cap else f"- {s.name}" for s in skills
+            ]
+            return "\n".join([HEAD, *lines])
+
+        low, high = 0, max(len(skill.description) for skill in skills)
+        while low < high:  # the longest cap that fits
+            middle = (low + high + 1) // 2
+            if estimate_text_tokens(block(middle)) <= budget:
+                low = middle
+            else:
+                high = middle - 1
+        return block(low)
+
+    def tools(self) -> list[Tool]:
+        """``read_skill``, offered only when a skill exists."""
+        return [Tool.from_function(self.read_skill)] if self.found else []
+
+    def read_skill(self, name: str, file: str | None = None) -> str:
+        """Load a skill's instructions (the skills are listed in the task's message).
+
+        Args:
+            name: The skill's name.
+            file: A file listed beside the skill, to read instead.
+        """
+        skill = self.found.get(name)
+        if skill is None:
+            raise ToolError(f"No skill is named {name!r}. The skills: {', '.join(self.found)}")
+        if file is not None:
+            return self._file(skill, file)
+        if skill not in self.loaded:
+            self.loaded.append(skill)
+        if self.bus is not None:
+            allowed = None if skill.allowed_tools is None else sorted(skill.allowed_tools)
+            self.bus.emit(
+                SkillLoaded(
+                    task_id=self.task_id, name=name, path=str(skill.path), allowed_tools=allowed
+                )
+            )
+        said = [f"Skill {name} ({self._shown(skill.path)}):", capped(skill.body, BODY_TOKENS)]
+        if skill.files:
+            how = (
+                f"read one with read_file at {self._shown(skill.path.parent)}/NAME"
+                if skill.in_workspace
+                else "read one with read_skill, giving its name and file"
+            )
+            said.append(f"Files beside it ({how}): {', '.join(skill.files)}")
+        return "\n\n".join(said)
+
+    def _file(self, skill: Skill, file: str) -> str:
+        if skill.in_workspace:  # the workspace's files go through read_file and its jail
+            raise ToolError(f"Read it with read_file: {self._shown(skill.path.parent / file)}")
+        if file not in skill.files:
+            raise ToolError(f"Skill {skill.name} has no file {file!r}: {', '.join(skill.files)}")
+        try:
+            text = (skill.path.parent / file).read_text("utf-8", errors="replace")
+        except OSError as exc:
+            raise ToolError(f"cannot read {file}: {exc.strerror or exc}") from None
+        return capped(text, BODY_TOKENS)
+
+    def _shown(self, path: Path) -> str:
+        inside = path.resolve().is_relative_to(self.workspace)
+        return os.path.relpath(path, self.workspace) if inside else str(path)
+
+    def refusal(self, call: ToolCall) -> ToolResult | None:
+        """Why ``call`` may not run while the skills loaded restrict the tools, else None.
+        Loading another skill stays allowed: it can only narrow them further."""
+        for skill in self.loaded:
+            if call.name == "read_skill" or skill.allowed_tools is None:
+                continue
+            if call.name not in skill.allowed_tools:
+                allowed = ", ".join(sorted(skill.allowed_tools)) or "none"
+                return ToolResult(
+                    f"Not run: skill {skill.name} is loaded, and it allows only these tools "
+                    f"(its allowed-tools): {allowed}. Use those, or give your answer.",
+                    ok=False,
+                )
+        return None
+
+    def guarding(self, tools: ToolRegistry) -> ToolRegistry:
+        """``tools`` refusing what the loaded skills do not allow (put on last, around any
+        door's wrapper, so that no call goes round it)."""
+        return _Guarded(tools, self) if self.found else tools
+
+
+class _Guarded(ToolRegistry):
+    def __init__(self, inner: ToolRegistry, skills: Skills) -> None:
+        super().__init__(list(inner))  # the same Tool objects: the change tracker knows them
+        self.inner, self.skills = inner, skills
+
+    def execute(self, call: ToolCall) -> ToolResult:
+        return self.skills.refusal(call) or self.inner.execute(call)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def find_skills(
+    workspace: Path,
+    warn: Callable[[str], None],
+    *,
+    bus: EventBus | None = None,
+    task_id: str = "",
+    env: Mapping[str, str] | None = None,
+    store: TrustStore | None = None,
+) -> Skills:
+    """The skills a run in ``workspace`` may load; each one left out is said to ``warn``."""
+    found, left_out = discover(workspace, warn, env=env, store=store)
+    return Skills(workspace, found, left_out, bus=bus, task_id=task_id)
+
+
+def _cut(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 1].rstrip() + "…"
