@@ -247,7 +247,7 @@ class SkillLoaded(Event):
     name: str
     path: str
     """Its ``SKILL.md``."""
-    allowed_tools: list[str] | None = None
+    allowed_tools: tuple[str, ...] | None = None
     """The tools it allows from now on (its ``allowed-tools``); None: it restricts none."""
 
 

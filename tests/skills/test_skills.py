@@ -61,7 +61,7 @@ def test_places_names_and_front_matter(tmp_path: Path) -> None:
     skills = find_skills(ws, lambda _: None)
     (deploy,) = skills.found.values()
     assert (deploy.description, deploy.body) == ("How to deploy my way.", "Run make deploy.")
-    assert not deploy.in_workspace and deploy.files == ("notes/a.md",)
+    assert not deploy.in_workspace and deploy.files == ()  # beyond read_file's reach
     assert deploy.allowed_tools is None
     why = "\n".join(skills.left_out)
     assert f"{claude} is left out: {mine() / 'deploy/SKILL.md'} has its name" in why
@@ -71,10 +71,10 @@ def test_places_names_and_front_matter(tmp_path: Path) -> None:
 
 def test_allowed_tools_is_read_as_localhand_names_and_never_widens() -> None:
     assert allowed(None) is None
-    assert allowed("Read, Grep run_command") == {"read_file", "search_files", "run_command"}
-    assert allowed(["Read", "mcp_tool"]) == {"read_file", "mcp_tool"}
-    assert allowed("Bash(git add:*) Read") == {"read_file"}  # a pattern cannot be held to
-    assert allowed("") == frozenset()
+    assert allowed("Read, Grep run_command") == ("read_file", "run_command", "search_files")
+    assert allowed(["Read", "mcp_tool"]) == ("mcp_tool", "read_file")
+    assert allowed("Bash(git add:*) Read") == ("read_file",)  # a pattern cannot be held to
+    assert allowed("") == ()
 
 
 def skill(name: str, description: str) -> Skill:
@@ -96,24 +96,16 @@ def test_the_list_keeps_its_budget_by_cutting_the_longest_descriptions(tmp_path:
 
 def test_read_skill_gives_the_body_and_the_files_beside_it(tmp_path: Path) -> None:
     write_skill(mine() / "notes", DEPLOY.replace("deploy", "notes"), "ref/style.md")
-    TrustStore().pin(write_skill(tmp_path / ".agents/skills/deploy", DEPLOY, "go.sh"))
+    TrustStore().pin(write_skill(tmp_path / ".agents/skills/deploy", DEPLOY, "go.sh", "a/b.md"))
     skills = find_skills(tmp_path, lambda _: None)
-    (read_skill,) = skills.tools()
-    body = read_skill({"name": "deploy"}).content
-    assert body.startswith("Skill deploy (.agents/skills/deploy/SKILL.md):\n\nRun make deploy.")
-    assert "read_file at .agents/skills/deploy/NAME): go.sh" in body
-    assert (
-        "read_skill, giving its name and file): ref/style.md"
-        in read_skill({"name": "notes"}).content
-    )
-    assert read_skill({"name": "notes", "file": "ref/style.md"}).content == "ref/style.md\n"
     tools = skills.guarding(ToolRegistry(skills.tools()))
+    body = tools.execute(ToolCall("read_skill", {"name": "deploy"})).content
+    assert body.startswith("Skill deploy (.agents/skills/deploy/SKILL.md):\n\nRun make deploy.")
+    assert body.endswith("(read_file .agents/skills/deploy/NAME): a/b.md, go.sh")
+    notes = tools.execute(ToolCall("read_skill", {"name": "notes"})).content
+    assert notes == f"Skill notes ({mine() / 'notes/SKILL.md'}):\n\nRun make notes."
     unknown = tools.execute(ToolCall("read_skill", {"name": "nope"}))
     assert not unknown.ok and "The skills: deploy, notes" in unknown.content
-    outside = tools.execute(ToolCall("read_skill", {"name": "notes", "file": "../x"}))
-    assert not outside.ok and "has no file '../x'" in outside.content
-    inside = tools.execute(ToolCall("read_skill", {"name": "deploy", "file": "go.sh"}))
-    assert not inside.ok and "read_file: .agents/skills/deploy/go.sh" in inside.content
 
 
 def run(workspace: Path, replies: list[object]) -> tuple[ScriptedModel, EventLog, object]:
@@ -163,7 +155,7 @@ def test_a_loaded_skill_restricts_the_tools_to_its_allowed_tools(tmp_path: Path)
     assert "skill deploy is loaded, and it allows only these tools" in calls[2].result_summary
     assert (tmp_path / "early.txt").exists() and not (tmp_path / "late.txt").exists()
     (loaded,) = [e for e in log.events if isinstance(e, SkillLoaded)]
-    assert loaded.allowed_tools == ["read_file", "search_files"]
+    assert loaded.allowed_tools == ("read_file", "search_files")
 
 
 class TinyModel(ScriptedModel):

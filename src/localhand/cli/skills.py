@@ -26,7 +26,7 @@ def skills(args: Namespace) -> int:
 
     for skill in found.found.values():
         limits = skill.allowed_tools
-        allows = "" if limits is None else f"; allows only: {', '.join(sorted(limits)) or 'none'}"
+        allows = "" if limits is None else f"; allows only: {', '.join(limits) or 'none'}"
         say(f"{skill.name}: {skill.description}")
         say(f"  {skill.path}{allows}")
     for said in found.left_out:

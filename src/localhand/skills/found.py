@@ -40,11 +40,12 @@ class Skill:
     body: str
     path: Path
     """Its ``SKILL.md``."""
-    allowed_tools: frozenset[str] | None
-    """The tools it allows (localhand's names), ``None`` when it does not say."""
+    allowed_tools: tuple[str, ...] | None
+    """The tools it allows (localhand's names, sorted), ``None`` when it does not say."""
     in_workspace: bool
     files: tuple[str, ...] = ()
-    """The files beside it (at most ``FILES_LISTED``), relative to its folder."""
+    """A workspace skill's files beside it (``FILES_LISTED`` at most), relative to its folder;
+    the model reads them with read_file (the user's own lie outside its reach)."""
 
 
 def user_skills_dir(env: Mapping[str, str] | None = None) -> Path | None:
@@ -107,7 +108,9 @@ def parsed(path: Path, text: str, in_workspace: bool) -> Skill | str:
         return f"its front matter needs a name of one line, at most {NAME_CHARS} characters"
     if not isinstance(description, str) or not 0 < len(description) <= DESCRIPTION_CHARS:
         return f"its front matter needs a description of at most {DESCRIPTION_CHARS} characters"
-    files = sorted(p for p in path.parent.rglob("*") if p.is_file() and not p.is_symlink())
+    folder = path.parent
+    beside = (p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p != path)
+    files = sorted(str(p.relative_to(folder)) for p in beside) if in_workspace else []
     return Skill(
         name.strip(),
         " ".join(description.split()),
@@ -115,11 +118,11 @@ def parsed(path: Path, text: str, in_workspace: bool) -> Skill | str:
         path,
         allowed(data.get("allowed-tools")),
         in_workspace,
-        tuple(str(p.relative_to(path.parent)) for p in files if p != path)[:FILES_LISTED],
+        tuple(files[:FILES_LISTED]),
     )
 
 
-def allowed(given: object) -> frozenset[str] | None:
+def allowed(given: object) -> tuple[str, ...] | None:
     """``allowed-tools`` as localhand's tool names: a list, or one string of names (spaces or
     commas between). A name with a pattern (``Bash(git:*)``) allows nothing: localhand cannot
     hold a tool to a pattern, and a restriction must never widen."""
@@ -127,4 +130,4 @@ def allowed(given: object) -> frozenset[str] | None:
         return None
     entries = given if isinstance(given, list) else _ENTRY.findall(str(given))
     names = {str(entry).strip() for entry in entries if "(" not in str(entry)}
-    return frozenset(CLAUDE_NAMES.get(name.lower(), name) for name in names if name)
+    return tuple(sorted({CLAUDE_NAMES.get(name.lower(), name) for name in names if name}))

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from localhand.errors import ToolError
-from localhand.events import EventBus, SkillLoaded
+from localhand.events import Event, EventBus, SkillLoaded
 from localhand.models.tokens import estimate_text_tokens
 from localhand.prompt.instructions import capped
 from localhand.safety.trust.store import TrustStore
@@ -19,33 +19,24 @@ from localhand.types import ToolCall, ToolResult
 LIST_TOKENS = 400
 """Tokens of the first message's list of skills, at most: every request carries it."""
 BODY_TOKENS = 5000
-"""Tokens of a skill's body (or a file beside it) that ``read_skill`` returns, at most."""
+"""Tokens of a skill's body that ``read_skill`` returns, at most."""
 HEAD = (
     "Skills (instructions for a kind of task; before such a task, call read_skill with its name):"
 )
 
 
 class Skills:
-    """The skills one run may load (``find_skills``), those left out, and those loaded."""
+    """The skills one run may load, those left out (``left_out``: each one's warning, which
+    names it, why, and what would take it in), and those it loaded."""
 
     def __init__(
-        self,
-        workspace: Path,
-        found: Sequence[Skill],
-        left_out: Sequence[str] = (),
-        *,
-        bus: EventBus | None = None,
-        task_id: str = "",
+        self, workspace: Path, found: Sequence[Skill], left_out: Sequence[str] = ()
     ) -> None:
-        self.workspace = workspace.resolve()
+        self.workspace, self.left_out = workspace.resolve(), list(left_out)
         self.found = {skill.name: skill for skill in found}
-        self.left_out = list(left_out)
-        """A warning for each skill left out, naming it, why, and what would take it in."""
         self.loaded: list[Skill] = []
-        self.bus, self.task_id = bus, task_id
-
-    def __bool__(self) -> bool:
-        return bool(self.found)
+        self.emit: Callable[[Event], None] = lambda event: None
+        self.task_id = ""
 
     def listing(self, budget: int = LIST_TOKENS) -> str:
         """Each skill by name and description, within ``budget`` tokens: the longest
@@ -73,47 +64,24 @@ class Skills:
         """``read_skill``, offered only when a skill exists."""
         return [Tool.from_function(self.read_skill)] if self.found else []
 
-    def read_skill(self, name: str, file: str | None = None) -> str:
+    def read_skill(self, name: str) -> str:
         """Load a skill's instructions (the skills are listed in the task's message).
 
         Args:
             name: The skill's name.
-            file: A file listed beside the skill, to read instead.
         """
         skill = self.found.get(name)
         if skill is None:
             raise ToolError(f"No skill is named {name!r}. The skills: {', '.join(self.found)}")
-        if file is not None:
-            return self._file(skill, file)
         if skill not in self.loaded:
             self.loaded.append(skill)
-        if self.bus is not None:
-            allowed = None if skill.allowed_tools is None else sorted(skill.allowed_tools)
-            self.bus.emit(
-                SkillLoaded(
-                    task_id=self.task_id, name=name, path=str(skill.path), allowed_tools=allowed
-                )
-            )
+        path, allowed = str(skill.path), skill.allowed_tools
+        self.emit(SkillLoaded(task_id=self.task_id, name=name, path=path, allowed_tools=allowed))
         said = [f"Skill {name} ({self._shown(skill.path)}):", capped(skill.body, BODY_TOKENS)]
-        if skill.files:
-            how = (
-                f"read one with read_file at {self._shown(skill.path.parent)}/NAME"
-                if skill.in_workspace
-                else "read one with read_skill, giving its name and file"
-            )
-            said.append(f"Files beside it ({how}): {', '.join(skill.files)}")
+        if skill.files:  # a workspace's: the user's own lie outside read_file's reach
+            folder = self._shown(skill.path.parent)
+            said.append(f"Files beside it (read_file {folder}/NAME): {', '.join(skill.files)}")
         return "\n\n".join(said)
-
-    def _file(self, skill: Skill, file: str) -> str:
-        if skill.in_workspace:  # the workspace's files go through read_file and its jail
-            raise ToolError(f"Read it with read_file: {self._shown(skill.path.parent / file)}")
-        if file not in skill.files:
-            raise ToolError(f"Skill {skill.name} has no file {file!r}: {', '.join(skill.files)}")
-        try:
-            text = (skill.path.parent / file).read_text("utf-8", errors="replace")
-        except OSError as exc:
-            raise ToolError(f"cannot read {file}: {exc.strerror or exc}") from None
-        return capped(text, BODY_TOKENS)
 
     def _shown(self, path: Path) -> str:
         inside = path.resolve().is_relative_to(self.workspace)
@@ -126,7 +94,7 @@ class Skills:
             if call.name == "read_skill" or skill.allowed_tools is None:
                 continue
             if call.name not in skill.allowed_tools:
-                allowed = ", ".join(sorted(skill.allowed_tools)) or "none"
+                allowed = ", ".join(skill.allowed_tools) or "none"
                 return ToolResult(
                     f"Not run: skill {skill.name} is loaded, and it allows only these tools "
                     f"(its allowed-tools): {allowed}. Use those, or give your answer.",
@@ -161,9 +129,12 @@ def find_skills(
     env: Mapping[str, str] | None = None,
     store: TrustStore | None = None,
 ) -> Skills:
-    """The skills a run in ``workspace`` may load; each one left out is said to ``warn``."""
-    found, left_out = discover(workspace, warn, env=env, store=store)
-    return Skills(workspace, found, left_out, bus=bus, task_id=task_id)
+    """The skills a run in ``workspace`` may load (each left out is said to ``warn``), their
+    loading emitted on ``bus``."""
+    skills = Skills(workspace, *discover(workspace, warn, env=env, store=store))
+    if bus is not None:
+        skills.emit, skills.task_id = bus.emit, task_id
+    return skills
 
 
 def _cut(text: str, cap: int) -> str:
