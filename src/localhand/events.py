@@ -245,8 +245,7 @@ class SkillLoaded(Event):
 
     type: ClassVar[str] = "skill_loaded"
     name: str
-    path: str
-    """Its ``SKILL.md``."""
+    path: str  # its SKILL.md
     allowed_tools: tuple[str, ...] | None = None
     """The tools it allows from now on (its ``allowed-tools``); None: it restricts none."""
 

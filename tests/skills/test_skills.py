@@ -168,3 +168,17 @@ def test_a_tiny_model_gets_no_list(tmp_path: Path) -> None:
     task = Task(description="List", workspace=tmp_path, agentic=True)
     run_task(task, load_settings(), model=model)
     assert "deploy" not in model.calls[0].messages[-1]["content"]
+
+
+def test_an_empty_allowed_tools_allows_nothing_but_loading_skills(tmp_path: Path) -> None:
+    strict = Skill("strict", "d", "body", tmp_path / "SKILL.md", (), True)
+    skills = Skills(tmp_path, [strict, skill("other", "d")])
+    assert skills.refusal(ToolCall("read_file", {"path": "a"})) is None  # nothing loaded yet
+    skills.read_skill("strict")
+    refused = skills.refusal(ToolCall("read_file", {"path": "a"}))
+    assert (
+        refused is not None
+        and not refused.ok
+        and "tools (its allowed-tools): none" in refused.content
+    )
+    assert skills.refusal(ToolCall("read_skill", {"name": "other"})) is None

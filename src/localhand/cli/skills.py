@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,19 +19,18 @@ def skills(args: Namespace) -> int:
     if not args.workspace.is_dir():
         fail(f"{args.workspace} is not a directory; name the workspace with --workspace DIR")
     found = find_skills(args.workspace, lambda _: None)
-
-    def say(line: str) -> None:
-        sys.stdout.write(escape(line) + "\n")
-
     for skill in found.found.values():
         limits = skill.allowed_tools
         allows = "" if limits is None else f"; allows only: {', '.join(limits) or 'none'}"
-        say(f"{skill.name}: {skill.description}")
-        say(f"  {skill.path}{allows}")
+        print(
+            escape(f"{skill.name}: {skill.description}"),
+            escape(f"  {skill.path}{allows}"),
+            sep="\n",
+        )
     for said in found.left_out:
-        say(f"left out: {said}")
+        print(escape(f"left out: {said}"))
     if not found.found and not found.left_out:
-        say("no skills: add one as .agents/skills/NAME/SKILL.md (docs/skills.md)")
+        print("no skills: add one as .agents/skills/NAME/SKILL.md (docs/skills.md)")
     return 0
 
 

@@ -1,25 +1,20 @@
-"""Finding skills: ``NAME/SKILL.md`` folders, their front matter, and the trust they need.
-
-Where (the first skill of a name wins, in this order): the user's own ``skills/`` beside their
-``config.toml`` (``$XDG_CONFIG_HOME/localhand/skills/``), then the workspace's
-``.agents/skills/`` and ``.claude/skills/``. A ``SKILL.md`` starts with YAML front matter
-(``name`` of at most 64 characters, ``description`` of at most 1,024, optional
-``allowed-tools``); the rest is the body. A workspace skill is a file the model can write, so
-it is used only once the user trusted its exact content, as ``AGENTS.md`` is
-(``safety.trust.use_discovered``): the bytes trusted are the bytes kept, never read again.
-"""
+"""Finding skills: where they lie (the user's own ``skills/`` beside their ``config.toml``,
+then the workspace's ``.agents/skills/`` and ``.claude/skills/``; the first of a name wins),
+their front matter, and the trust a workspace's needs: the model can write it, so it is used
+only as the user trusted it, as ``AGENTS.md`` is (``use_discovered``: the bytes trusted are
+the bytes kept, never read again)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from localhand.errors import ConfigError
 from localhand.paths import user_config_path
-from localhand.safety.trust.store import TrustStore, use_discovered
+from localhand.safety.trust.store import use_discovered
 
 WORKSPACE_DIRS = (".agents/skills", ".claude/skills")
 NAME_CHARS, DESCRIPTION_CHARS, FILES_LISTED = 64, 1024, 30
@@ -44,25 +39,14 @@ class Skill:
     """The tools it allows (localhand's names, sorted), ``None`` when it does not say."""
     in_workspace: bool
     files: tuple[str, ...] = ()
-    """A workspace skill's files beside it (``FILES_LISTED`` at most), relative to its folder;
-    the model reads them with read_file (the user's own lie outside its reach)."""
+    """A workspace skill's files beside it, for read_file (the user's own lie beyond it)."""
 
 
-def user_skills_dir(env: Mapping[str, str] | None = None) -> Path | None:
-    config = user_config_path(env)
-    return None if config is None else config.parent / "skills"
-
-
-def discover(
-    workspace: Path,
-    warn: Callable[[str], None],
-    *,
-    env: Mapping[str, str] | None = None,
-    store: TrustStore | None = None,
-) -> tuple[list[Skill], list[str]]:
+def discover(workspace: Path, warn: Callable[[str], None]) -> tuple[list[Skill], list[str]]:
     """The skills a run in ``workspace`` may load, by name, and a warning for each one left
     out (also said to ``warn``) that names it, why, and what would take it in."""
-    root, mine = workspace.resolve(), user_skills_dir(env)
+    root, config = workspace.resolve(), user_config_path()
+    mine = None if config is None else config.parent / "skills"
     found: dict[str, Skill] = {}
     left: list[str] = []
     for place in [*([mine] if mine else []), *(root / where for where in WORKSPACE_DIRS)]:
@@ -71,7 +55,7 @@ def discover(
             said: list[str] = []
             try:
                 if in_workspace:  # the model can write it: used only as the user trusted it
-                    seen = use_discovered(path, "skill", said.append, store=store)
+                    seen = use_discovered(path, "skill", said.append)
                     text = None if seen is None else seen.text
                 else:  # the user's own, as their config.toml is
                     text = path.read_text("utf-8", errors="replace")

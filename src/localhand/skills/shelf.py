@@ -4,14 +4,13 @@ a loaded skill's ``allowed-tools`` puts on the calls that follow."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from localhand.errors import ToolError
 from localhand.events import Event, EventBus, SkillLoaded
 from localhand.models.tokens import estimate_text_tokens
 from localhand.prompt.instructions import capped
-from localhand.safety.trust.store import TrustStore
 from localhand.skills.found import Skill, discover
 from localhand.tools.registry import Tool, ToolRegistry
 from localhand.types import ToolCall, ToolResult
@@ -20,18 +19,14 @@ LIST_TOKENS = 400
 """Tokens of the first message's list of skills, at most: every request carries it."""
 BODY_TOKENS = 5000
 """Tokens of a skill's body that ``read_skill`` returns, at most."""
-HEAD = (
-    "Skills (instructions for a kind of task; before such a task, call read_skill with its name):"
-)
+HEAD = "Skills (instructions for a kind of task; before one, call read_skill with its name):"
 
 
 class Skills:
     """The skills one run may load, those left out (``left_out``: each one's warning, which
     names it, why, and what would take it in), and those it loaded."""
 
-    def __init__(
-        self, workspace: Path, found: Sequence[Skill], left_out: Sequence[str] = ()
-    ) -> None:
+    def __init__(self, workspace: Path, found: Sequence[Skill], left_out: Sequence[str] = ()):
         self.workspace, self.left_out = workspace.resolve(), list(left_out)
         self.found = {skill.name: skill for skill in found}
         self.loaded: list[Skill] = []
@@ -77,24 +72,20 @@ class Skills:
             self.loaded.append(skill)
         path, allowed = str(skill.path), skill.allowed_tools
         self.emit(SkillLoaded(task_id=self.task_id, name=name, path=path, allowed_tools=allowed))
-        said = [f"Skill {name} ({self._shown(skill.path)}):", capped(skill.body, BODY_TOKENS)]
+        folder = skill.path.parent
+        where = os.path.relpath(folder, self.workspace) if skill.in_workspace else str(folder)
+        said = [f"Skill {name} ({where}/SKILL.md):", capped(skill.body, BODY_TOKENS)]
         if skill.files:  # a workspace's: the user's own lie outside read_file's reach
-            folder = self._shown(skill.path.parent)
-            said.append(f"Files beside it (read_file {folder}/NAME): {', '.join(skill.files)}")
+            said.append(f"Files beside it (read_file {where}/NAME): {', '.join(skill.files)}")
         return "\n\n".join(said)
 
-    def _shown(self, path: Path) -> str:
-        inside = path.resolve().is_relative_to(self.workspace)
-        return os.path.relpath(path, self.workspace) if inside else str(path)
-
     def refusal(self, call: ToolCall) -> ToolResult | None:
-        """Why ``call`` may not run while the skills loaded restrict the tools, else None.
-        Loading another skill stays allowed: it can only narrow them further."""
+        """Why a loaded skill's allowed-tools refuse ``call`` (never read_skill: another skill
+        can only narrow them further), else None."""
         for skill in self.loaded:
-            if call.name == "read_skill" or skill.allowed_tools is None:
-                continue
-            if call.name not in skill.allowed_tools:
-                allowed = ", ".join(skill.allowed_tools) or "none"
+            limits = skill.allowed_tools
+            if limits is not None and call.name not in (*limits, "read_skill"):
+                allowed = ", ".join(limits) or "none"
                 return ToolResult(
                     f"Not run: skill {skill.name} is loaded, and it allows only these tools "
                     f"(its allowed-tools): {allowed}. Use those, or give your answer.",
@@ -121,17 +112,11 @@ class _Guarded(ToolRegistry):
 
 
 def find_skills(
-    workspace: Path,
-    warn: Callable[[str], None],
-    *,
-    bus: EventBus | None = None,
-    task_id: str = "",
-    env: Mapping[str, str] | None = None,
-    store: TrustStore | None = None,
+    workspace: Path, warn: Callable[[str], None], *, bus: EventBus | None = None, task_id: str = ""
 ) -> Skills:
     """The skills a run in ``workspace`` may load (each left out is said to ``warn``), their
     loading emitted on ``bus``."""
-    skills = Skills(workspace, *discover(workspace, warn, env=env, store=store))
+    skills = Skills(workspace, *discover(workspace, warn))
     if bus is not None:
         skills.emit, skills.task_id = bus.emit, task_id
     return skills
