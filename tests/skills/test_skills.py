@@ -7,17 +7,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from localhand.config.settings import load_settings
 from localhand.events import EventBus, EventLog, SkillLoaded, ToolCallEvent
 from localhand.events import Warning as WarningEvent
 from localhand.models.scripted import ScriptedModel, call
 from localhand.models.tokens import estimate_text_tokens
+from localhand.parsing import parse_tool_calls
+from localhand.profiles import PROFILES
+from localhand.profiles.formats import write_call
 from localhand.run.task import Task
 from localhand.safety.trust.store import TrustStore
 from localhand.session.api import run_task
 from localhand.skills import Skill, Skills, find_skills
 from localhand.skills.found import allowed
-from localhand.tools import ToolRegistry
+from localhand.tools import ToolRegistry, default_tools
 from localhand.types import ToolCall
 
 DEPLOY = "---\nname: deploy\ndescription: How to deploy this service.\n---\nRun make deploy.\n"
@@ -182,3 +187,12 @@ def test_an_empty_allowed_tools_allows_nothing_but_loading_skills(tmp_path: Path
         and "tools (its allowed-tools): none" in refused.content
     )
     assert skills.refusal(ToolCall("read_skill", {"name": "other"})) is None
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_each_family_writes_read_skill_as_the_parser_reads_it(profile, tmp_path: Path) -> None:
+    (read_skill,) = Skills(tmp_path, [skill("release", "How to release.")]).tools()
+    definitions = [*default_tools(tmp_path).definitions(), read_skill.definition()]
+    written = write_call(profile.text_format, "read_skill", {"name": "release"})
+    parsed = parse_tool_calls({"role": "assistant", "content": written}, definitions)
+    assert [(c.name, c.arguments) for c in parsed.calls] == [("read_skill", {"name": "release"})]
