@@ -86,7 +86,7 @@ class EndpointPool:
         """Ask every endpoint what it serves, and those whose slots were not given how many
         requests they serve at once, all at once; one that does not answer starts out dead
         (and is asked again later)."""
-        threads = [threading.Thread(target=self._probe, args=(e,)) for e in self.endpoints]
+        threads = [threading.Thread(target=self.answers, args=(e,)) for e in self.endpoints]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -156,10 +156,6 @@ class EndpointPool:
             self._dead[endpoint.url] = (self._clock(), why)
             self._cond.notify_all()
 
-    def answers(self, endpoint: Endpoint) -> bool:
-        """Ask the endpoint now; a dead one that answers is alive again."""
-        return self._probe(endpoint)
-
     def status(self) -> list[EndpointStatus]:
         with self._cond:
             return [
@@ -199,11 +195,12 @@ class EndpointPool:
         self._cond.release()
         try:
             for e in due:
-                self._probe(e)
+                self.answers(e)
         finally:
             self._cond.acquire()
 
-    def _probe(self, endpoint: Endpoint) -> bool:
+    def answers(self, endpoint: Endpoint) -> bool:
+        """Ask the endpoint now; a dead one that answers is alive again."""
         try:
             names = self._lister(endpoint)
         except (LocalhandError, OSError) as exc:
