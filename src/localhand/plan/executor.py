@@ -97,15 +97,14 @@ class PlanExecutor:
             if model is not None
             else None
         )
-        self.brain = Brain(self.model) if self.model is not None else None
         if memory is None:
             agentic_model = self.model if mode == "agentic" else None
             memory = RollingMemory(model_condenser(agentic_model) if agentic_model else None)
         self.memory = memory
         self.gate = ApprovalGate(approver or DenyAll(), policy, self.emit, self.task_id)
         self.corrections = (
-            Corrections(self.brain, memory, self.workspace, self.task_id, self.emit)
-            if mode == "agentic" and self.brain is not None
+            Corrections(Brain(self.model), memory, self.workspace, self.task_id, self.emit)
+            if mode == "agentic" and self.model is not None
             else None
         )
         """Agentic mode's answers to failed steps; None in the other modes, which stop."""
