@@ -105,7 +105,7 @@ def change_of(
         why = "the workspace is not a git repository and the run store kept no copy of it"
         if root is not None and not root.is_dir():
             why = f"the workspace {root} is gone"
-        files = tuple(FileChange(p, binary=True, size=_size(root, p)) for p in paths)
+        files = tuple(_listed(root, p) for p in paths)
         return RunChange(files, "", "none", f"no line diff: {why}; files listed with sizes")
     return _against_copy(paths, before, root, finished_at)
 
@@ -196,10 +196,8 @@ def _against_copy(
     try:
         old = _members(before)
     except (tarfile.TarError, OSError, EOFError):
-        old = None
-    if old is None:
-        files = [FileChange(p, binary=True, size=_size(root, p)) for p in paths]
-        return RunChange(tuple(files), "", "none", "no line diff: the kept copy is unreadable")
+        listed = tuple(_listed(root, p) for p in paths)
+        return RunChange(listed, "", "none", "no line diff: the kept copy is unreadable")
     for path in paths:
         now = read_now(root, path)
         if (
@@ -211,7 +209,7 @@ def _against_copy(
         then = old.get(path, _ABSENT)
         text = file_diff(path, then, now)
         if text is None:
-            files.append(FileChange(path, binary=True, size=_size(root, path)))
+            files.append(_listed(root, path))
             continue
         text = scrub_text(text)
         files.extend(file_stats(text))
@@ -308,6 +306,7 @@ def _lstat(root: Path | None, path: str) -> os.stat_result | None:
         return None
 
 
-def _size(root: Path | None, path: str) -> int | None:
+def _listed(root: Path | None, path: str) -> FileChange:
+    """``path`` without a line diff: listed with its size now."""
     found = _lstat(root, path)
-    return found.st_size if found else None
+    return FileChange(path, binary=True, size=found.st_size if found else None)
