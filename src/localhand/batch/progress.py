@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,10 +173,7 @@ def _compact(value: Any) -> str:
 
 
 def totals_line(rows: list[Row], elapsed_s: float) -> str:
-    counts: dict[str, int] = {}
-    for row in rows:
-        status = str(row.result.get("status"))
-        counts[status] = counts.get(status, 0) + 1
+    counts = Counter(str(row.result.get("status")) for row in rows)
     ran = sum(1 for row in rows if not row.skipped)
     parts = [
         f"{n} {s}"
