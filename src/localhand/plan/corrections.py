@@ -16,7 +16,7 @@ is not declared stuck after three of them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from localhand.errors import StopRun
@@ -51,27 +51,20 @@ class Revision:
     events: tuple[Event, ...] = ()
 
 
+@dataclass(eq=False)
 class Corrections:
     """The brain's corrections of failed steps, counted against the circuit breakers. The
     executor holds one in agentic mode and hands it each failed step (``correct``)."""
 
-    def __init__(
-        self,
-        brain: Brain,
-        memory: RollingMemory,
-        workspace: Path,
-        task_id: str,
-        emit: Callable[[Event], None],
-    ) -> None:
-        self.brain = brain
-        self.memory = memory
-        """What the brain is shown of the steps run so far."""
-        self.workspace = workspace
-        """Where inserted and changed commands are classified."""
-        self.task_id = task_id
-        self.emit = emit
-        self.used = 0
-        """Corrections asked of the brain so far, against ``MAX_TOTAL_CORRECTIONS``."""
+    brain: Brain
+    memory: RollingMemory
+    """What the brain is shown of the steps run so far."""
+    workspace: Path
+    """Where inserted and changed commands are classified."""
+    task_id: str
+    emit: Callable[[Event], None]
+    used: int = field(default=0, init=False)
+    """Corrections asked of the brain so far, against ``MAX_TOTAL_CORRECTIONS``."""
 
     def correct(self, plan: Plan, index: int, outcome: StepOutcome) -> Revision:
         """Ask the brain about the step at ``index``, which failed with ``outcome``, and apply

@@ -8,6 +8,7 @@ step's origin makes no difference; teacher mode asks for every step.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from localhand.events import ApprovalDecided, ApprovalNeeded, Event
 from localhand.plan.model import Step
@@ -15,20 +16,14 @@ from localhand.safety.approval.approver import ApprovalPolicy, Approver, needs_a
 from localhand.safety.risk.classify import Risk
 
 
+@dataclass(frozen=True, slots=True)
 class ApprovalGate:
     """Asks ``approver`` about the steps ``policy`` (or teacher mode) says need approval."""
 
-    def __init__(
-        self,
-        approver: Approver,
-        policy: ApprovalPolicy,
-        emit: Callable[[Event], None],
-        task_id: str,
-    ) -> None:
-        self.approver = approver
-        self.policy = policy
-        self.emit = emit
-        self.task_id = task_id
+    approver: Approver
+    policy: ApprovalPolicy
+    emit: Callable[[Event], None]
+    task_id: str
 
     def ask(self, step: Step, *, teacher: bool = False) -> str | None:
         """None if ``step`` may run, else why not. Teacher mode asks for every step."""
