@@ -21,12 +21,12 @@ def tiny_policy(
     checks: Sequence[object],
 ) -> TinyPolicy | None:
     """The policy for a model that declares itself ``tiny``, else ``None`` (see
-    ``localhand.run.tiny.policy.tiny_policy``)."""
+    ``localhand.run.tiny.policy.checked_policy``)."""
     if not tiny:
         return None
-    from localhand.run.tiny.policy import tiny_policy as held  # off the first request's path
+    from localhand.run.tiny.policy import checked_policy  # off the first request's path
 
-    return held(tiny, workspace, task, definitions, checks)
+    return checked_policy(workspace, task, definitions, checks)
 
 
 def __getattr__(name: str) -> Any:
