@@ -133,20 +133,13 @@ def hooks_for(ready: Prepared) -> Hooks | None:
         return None
     from localhand.hooks.hookset import Hooks  # off the first request's path
 
-    task, store = ready.task, ready.store
-
-    def run_id() -> str | None:
-        try:
-            return store.open_run_for(task.id) if store is not None else None
-        except Exception:  # a store that fails here must not stop the hook: the task id
-            return None
-
+    task = ready.task
     return Hooks(
         ready.settings.hooks,
         task.workspace,
         bus=ready.bus,
         task_id=task.id,
-        run_id=run_id,
+        run_id=lambda: open_run_id(task, ready.store),  # None: the hook is told the task id
         isolate_network=ready.settings.isolate_network,
         approver=ready.announced,
     )
@@ -172,15 +165,19 @@ def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | No
     def take(command: str) -> str | None:
         from localhand.safety.undo.checkpoint import checkpoint_note  # only when one is needed
 
-        run_id = None
-        if store is not None:
-            try:
-                run_id = store.open_run_for(task.id)
-            except Exception:  # a store that fails here must not stop the command: file by task
-                run_id = None
+        run_id = open_run_id(task, store)  # None: filed by task id
         return checkpoint_note(task.workspace, command, task_id=task.id, run_id=run_id)
 
     return take
+
+
+def open_run_id(task: Task, store: Store | None) -> str | None:
+    """The store's id of ``task``'s run while it is open there; None without a store, before
+    it opened the run, or when the store fails (which must not stop a hook or a command)."""
+    try:
+        return store.open_run_for(task.id) if store is not None else None
+    except Exception:  # a failing store: see the docstring
+        return None
 
 
 def _ledger(settings: Settings, store: Store | None) -> Ledger | None:
