@@ -373,12 +373,8 @@ class ShellTool:
             return None
         return self.checkpoint(command)
 
-    def refusal(self, command: str, risk: Risk | None = None) -> str | None:
-        """Why ``command`` may not run (the tool result), or None when it may. ``risk``:
-        the command's, when the caller has classified it already."""
-        from localhand.safety.risk.classify import classify  # loaded by the first command
-
-        risk = risk or classify(command, self.workspace.root)
+    def refusal(self, command: str, risk: Risk) -> str | None:
+        """Why ``command``, of ``risk``, may not run (the tool result), or None when it may."""
         if not needs_approval(risk, self.policy) or self.approver.approve(command, risk):
             return None
         return refusal_message("command", risk, self.policy, self.approver)
