@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from localhand.run.ledger import Ledger
     from localhand.run.lifecycle import Ending
     from localhand.run.routing import Route
-    from localhand.run.tiny import TinyPolicy
+    from localhand.run.tiny.policy import TinyPolicy
     from localhand.tools import ToolRegistry
     from localhand.types import Message, ToolCall, ToolResult, Usage
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from localhand.run.tiny.policy import TINY_PROMPT, TinyPolicy
+    from localhand.run.tiny.policy import TinyPolicy
 
 
 def tiny_policy(
@@ -27,14 +27,3 @@ def tiny_policy(
     from localhand.run.tiny.policy import checked_policy  # off the first request's path
 
     return checked_policy(workspace, task, definitions, checks)
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("TINY_PROMPT", "TinyPolicy"):
-        from localhand.run.tiny import policy  # off the first request's path
-
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["TINY_PROMPT", "TinyPolicy", "tiny_policy"]
