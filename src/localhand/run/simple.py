@@ -77,12 +77,9 @@ class DeltaCoalescer:
         self,
         emit: Callable[[str, bool], None],
         *,
-        interval_s: float = FLUSH_S,
-        max_chars: int = FLUSH_CHARS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._emit, self._clock = emit, clock
-        self.interval_s, self.max_chars = interval_s, max_chars
         self._pending: list[str] = []
         self._size = 0
         self._thinking = False
@@ -96,7 +93,7 @@ class DeltaCoalescer:
         self._thinking = thinking
         self._pending.append(text)
         self._size += len(text)
-        if self._size >= self.max_chars or self._clock() - self._last >= self.interval_s:
+        if self._size >= FLUSH_CHARS or self._clock() - self._last >= FLUSH_S:
             self.flush()
 
     def flush(self) -> None:
