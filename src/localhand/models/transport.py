@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import BadResponse, ModelError, ModelNotFound, ModelTimeout
@@ -180,7 +180,7 @@ class Transport:
     # -- streams -------------------------------------------------------------------------------
     def stream_ndjson(
         self, path: str, body: Any, read: ReadChunks[str], deadline: float | None
-    ) -> Iterator[StreamChunk]:
+    ) -> Generator[StreamChunk, None, None]:
         """POST ``body`` and stream the answer, one JSON object a line; ``read`` turns the
         lines (blank ones left out) into chunks."""
         return self._stream(path, body, "application/x-ndjson", _ndjson, read, deadline)
@@ -207,7 +207,7 @@ class Transport:
         split: Callable[[Iterable[bytes]], Iterator[Item]],
         read: ReadChunks[Item],
         deadline: float | None,
-    ) -> Iterator[StreamChunk]:
+    ) -> Generator[StreamChunk, None, None]:
         base, hint = self.reply_limit()
         client = self._http()
         headers = {"Accept": accept}
