@@ -254,11 +254,6 @@ class OllamaModel(NetworkBackend):
         """The model's trained context length from ``/api/show``, or None if unknown."""
         return trained_context((self._model_details() or {}).get("model_info"))
 
-    def capabilities(self) -> list[str] | None:
-        """What the model can do per ``/api/show`` (``completion``, ``tools``, ``thinking``...)."""
-        caps = (self._model_details() or {}).get("capabilities")
-        return list(caps) if isinstance(caps, list) else None
-
     # -- context window --------------------------------------------------------------------------
     @property
     def context_limit(self) -> int:
