@@ -25,7 +25,8 @@ from localhand.errors import (
     ToolsUnsupported,
 )
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.models.ollama import OllamaModel, estimate_prompt_tokens
+from localhand.models.ollama import OllamaModel
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.testing import FakeOllama, Fault
 from localhand.types import ToolCall
 

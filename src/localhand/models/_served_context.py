@@ -16,8 +16,9 @@ read once per backend (``server_props``) and serves the slot count too (``_slots
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import Any
 
+from localhand.models._common import positive
 from localhand.models._http import json_or_none
 
 
@@ -39,18 +40,13 @@ def served_context(
     """The window, in tokens, the server at ``base_url`` (``.../v1``) gives ``model``, from its
     ``props`` (``server_props``) or else its model list."""
     settings = props.get("default_generation_settings") if props else None
-    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-    if _tokens(n_ctx):
+    n_ctx = positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    if n_ctx:
         return n_ctx
     root = root_of(base_url)
     path = base_url.rstrip("/")[len(root) :] + "/models"
     listed = json_or_none(root, "GET", path, timeout=timeout)
     for entry in (listed.get("data") if isinstance(listed, dict) else None) or []:
         if isinstance(entry, dict) and entry.get("id") in (model, model.split("/")[-1]):
-            length = entry.get("max_model_len")
-            return length if _tokens(length) else None
+            return positive(entry.get("max_model_len"))
     return None
-
-
-def _tokens(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0

@@ -59,7 +59,6 @@ from localhand.models._ollama_wire import (
     OllamaWire,
     canonical,
     chat_body,
-    estimate_prompt_tokens,
     parse_host,
     request_headers,
     to_reply,
@@ -69,11 +68,12 @@ from localhand.models._ollama_wire import (
 )
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.models.transport import Transport
 from localhand.profiles import Profile, profile_for, sampling_options, thinking_switch, wire_history
 from localhand.types import Message, Reply
 
-__all__ = ["OllamaModel", "estimate_prompt_tokens"]
+__all__ = ["OllamaModel"]
 
 
 class OllamaModel(NetworkBackend):
