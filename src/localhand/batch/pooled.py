@@ -13,16 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
 from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, StreamChunk, declared
 from localhand.types import Message, Reply
-
-if TYPE_CHECKING:
-    from localhand.profiles import Profile
 
 ModelFactory = Callable[[Endpoint], ChatModel]
 
@@ -33,6 +30,17 @@ def is_busy(error: ModelError) -> bool:
     if not isinstance(error, BadResponse):
         return False
     return error.status == 503 or "server busy" in str(error).lower()
+
+
+class _OfBound:
+    """A member of ``ChatModel`` read from the backend of the endpoint the task is bound to
+    (binding it, the first time)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, pooled: PooledModel | None, owner: type) -> Any:
+        return self if pooled is None else getattr(pooled._bound(None), self._name)
 
 
 class PooledModel(BaseChatModel):
@@ -83,56 +91,22 @@ class PooledModel(BaseChatModel):
 
     # What the loop asks of the backend besides ``chat`` (the family's profile, the window,
     # the reply ceiling, whether to watch replies, the think budget): the bound endpoint's.
-
-    @property
-    def context_limit(self) -> int | None:
-        return self._bound(None).context_limit
-
-    @property
-    def profile(self) -> Profile | None:  # type: ignore[override]
-        return self._bound(None).profile
-
-    @property
-    def reply_ceiling(self) -> int | None:
-        return self._bound(None).reply_ceiling
-
-    @property
-    def watch_replies(self) -> bool:  # type: ignore[override]
-        return self._bound(None).watch_replies
-
-    @property
-    def think_budget(self) -> int | None:  # type: ignore[override]
-        return self._bound(None).think_budget
-
-    @property
-    def streams_replies(self) -> bool:  # type: ignore[override]
-        return self._bound(None).streams_replies
-
-    @property
-    def plans_context(self) -> bool:  # type: ignore[override]
-        return self._bound(None).plans_context
+    # The server's facts too (what it is, how calls travel, whether its template shows the
+    # tools): without them a task on llama-server would be prompted as for an unknown server.
+    context_limit: Any = _OfBound()
+    profile: Any = _OfBound()
+    reply_ceiling: Any = _OfBound()
+    watch_replies: Any = _OfBound()
+    think_budget: Any = _OfBound()
+    streams_replies: Any = _OfBound()
+    plans_context: Any = _OfBound()
+    server_kind: Any = _OfBound()
+    call_transport: Any = _OfBound()
+    template_renders_tools: Any = _OfBound()
+    tiny: Any = _OfBound()
 
     def plan_context(self, tokens: int) -> object:
         return self._bound(None).plan_context(tokens)
-
-    # The server's facts (what it is, how calls travel, whether its template shows the tools):
-    # without them a task on llama-server would be prompted as for an unknown server.
-
-    @property
-    def server_kind(self) -> str:  # type: ignore[override]
-        return self._bound(None).server_kind
-
-    @property
-    def call_transport(self) -> str:  # type: ignore[override]
-        return self._bound(None).call_transport
-
-    @property
-    def template_renders_tools(self) -> bool | None:  # type: ignore[override]
-        return self._bound(None).template_renders_tools
-
-    @property
-    def tiny(self) -> bool:  # type: ignore[override]
-        return self._bound(None).tiny
 
     def open(self, timeout: float | None = None) -> Endpoint:
         """Take a slot now (waiting for one), so the task's clock starts when it can run."""
