@@ -92,15 +92,7 @@ class OpenAIEndpoints:
 
     # -- models ------------------------------------------------------------------------------
     def _v1_models(self, body: Any) -> None:
-        data = [
-            {
-                "id": m.name,
-                "object": "model",
-                "created": _EPOCH,
-                "owned_by": m.name.split("/")[0] if "/" in m.name else "library",
-            }
-            for m in self.server.fake._models.values()
-        ]
+        data = [_model_item(m.name) for m in self.server.fake._models.values()]
         # A Go nil slice: an Ollama without models says "data": null, not [].
         self._send(200, _line({"object": "list", "data": data or None}), "application/json")
 
@@ -109,9 +101,7 @@ class OpenAIEndpoints:
         model = self.server.fake._find(name)
         if model is None:
             return self._v1_error(404, f"model '{name}' not found")
-        owner = name.split("/")[0] if "/" in name else "library"
-        item = {"id": name, "object": "model", "created": _EPOCH, "owned_by": owner}
-        self._send(200, _line(item), "application/json")
+        self._send(200, _line(_model_item(name)), "application/json")
 
     # -- chat ---------------------------------------------------------------------------------
     def _v1_chat(self, body: Any) -> None:
@@ -263,6 +253,11 @@ class OpenAIEndpoints:
             error = {"message": fault.error, "type": "api_error", "param": None, "code": None}
             self._write_chunk(b"data: " + _line({"error": error}) + b"\n")
             self._write_chunk(b"")
+
+
+def _model_item(name: str) -> dict[str, Any]:
+    owner = name.split("/")[0] if "/" in name else "library"
+    return {"id": name, "object": "model", "created": _EPOCH, "owned_by": owner}
 
 
 def _bind_problem(body: dict[str, Any]) -> str | None:
