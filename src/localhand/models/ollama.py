@@ -244,12 +244,6 @@ class OllamaModel(NetworkBackend):
         return body, estimate, num_ctx
 
     # -- discovery, for backend auto-selection ----------------------------------------------------
-    def list_models(self) -> list[str]:
-        """The names of the models the server has (``/api/tags``)."""
-        data = self.transport.fetch("GET", "/api/tags")
-        names = [m.get("model") or m.get("name") for m in data.get("models") or []]
-        return [n for n in names if n]
-
     def context_length(self) -> int | None:
         """The model's trained context length from ``/api/show``, or None if unknown."""
         return trained_context((self._model_details() or {}).get("model_info"))

@@ -324,14 +324,6 @@ class OpenAICompatModel(NetworkBackend):
             reply = replace(reply, content=content, tool_calls=calls)
         return reply
 
-    # -- discovery -------------------------------------------------------------------------------
-    def list_models(self) -> list[str]:
-        """The ids the server lists at ``/v1/models``."""
-        page = self.transport.fetch("GET", "/models")
-        items = page.get("data") if isinstance(page, dict) else None
-        # Ollama says "data": null when it has no models
-        return [str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id")]
-
     # -- requests --------------------------------------------------------------------------------
     def _request(
         self,

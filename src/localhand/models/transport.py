@@ -89,6 +89,11 @@ class Wire(Protocol):
         """What to do when a request that is not a reply times out."""
         ...
 
+    @property
+    def models_path(self) -> str:
+        """Where the server lists its models (``/api/tags``, ``/models``)."""
+        ...
+
     def unavailable(self) -> ModelError:
         """No server at the address: where the address came from, and what to do."""
         ...
@@ -333,12 +338,9 @@ class Transport:
         # off the first request's path
         from localhand.models.missing import has_models, listed_names
 
-        path = getattr(self.wire, "models_path", None)
-        if not path:
-            return error
         try:
             timeout = min(5.0, self.connection.metadata_timeout)
-            data = self._attempt("GET", path, None, timeout, self.wire.hung_hint)
+            data = self._attempt("GET", self.wire.models_path, None, timeout, self.wire.hung_hint)
         except (ModelError, Retry):
             return error
         return ModelNotFound(f"{error} {has_models(listed_names(data))}")
