@@ -32,8 +32,6 @@ leave the workspace nor name files that hold credentials.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +43,7 @@ from localhand.config.options import BACKENDS
 from localhand.config.schema import checked_schema, load_schema
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
-from localhand.paths import data_dir
+from localhand.paths import data_dir, write_private
 from localhand.run.task import Task
 from localhand.safety.risk.paths import is_secret_file
 from localhand.safety.trust.store import use_named
@@ -139,18 +137,12 @@ def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) 
 
 
 def write_task_file(task: Task, directory: Path) -> Path:
-    """Write ``task`` as ``<directory>/<id>.json``, atomically; returns the path."""
+    """Write ``task`` as ``<directory>/<id>.json``, atomically (``write_private``); returns the
+    path."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{task.id}.json"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".task-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(task.to_dict(), handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(task.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    write_private(target, text.encode("utf-8"))
     return target
 
 
