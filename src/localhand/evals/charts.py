@@ -228,8 +228,6 @@ def seconds(value: float | None) -> str:
 def _number(value: float, unit: str) -> str:
     if unit == "s":
         return seconds(value)
-    if unit == "%":
-        return pct(value)
     if unit == "tokens":
         return f"{value:,.0f}"
     return f"{value:g}"

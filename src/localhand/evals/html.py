@@ -163,30 +163,22 @@ def _summary(models: list[dict[str, Any]]) -> str:
     )
 
 
-def _costs(models: list[dict[str, Any]]) -> str:
-    def values(get: Any) -> list[tuple[str, float | None]]:
-        return [(m["model"], get(m)) for m in models]
+COSTS: tuple[tuple[str, str, Callable[[dict[str, Any]], float | None], str], ...] = (
+    ("tokens", "Median tokens per run", lambda m: m["tokens"]["median_per_run"], "tokens"),
+    ("wall", "Median wall time per run", lambda m: m["wall_s"]["median_per_run"], "s"),
+    ("ttft", "Median time to first token", lambda m: m["ttft_s"]["median"], "s"),
+    ("iterations", "Median iterations per run", lambda m: m["median_iterations"], ""),
+)
+"""The cost charts: name, title, the figure of a model's summary, its unit."""
 
-    parts = [
-        (
-            "tokens",
-            "Median tokens per run",
-            values(lambda m: m["tokens"]["median_per_run"]),
-            "tokens",
-        ),
-        ("wall", "Median wall time per run", values(lambda m: m["wall_s"]["median_per_run"]), "s"),
-        ("ttft", "Median time to first token", values(lambda m: m["ttft_s"]["median"]), "s"),
-        ("iterations", "Median iterations per run", values(lambda m: m["median_iterations"]), ""),
-    ]
-    return (
-        '<div class="charts">'
-        + "".join(
-            f'<h2 style="margin-top:8px">{escape(title)}</h2>'
-            + charts.metric(name, title, vals, unit)
-            for name, title, vals, unit in parts
-        )
-        + "</div>"
+
+def _costs(models: list[dict[str, Any]]) -> str:
+    drawn = "".join(
+        f'<h2 style="margin-top:8px">{escape(title)}</h2>'
+        + charts.metric(name, title, [(m["model"], figure(m)) for m in models], unit)
+        for name, title, figure, unit in COSTS
     )
+    return f'<div class="charts">{drawn}</div>'
 
 
 def _grid(tasks: list[dict[str, Any]], models: list[str]) -> str:
