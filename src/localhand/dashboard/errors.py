@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from localhand.dashboard.workspaces import clip
+from localhand.session.verify_gate import clip
 
 LOC_CHARS = 64
 MSG_CHARS = 300
