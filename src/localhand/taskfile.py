@@ -99,7 +99,7 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     file in localhand's data directory (a follow-up localhand wrote, where commands cannot
     write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
-    own = _in_data_dir(path)
+    own = inside(path, data_dir())
     if pin and not own:
         data = read_data(path, "task file", lambda p: use_named(p, "task file").text)
     else:
@@ -116,10 +116,6 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
         return _to_task(spec, base=path.parent, root=Path("/") if own else None)
     except ConfigError as exc:
         raise ConfigError(f"task file {path}: {exc}") from None
-
-
-def _in_data_dir(path: Path) -> bool:
-    return inside(path, data_dir())
 
 
 def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) -> Task:
