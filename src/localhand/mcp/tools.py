@@ -230,9 +230,8 @@ def _caller(
 
 def _warn_missing(clients: McpClients, warn: Callable[[str], None]) -> None:
     """A name in ``tools`` or ``exclude`` that the server does not have is most likely a typo."""
-    have: dict[str, set[str]] = {server.name: set() for server in clients.servers}
-    for server, tool in clients.tools():
-        have[server.name].add(tool.name)
+    tools = clients.tools()
+    have = {s.name: {tool.name for server, tool in tools if server is s} for s in clients.servers}
     for server in clients.servers:
         name = server.name
         for listed in (*(server.tools or ()), *server.exclude):
