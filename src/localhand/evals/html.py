@@ -91,6 +91,7 @@ def render_html(report: dict[str, Any]) -> str:
         f"{settings.get('repeat', 1)} repeat(s) · {report.get('created', '')} · "
         f"localhand {report.get('localhand', '')} · backend {settings.get('backend', '')}"
     )
+    notes = "".join(f"<dt>{escape(t)}</dt><dd>{escape(d)}</dd>" for t, d in NOTES)
     body = [
         f"<h1>{escape(title)}</h1>",
         f'<p class="meta">{escape(meta)}</p>',
@@ -100,7 +101,7 @@ def render_html(report: dict[str, Any]) -> str:
         _card("Cost per run", _costs(models)),
         _card("Guardrail stops", charts.guardrails(models)),
         _card("Tasks", _grid(report["tasks"], [m["model"] for m in models])),
-        _card("What the figures are", _notes()),
+        _card("What the figures are", f'<dl class="notes">{notes}</dl>'),
     ]
     data = json.dumps(report, ensure_ascii=False).replace("</", "<\\/")
     return (
@@ -217,11 +218,6 @@ def _shade(counts: dict[str, Any], runs: int) -> str:
     if counts.get("pass", 0) or counts.get("partial_pass", 0):
         return "#fdf5dc"
     return "#fdeaea"
-
-
-def _notes() -> str:
-    items = "".join(f"<dt>{escape(t)}</dt><dd>{escape(d)}</dd>" for t, d in NOTES)
-    return f'<dl class="notes">{items}</dl>'
 
 
 def _num(value: float | None) -> str:
