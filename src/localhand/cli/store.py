@@ -332,11 +332,10 @@ COMMANDS = {
 
 def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
     """The live view the run was shown with: plan mode's for a plan run, else the loop's."""
-    from localhand.cli.plan import plan_view  # not needed to parse the options
+    from localhand.cli.plan_view import PlanView  # not needed to parse the options
     from localhand.cli.view import TimelineView  # not needed to parse the options
-    from localhand.plan.view import PlanView  # not needed to parse the options
 
-    return plan_view(verbose=True, quiet=False, view=PlanView(out)) if plan else TimelineView(out)
+    return PlanView(out, live=False, verbose=True) if plan else TimelineView(out)
 
 
 def _open(db: Path | None) -> Store:
