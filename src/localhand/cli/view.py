@@ -375,6 +375,7 @@ class TimelineView(TerminalView):
         if handler is not None:
             handler(e)
         else:
-            fields = {k: v for k, v in e.items() if k not in ("type", "task_id", "ts")}
+            skip = ("type", "task_id", "ts", "seq", "run_id")  # the store's, for the replay
+            fields = {k: v for k, v in e.items() if k not in skip}
             text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
             self.console.print(f"  [magenta]• {event.type}[/] [dim]{escape(text[:200])}[/]")
