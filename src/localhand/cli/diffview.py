@@ -54,7 +54,7 @@ def after_run(view: Any, result: dict[str, Any]) -> None:
         return
     from localhand.store import open_store  # not needed to parse the options
 
-    show_diff = bool(getattr(view, "show_diff", False)) or diff_requested()
+    show_diff = diff_requested()
     store: Store | None
     try:  # the store the run is recorded in (RunRecording's): its id, its before-copy
         store = open_store(None)

@@ -17,7 +17,7 @@ from localhand.cli.lines import hook_line
 from localhand.cli.printable import printable_data
 from localhand.cli.view import TerminalView
 from localhand.events import Event
-from localhand.plan.view import plan_summary, step_failure
+from localhand.plan.result import plan_summary, step_failure
 
 RISK_STYLE = {"safe": "green", "moderate": "yellow", "dangerous": "bold red"}
 STATUS_MARK = {
