@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus
+from localhand.events import ApprovalNeeded, EventBus
+from localhand.safety.approval.announce import ask_announced
 from localhand.safety.approval.approver import Approver, BaseApprover
 
 if TYPE_CHECKING:
@@ -25,30 +26,17 @@ class AnnouncedApprover(BaseApprover):
         self.step_id = step_id
 
     def approve(self, command: str, risk: Risk, *, description: str | None = None) -> bool:
-        self.bus.emit(
-            ApprovalNeeded(
-                task_id=self.task_id,
-                step_id=self.step_id,
-                command=command,
-                risk=risk.level,
-                reasons=list(risk.reasons),
-                warning_message=f"{risk.level}: {'; '.join(risk.reasons) or 'needs approval'}",
-                description=description or "",
-                added_by_agent=self.step_id == "run_command",
-            )
+        needed = ApprovalNeeded(
+            task_id=self.task_id,
+            step_id=self.step_id,
+            command=command,
+            risk=risk.level,
+            reasons=list(risk.reasons),
+            warning_message=f"{risk.level}: {'; '.join(risk.reasons) or 'needs approval'}",
+            description=description or "",
+            added_by_agent=self.step_id == "run_command",
         )
-        approved = self.inner.approve(command, risk)
-        self.bus.emit(
-            ApprovalDecided(
-                task_id=self.task_id,
-                step_id=self.step_id,
-                command=command,
-                approved=approved,
-                by=self.inner.decided_by,
-                reason="" if approved else self.inner.reason,
-            )
-        )
-        return approved
+        return ask_announced(self.inner, risk, needed, self.bus.emit)
 
     @property
     def refusal(self) -> str:  # type: ignore[override]  # the inner approver's, as it answered
