@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from localhand.evidence.verify import Check, CommandCheck
+from localhand.safety.approval.announce import AnnouncedApprover
 from localhand.safety.approval.approver import ApprovalPolicy, needs_approval
-from localhand.session.approvals import AnnouncedApprover
 from localhand.types import CheckResult
 
 STEP_ID = "verify"
