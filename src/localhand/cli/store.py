@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections import Counter
@@ -25,6 +24,7 @@ from localhand.cli.args import (
     number,
     settings_of,
 )
+from localhand.cli.jsonl import print_json
 from localhand.cli.printable import Printable, printable
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
@@ -49,7 +49,7 @@ def runs(args: argparse.Namespace) -> int:
     store = _open(args.db)
     found = store.runs(args.limit)
     if args.json_output:
-        _print_json([{k: v for k, v in info.to_dict().items() if k != "result"} for info in found])
+        print_json([{k: v for k, v in info.to_dict().items() if k != "result"} for info in found])
         return 0
     from rich.table import Table  # rich loads only when used
 
@@ -129,7 +129,7 @@ def show(args: argparse.Namespace) -> int:
     if args.json_output:
         run_data = scrub_data(info.to_dict())
         found = [scrub_data(e.to_dict()) for e in events]
-        _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
+        print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
@@ -193,7 +193,7 @@ def replay(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         fail(str(exc))
     if args.json_output:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
         return 0 if report.ok else 1
     out = _console(soft_wrap=True)
     out.print(
@@ -369,13 +369,3 @@ def _status(status: str) -> str:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
-
-
-def _print_json(data: Any) -> None:
-    text = json.dumps(data, ensure_ascii=False, default=str)
-    # JSON escapes the C0 controls but writes DEL and the C1 controls (\x9b is CSI) as they
-    # are; as \u escapes they mean the same and do nothing to a terminal.
-    sys.stdout.write(text.translate(_C1_ESCAPES) + "\n")
-
-
-_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
