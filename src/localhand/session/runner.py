@@ -23,6 +23,7 @@ from localhand.safety.approval.approver import check_policy
 from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session.backend import select_backend
+from localhand.session.delegating import delegation_for
 from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
@@ -81,9 +82,11 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             messages=simple_messages(task, model, ready.warn, settings.instruction_files),
         )
     skills = find_skills(task.workspace, ready.warn, bus=bus, task_id=task.id)
+    delegation = delegation_for(ready, declared(model))
     tools = default_tools(
         task.workspace,
         *skills.tools(),
+        *delegation.tools(),
         policy=check_policy(settings.approve),
         approver=ready.announced,
         isolate_network=settings.isolate_network,
@@ -128,6 +131,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             history=ready.continuing.history if ready.continuing else (),
             tests_before=ready.continuing.collected if ready.continuing else None,
         )
+        delegation.parent = loop
         return loop.play(task.description)
 
 
