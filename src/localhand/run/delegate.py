@@ -59,11 +59,11 @@ class Delegation:
         return [Tool.from_function(self.delegate)] if self.share > 0 else []
 
     def delegate(self, task: str) -> ToolResult:
-        """Hand a question to a helper that reads and searches in its own conversation and
-        returns only its answer, keeping what it reads out of yours. It changes nothing.
+        """Have a helper read and search in its own conversation and return only its answer:
+        what it reads stays out of yours.
 
         Args:
-            task: What to find out, said in full.
+            task: What to find out.
         """
         parent = self.parent
         if parent is None:
