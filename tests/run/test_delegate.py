@@ -4,10 +4,12 @@ apart and linked to the parent's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import localhand
 from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
 from localhand.events import DelegateFinished, DelegateStarted, EventBus, EventLog, ToolCallEvent
@@ -18,6 +20,7 @@ from localhand.run.guardrails import Limits
 from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.store import Store
+from localhand.testing import FakeOllama
 from localhand.tools import default_tools
 from localhand.types import Reply, ToolCall
 
@@ -148,3 +151,35 @@ def test_not_offered_to_a_tiny_model_nor_with_a_share_of_zero(tmp_path: Path) ->
 def test_a_share_outside_zero_to_one_is_refused(share: str) -> None:
     with pytest.raises(ConfigError, match="delegate_share"):
         load_settings({"LOCALHAND_DELEGATE_SHARE": share})
+
+
+def wire_call(name: str, **arguments: object) -> dict:
+    return {"content": "", "tool_calls": [{"function": {"name": name, "arguments": arguments}}]}
+
+
+def test_the_command_line_shows_the_helper_in_jsonl_and_show(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("The server listens on port 8123.\n")
+    script = [
+        wire_call("delegate", task=QUESTION),
+        wire_call("read_file", path="notes.txt"),
+        {"content": "Port 8123."},
+        {"content": "It is 8123."},
+    ]
+    with FakeOllama(script=script, models={"qwen3:8b": {}}) as server:
+        args = ("run", "Find the port", "-w", str(tmp_path), "--model", "qwen3:8b", "--agentic")
+        done = localhand(*args, "--jsonl", host=server.url, cwd=tmp_path)
+        parent_first, helper_first, _, parent_next = (r.body for r in server.chat_requests)
+    assert done.returncode == 3, done.stderr  # unverified: no checks
+    sent = parent_first["messages"]
+    assert helper_first["messages"][: len(sent)] == sent
+    assert helper_first["tools"] == parent_first["tools"]
+    assert parent_next["messages"][-1]["content"] == "Port 8123."
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [line["type"] for line in lines]
+    assert kinds.index("delegate_started") < kinds.index("delegate_finished")
+    assert lines[-1]["payload"]["output"] == "It is 8123."
+    started = lines[kinds.index("delegate_started")]
+    helper, parent = started["payload"]["helper_run"], started["run_id"]
+    shown = localhand("show", helper, cwd=tmp_path)
+    assert f"helper of {parent}" in shown.stdout and "read_file" in shown.stdout
+    assert f'helper_run="{helper}"' in localhand("show", parent, cwd=tmp_path).stdout
