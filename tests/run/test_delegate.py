@@ -14,6 +14,9 @@ from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
 from localhand.events import DelegateFinished, DelegateStarted, EventBus, EventLog, ToolCallEvent
 from localhand.models.scripted import ScriptedModel, call
+from localhand.parsing import parse_tool_calls
+from localhand.profiles import PROFILES
+from localhand.profiles.formats import write_call
 from localhand.run.agent import ToolLoop
 from localhand.run.delegate import Delegation
 from localhand.run.guardrails import Limits
@@ -97,7 +100,7 @@ def test_the_helpers_limits_are_a_share_of_what_the_parent_has_left(tmp_path: Pa
         ScriptedModel([]), tmp_path, limits=Limits(max_iterations=9, token_budget=10_000)
     )
     parent.state.tokens_in, parent.state.tokens_out = 7_000, 1_000
-    limits = Delegation(0.5).limits(parent.limits, parent)
+    limits = Delegation(0.5).limits(parent)
     assert (limits.max_iterations, limits.token_budget) == (5, 2_000)
     assert limits.wall_clock_s is not None and limits.wall_clock_s <= parent.limits.wall_clock_s
     parent.state.tokens_in = 9_000
@@ -183,3 +186,11 @@ def test_the_command_line_shows_the_helper_in_jsonl_and_show(tmp_path: Path) -> 
     shown = localhand("show", helper, cwd=tmp_path)
     assert f"helper of {parent}" in shown.stdout and "read_file" in shown.stdout
     assert f'helper_run="{helper}"' in localhand("show", parent, cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_each_family_writes_delegate_as_the_parser_reads_it(profile, tmp_path: Path) -> None:
+    definitions = default_tools(tmp_path, *Delegation(0.5).tools()).definitions()
+    written = write_call(profile.text_format, "delegate", {"task": QUESTION})
+    parsed = parse_tool_calls({"role": "assistant", "content": written}, definitions)
+    assert [(c.name, c.arguments) for c in parsed.calls] == [("delegate", {"task": QUESTION})]

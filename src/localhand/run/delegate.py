@@ -68,7 +68,7 @@ class Delegation:
         parent = self.parent
         if parent is None:
             raise ToolError("delegate is not set up in this run; do the task yourself")
-        limits = self.limits(parent.limits, parent)
+        limits = self.limits(parent)
         self.helpers += 1
         helper_id = f"{parent.task_id}-helper{self.helpers}"
         bus, run_id = self.open_run(helper_id)
@@ -77,7 +77,7 @@ class Delegation:
                 task_id=parent.task_id, helper_task=helper_id, helper_run=run_id, task=task
             )
         )
-        sent = parent._definitions  # the parent's tools as its requests send them
+        sent = parent._definitions  # as the loop sends them (sized to its window): the same bytes
         helper = _Helper(
             parent.model,
             parent.workspace,
@@ -88,7 +88,6 @@ class Delegation:
             bus=bus,
             task_id=helper_id,
             history=forked(parent.messages),
-            tests_before=None,
             cancellation=parent.cancellation,  # the parent's Stop stops the helper too
         )
         result = helper.play(INSTRUCTION.format(task=task)).settle([])
@@ -115,10 +114,11 @@ class Delegation:
         stopped = f"The helper stopped ({reason}) before it answered. It last said: {said}"
         return ToolResult(capped(stopped, ANSWER_TOKENS), ok=False)
 
-    def limits(self, given: Limits, parent: ToolLoop) -> Limits:
+    def limits(self, parent: ToolLoop) -> Limits:
         """The helper's limits: ``share`` of the parent's iterations and token budget (within
         what the parent has left of it), and what is left of the parent's wall clock."""
-        state, iterations, budget = parent.state, given.max_iterations, given.token_budget
+        given, state = parent.limits, parent.state
+        iterations, budget = given.max_iterations, given.token_budget
         if iterations is not None:
             iterations = max(1, math.ceil(iterations * self.share))
         if budget is not None:
