@@ -185,7 +185,8 @@ def test_the_command_line_shows_the_helper_in_jsonl_and_show(tmp_path: Path) -> 
     helper, parent = started["payload"]["helper_run"], started["run_id"]
     shown = localhand("show", helper, cwd=tmp_path)
     assert f"helper of {parent}" in shown.stdout and "read_file" in shown.stdout
-    assert f'helper_run="{helper}"' in localhand("show", parent, cwd=tmp_path).stdout
+    parent_shown = localhand("show", parent, cwd=tmp_path).stdout
+    assert f"↳ a helper (run {helper}) on: {QUESTION}" in parent_shown
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)

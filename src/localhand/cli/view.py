@@ -302,6 +302,12 @@ class TerminalView:
         if e["approved"] and self._pending:
             self._run_next()  # it runs now; its tool_call moves on to the next
 
+    def on_delegate_started(self, event: Event) -> None:
+        e = event.to_dict()
+        run, task = e["helper_run"] or "not recorded", escape(one_line(e["task"]))
+        self.line(f"  [dim]  ↳ a helper (run {run}) on: {task}[/]")
+        self._run_next()  # the delegate call goes on while the helper works
+
     def on_hook_ran(self, event: Event) -> None:
         self.line(hook_line(event.to_dict()))
         self._run_next()  # the call it ran around goes on (or the checks, after a stop hook)
