@@ -252,9 +252,8 @@ class SkillLoaded(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DelegateStarted(Event):
-    """The model handed ``task`` to a helper (``delegate``, ``localhand.run.delegate``), which
-    runs as a task of its own (``helper_task``), recorded as its own run (``helper_run``, None
-    when nothing records it) linked to this one."""
+    """The model handed ``task`` to a helper (``localhand.run.delegate``): a task of its own,
+    recorded as a run (``helper_run``; None unrecorded) linked to this one."""
 
     type: ClassVar[str] = "delegate_started"
     helper_task: str

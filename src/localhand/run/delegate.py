@@ -1,15 +1,10 @@
-"""The ``delegate`` tool: a helper, forked from the parent's conversation, that reads and
+"""The ``delegate`` tool: a helper forked from the parent's conversation, which reads and
 searches in a conversation of its own and hands back only its answer (docs/delegate.md).
 
-The helper's first request is the parent's last one as it was sent (the same messages and
-tools, byte for byte), then the parent's reply that called ``delegate``, then one user message
-with the helper's instruction and the task: a server that caches the prompt's prefix
-(llama-server, Ollama) prefills only those two. The tools sent stay the parent's (templates
-render them first), but every call except a read is refused with a result that says so,
-``delegate`` among them: a helper cannot delegate again. Its limits are a share of the
-parent's (``[run] delegate_share``); its tokens count against the parent's budget and totals;
-it runs on the parent's model (its slot, one after the other) and cancel switch; its events go
-to a run of its own, which the session records linked to the parent's."""
+Its first request is the parent's last one as sent (messages and tools, byte for byte: the
+server's cached prefix), the parent's reply that called ``delegate``, and one user message with
+the task; every call but a read is refused, ``delegate`` too. Its limits are a share of the
+parent's, its tokens the parent's; it shares the parent's model, slot and cancel switch."""
 
 from __future__ import annotations
 
