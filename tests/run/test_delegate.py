@@ -22,7 +22,7 @@ from localhand.run.delegate import Delegation
 from localhand.run.guardrails import Limits
 from localhand.run.task import Task
 from localhand.session.api import run_task
-from localhand.store import Store
+from localhand.store import Store, open_store
 from localhand.testing import FakeOllama
 from localhand.tools import default_tools
 from localhand.types import Reply, ToolCall
@@ -172,6 +172,7 @@ def test_the_command_line_shows_the_helper_in_jsonl_and_show(tmp_path: Path) -> 
         args = ("run", "Find the port", "-w", str(tmp_path), "--model", "qwen3:8b", "--agentic")
         done = localhand(*args, "--jsonl", host=server.url, cwd=tmp_path)
         parent_first, helper_first, _, parent_next = (r.body for r in server.chat_requests)
+        loads = server.loads
     assert done.returncode == 3, done.stderr  # unverified: no checks
     sent = parent_first["messages"]
     assert helper_first["messages"][: len(sent)] == sent
@@ -185,6 +186,13 @@ def test_the_command_line_shows_the_helper_in_jsonl_and_show(tmp_path: Path) -> 
     helper, parent = started["payload"]["helper_run"], started["run_id"]
     shown = localhand("show", helper, cwd=tmp_path)
     assert f"helper of {parent}" in shown.stdout and "read_file" in shown.stdout
+    # The fake server's cache: the prefix each request shares with the one before. The helper
+    # reuses all the parent sent; the parent's next request that, and the reply, from the
+    # helper's; and one window throughout (Ollama never reloaded the model).
+    with open_store() as store:
+        forked = next(e.data for e in store.events(helper) if e.type == "model_reply")
+    back = [line["payload"] for line in lines if line["type"] == "model_reply"][1]
+    assert back["tokens_cached"] > forked["tokens_cached"] > 0 and len(loads) == 1
     parent_shown = localhand("show", parent, cwd=tmp_path).stdout
     assert f"↳ a helper (run {helper}) on: {QUESTION}" in parent_shown
 
