@@ -17,6 +17,7 @@ from localhand.models.scripted import ScriptedModel, call
 from localhand.parsing import parse_tool_calls
 from localhand.profiles import PROFILES
 from localhand.profiles.formats import write_call
+from localhand.replay import replay_run
 from localhand.run.agent import ToolLoop
 from localhand.run.delegate import Delegation
 from localhand.run.guardrails import Limits
@@ -93,6 +94,17 @@ def test_the_helper_starts_from_the_parents_exact_request_and_its_answer_returns
         ("delegate", False),
     ]
     assert "a helper only reads" in calls[1]["result_summary"]
+
+
+def test_a_run_that_delegated_replays_with_its_helpers_replies(tmp_path: Path) -> None:
+    store = Store(":memory:")
+    helper = [call("read_file", path="notes.txt"), "Port 8123."]
+    delegated(tmp_path, helper, store)
+    run_id = next(run.id for run in store.runs() if run.kind == "run")
+    report = replay_run(store, run_id)
+    assert report.ok, report.differences
+    assert (report.replies_recorded, report.replies_used) == (4, 4)
+    assert report.result.output == "It is 8123."
 
 
 def test_the_helpers_limits_are_a_share_of_what_the_parent_has_left(tmp_path: Path) -> None:

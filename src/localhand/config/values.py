@@ -83,9 +83,7 @@ def _run_table(table: Any, path: Path) -> dict[str, Any]:
     )
     if not isinstance(table, dict) or set(table) - _RUN_KEYS:
         raise ConfigError(usage)
-    found: dict[str, Any] = (
-        {"delegate_share": table["delegate_share"]} if "delegate_share" in table else {}
-    )
+    found: dict[str, Any] = {key: table[key] for key in ("delegate_share",) if key in table}
     if "nudge_limit_per" in table:
         if table["nudge_limit_per"] not in NUDGE_COUNTS:
             raise ConfigError(usage)

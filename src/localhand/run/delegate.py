@@ -67,11 +67,8 @@ class Delegation:
         self.helpers += 1
         helper_id = f"{parent.task_id}-helper{self.helpers}"
         bus, run_id = self.open_run(helper_id)
-        parent.emit(
-            DelegateStarted(
-                task_id=parent.task_id, helper_task=helper_id, helper_run=run_id, task=task
-            )
-        )
+        ids: dict[str, Any] = dict(task_id=parent.task_id, helper_task=helper_id, helper_run=run_id)
+        parent.emit(DelegateStarted(**ids, task=task))
         sent = parent._definitions  # as the loop sends them (sized to its window): the same bytes
         helper = _Helper(
             parent.model,
@@ -94,9 +91,7 @@ class Delegation:
         reason = result.termination_reason
         parent.emit(
             DelegateFinished(
-                task_id=parent.task_id,
-                helper_task=helper_id,
-                helper_run=run_id,
+                **ids,
                 termination_reason=reason,
                 iterations=result.iterations_used,
                 tokens_in=result.tokens_in,
