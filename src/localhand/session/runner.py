@@ -22,8 +22,8 @@ from localhand.run.task import Task
 from localhand.safety.approval.approver import check_policy
 from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
+from localhand.session import delegating
 from localhand.session.backend import select_backend
-from localhand.session.delegating import delegation_for
 from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
@@ -82,7 +82,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             messages=simple_messages(task, model, ready.warn, settings.instruction_files),
         )
     skills = find_skills(task.workspace, ready.warn, bus=bus, task_id=task.id)
-    delegation = delegation_for(ready, declared(model))
+    delegation = delegating.delegation_for(ready, declared(model))
     tools = default_tools(
         task.workspace,
         *skills.tools(),
@@ -114,7 +114,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             tools = HookedTools(tools, hooks)
         if ready.wrap_tools is not None:
             tools = ready.wrap_tools(tools)
-        loop = ToolLoop(
+        delegation.parent = loop = ToolLoop(  # the loop a helper forks from
             model,
             task.workspace,
             tools=skills.guarding(tools),  # last: no wrapper's call goes round allowed-tools
@@ -131,7 +131,6 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             history=ready.continuing.history if ready.continuing else (),
             tests_before=ready.continuing.collected if ready.continuing else None,
         )
-        delegation.parent = loop
         return loop.play(task.description)
 
 
