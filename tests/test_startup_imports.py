@@ -51,6 +51,7 @@ RUN_PATH = {
     *package("localhand.run", "agent", "agent_config", "asking", "cache_reuse", "guardrails"),
     *package("localhand.run", "ledger", "lifecycle", "nudges", "routing", "task", "tiny"),
     *package("localhand.run", "delegate"),  # the delegate tool is offered in the first request
+    *package("localhand.session", "delegating"),  # and set up by the session
     *package("localhand.safety", "approval", "box", "risk", "secrets", "trust"),
     *package("localhand.safety.approval", "approver"),
     *package(
@@ -63,7 +64,7 @@ RUN_PATH = {
     *package("localhand.safety.secrets", "toolchain"),
     *package("localhand.safety.trust", "store", "provenance"),
     *package("localhand.session", "approvals", "backend", "door", "prepared", "recording"),
-    *package("localhand.session", "delegating", "finish", "runner", "verify_gate"),
+    *package("localhand.session", "finish", "runner", "verify_gate"),
     *package("localhand.skills", "found", "shelf"),  # the list goes in the first request
     *package("localhand.store", "archive", "connection", "db", "liveness", "migrations"),
     *package("localhand.store", "recorder", "records"),
