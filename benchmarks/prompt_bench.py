@@ -19,6 +19,9 @@ localhand's token estimate against real tokenizers.
   offered only when a skill exists, and the list of skills for 1 to 50 skills with
   200-character descriptions, which stays within its own budget (``LIST_TOKENS``) by cutting
   the longest descriptions; a skill's body costs nothing until ``read_skill`` returns it.
+- ``delegate``: what the ``delegate`` tool adds to the first prompt (its schema, docs/delegate.md),
+  and what a helper's first request adds to the parent's cached prefix besides the parent's
+  reply that called it: the instruction around the task.
 - ``tokens``: counts with every real tokenizer available offline (``_common.tokenizers()``):
   Gemma 3's, which the project's own dependency ships, and, after
   ``python benchmarks/fetch_vocabs.py``, Qwen2/2.5/3's, Llama 3's and Phi-3's vocabularies
@@ -73,6 +76,7 @@ from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.profiles import GENERIC, PROFILES
 from localhand.prompt.system import SCHEMA_CALLS, SYSTEM_PROMPT, call_format, system_prompt
+from localhand.run.delegate import INSTRUCTION, Delegation
 from localhand.run.guardrails import Limits
 from localhand.skills import Skill, Skills
 from localhand.skills.shelf import LIST_TOKENS
@@ -159,6 +163,19 @@ def skills(tok: Tokenizer) -> dict[str, Any]:
         "list_tokens_by_skills": listed,
         "list_budget_estimated_tokens": LIST_TOKENS,
         "description_chars": 200,
+    }
+
+
+def delegate(tok: Tokenizer) -> dict[str, Any]:
+    """What delegate adds: its schema in every request, the instruction in a helper's first."""
+    (tool,) = Delegation(0.5).tools()
+    schema = tok.count(json.dumps(tool.definition(), ensure_ascii=False))
+    fixed = fixed_prompt(tok)["system_plus_tools_tokens"] + schema  # a run offers it always
+    return {
+        "delegate_schema_tokens": schema,
+        "system_plus_tools_with_delegate_tokens": fixed,
+        "meets_target": fixed <= TARGET_FIXED,
+        "helper_instruction_tokens_besides_the_task": tok.count(INSTRUCTION.format(task="")),
     }
 
 
@@ -340,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             },
             "fixed_prompt": fixed_prompt(tok),
             "skills": skills(tok),
+            "delegate": delegate(tok),
             "first_prompt_per_family": {
                 "tokenizer": tok.name,
                 "target_tokens": TARGET_FIXED,

@@ -50,6 +50,8 @@ RUN_PATH = {
     *package("localhand.prompt", "context", "instructions", "opening", "system", "tool_text"),
     *package("localhand.run", "agent", "agent_config", "asking", "cache_reuse", "guardrails"),
     *package("localhand.run", "ledger", "lifecycle", "nudges", "routing", "task", "tiny"),
+    *package("localhand.run", "delegate"),  # the delegate tool is offered in the first request
+    *package("localhand.session", "delegating"),  # and set up by the session
     *package("localhand.safety", "approval", "box", "risk", "secrets", "trust"),
     *package("localhand.safety.approval", "announce", "approver"),
     *package(

@@ -251,6 +251,30 @@ class SkillLoaded(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class DelegateStarted(Event):
+    """The model handed ``task`` to a helper (``localhand.run.delegate``): a task of its own,
+    recorded as a run (``helper_run``; None unrecorded) linked to this one."""
+
+    type: ClassVar[str] = "delegate_started"
+    helper_task: str
+    helper_run: str | None
+    task: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DelegateFinished(Event):
+    """The helper ended; its answer is the ``delegate`` call's result, its tokens the parent's."""
+
+    type: ClassVar[str] = "delegate_finished"
+    helper_task: str
+    helper_run: str | None
+    termination_reason: str
+    iterations: int
+    tokens_in: int
+    tokens_out: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Verification(Event):
     type: ClassVar[str] = "verification"
     checks: list[dict[str, Any]]

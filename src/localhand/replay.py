@@ -83,6 +83,17 @@ def recorded_replies(
     return replies
 
 
+def with_helpers(store: Store, events: Sequence[StoredEvent]) -> list[StoredEvent]:
+    """``events`` with each helper's (``delegate``) model replies where it ran: the order in
+    which the model gave them."""
+    spliced: list[StoredEvent] = []
+    for event in events:
+        spliced.append(event)
+        if event.type == "delegate_started" and event.data.get("helper_run"):
+            spliced += store.events(event.data["helper_run"], types=("model_reply",))
+    return spliced
+
+
 def _moved(data: dict[str, Any], moved: tuple[str, str]) -> dict[str, Any]:
     """``data`` with every string's ``moved[0]`` written as ``moved[1]``."""
     old, new = (json.dumps(path)[1:-1] for path in moved)  # as the path is spelled in JSON
@@ -160,7 +171,7 @@ def replay_run(
     original = Path(str(started.get("workspace") or info.workspace))
     top = Path(os.path.realpath(tempfile.mkdtemp(prefix="localhand-replay-")))
     target = top / "replay" / (original.name or "workspace")  # its name kept; beside it, ours
-    replies = recorded_replies(events, moved=(str(original), str(target)))
+    replies = recorded_replies(with_helpers(store, events), moved=(str(original), str(target)))
     notes: list[str] = []
     try:
         source = _prepare(store, info.id, original, workspace, target, notes)

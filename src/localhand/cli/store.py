@@ -137,7 +137,8 @@ def show(args: argparse.Namespace) -> int:
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
     replay = f" · replay of {info.replay_of}" if info.replay_of else ""
-    replay += f" · continues {info.continues}" if info.continues else ""
+    link = "helper of" if info.kind == "helper" else "continues"  # a delegate call's helper
+    replay += f" · {link} {info.continues}" if info.continues else ""
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
     # as the terminal showed it live: plan mode's view for a plan run, else the loop's
     plan = "steps" in (info.result or {}) or any(e.type == "plan_started" for e in events)

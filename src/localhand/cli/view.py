@@ -294,6 +294,11 @@ class TerminalView:
         if e["approved"] and self._pending:
             self._run_next()  # it runs now; its tool_call moves on to the next
 
+    def on_delegate_started(self, e: dict[str, Any]) -> None:
+        run, task = e["helper_run"] or "not recorded", escape(one_line(e["task"]))
+        self.line(f"  [dim]  ↳ a helper (run {run}) on: {task}[/]")
+        self._run_next()  # the delegate call goes on while the helper works
+
     def on_hook_ran(self, e: dict[str, Any]) -> None:
         self.line(hook_line(e))
         self._run_next()  # the call it ran around goes on (or the checks, after a stop hook)

@@ -102,6 +102,10 @@ class Settings:
     one nearest to the work winning (``localhand.prompt.instructions``); each is used only once
     the user trusts its content (``localhand trust``). Add ``CLAUDE.md`` or ``GEMINI.md`` here;
     ``[]`` reads none."""
+    delegate_share: float = 0.5
+    """``[run] delegate_share``: the share of the run's iterations and token budget that a
+    helper (the ``delegate`` tool, ``localhand.run.delegate``) may take, from 0 (no such tool)
+    to 1."""
     plan_mode: str = "planner"
     """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
     ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""
@@ -220,6 +224,7 @@ ENV = {
     "plan_mode": "LOCALHAND_PLAN_MODE",
     "nudge_limit_per": "LOCALHAND_NUDGE_LIMIT_PER",
     "instruction_files": "LOCALHAND_INSTRUCTION_FILES",
+    "delegate_share": "LOCALHAND_DELEGATE_SHARE",
     "think_budget": "LOCALHAND_THINK_BUDGET",
     "otel": "LOCALHAND_OTEL",
     "otel_content": "LOCALHAND_OTEL_CONTENT",

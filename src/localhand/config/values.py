@@ -69,21 +69,21 @@ def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return {"profiles": read_profiles(data, source=str(path))}
 
 
-_RUN_KEYS = {"nudge_limit_per", "instruction_files"}
+_RUN_KEYS = {"nudge_limit_per", "instruction_files", "delegate_share"}
 
 
 def _run_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``) and ``instruction_files``
-    (a list of file names)."""
+    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``), ``instruction_files`` (a
+    list of file names) and ``delegate_share`` (checked with the other values)."""
     if table is None:
         return {}
     usage = (
-        f'[run] in {path} takes only nudge_limit_per = "streak" or "run" and '
-        'instruction_files = ["AGENTS.md", ...]'
+        f'[run] in {path} takes only nudge_limit_per = "streak" or "run", '
+        'instruction_files = ["AGENTS.md", ...] and delegate_share = 0.5'
     )
     if not isinstance(table, dict) or set(table) - _RUN_KEYS:
         raise ConfigError(usage)
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {key: table[key] for key in ("delegate_share",) if key in table}
     if "nudge_limit_per" in table:
         if table["nudge_limit_per"] not in NUDGE_COUNTS:
             raise ConfigError(usage)
@@ -163,6 +163,11 @@ def convert(name: str, value: Any, source: str) -> Any:
             return seconds
         if name == "think":
             return parse_think(str(value))
+        if name == "delegate_share":
+            plain = isinstance(value, int | float | str) and not isinstance(value, bool)
+            if not (plain and 0 <= float(value) <= 1):
+                raise ValueError("must be a share from 0 (no delegate tool) to 1")
+            return float(value)
         if name in CHOICES and value not in CHOICES[name]:
             raise ValueError(f"must be one of {', '.join(CHOICES[name])}")
         if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):

@@ -91,6 +91,7 @@ KEYS: dict[str, Key] = {
     "instruction_files": _allowed(
         "which project files are read as instructions; each still needs the user's trust"
     ),
+    "delegate_share": _allowed("how much of the run's limits a read-only helper may take"),
     "plan_mode": _allowed(
         "how a plan repairs a failed step; every step passes the same approval and sandbox"
     ),

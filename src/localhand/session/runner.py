@@ -22,6 +22,7 @@ from localhand.run.task import Task
 from localhand.safety.approval.approver import check_policy
 from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
+from localhand.session import delegating
 from localhand.session.backend import select_backend
 from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
@@ -81,9 +82,11 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             messages=simple_messages(task, model, ready.warn, settings.instruction_files),
         )
     skills = find_skills(task.workspace, ready.warn, bus=bus, task_id=task.id)
+    delegation = delegating.delegation_for(ready, declared(model))
     tools = default_tools(
         task.workspace,
         *skills.tools(),
+        *delegation.tools(),
         policy=check_policy(settings.approve),
         approver=ready.announced,
         isolate_network=settings.isolate_network,
@@ -111,7 +114,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             tools = HookedTools(tools, hooks)
         if ready.wrap_tools is not None:
             tools = ready.wrap_tools(tools)
-        loop = ToolLoop(
+        delegation.parent = loop = ToolLoop(  # the loop a helper forks from
             model,
             task.workspace,
             tools=skills.guarding(tools),  # last: no wrapper's call goes round allowed-tools

@@ -204,7 +204,7 @@ class RunView {
     $("run-title").textContent = run.description || "(no description)";
     $("run-meta").textContent = [
       `run ${run.id}`, run.kind === "replay" ? `replay of ${run.replay_of}` : null,
-      run.continues ? `continues ${run.continues}` : null, run.model,
+      run.continues ? `${run.kind === "helper" ? "helper of" : "continues"} ${run.continues}` : null, run.model,
       run.workspace, new Date(run.started_at * 1000).toLocaleString(),
     ].filter(Boolean).join(" · ");
     this.setStatus(run.status);
@@ -337,6 +337,12 @@ class RunView {
       }
       case "model_request": case "answer_delta": return null;
       case "model_status": return note("status", e, when, "model", e.message || "");
+      case "delegate_started": { // the helper's own run, a click away
+        const link = Object.assign(el("a", "", [`helper run ${e.helper_run}`]), { href: `#/runs/${e.helper_run}` });
+        return note("other", e, when, "delegate", clip(e.task, 300), ...(e.helper_run ? [" · ", link] : []));
+      }
+      case "delegate_finished":
+        return note("other", e, when, "delegate", `helper ${e.termination_reason} after ${plural(e.iterations, "iteration")}, ${e.tokens_in}+${e.tokens_out} tokens`);
       default: {
         const { type, task_id, ts, seq, run_id, ...rest } = e;
         const text = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(" ");
