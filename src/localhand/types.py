@@ -80,6 +80,10 @@ class Usage:
     """Milliseconds the server spent prefilling ``prefilled_tokens``."""
     decode_ms: float | None = None
     """Milliseconds the server spent generating ``completion_tokens``."""
+    draft_tokens: int | None = None
+    """Tokens speculative decoding drafted (llama-server ``timings.draft_n``), where it did."""
+    draft_accepted: int | None = None
+    """Of those, the ones the model accepted (``timings.draft_n_accepted``)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -89,6 +93,8 @@ class Usage:
             _plus(self.cached_tokens, other.cached_tokens),
             _plus(self.prefill_ms, other.prefill_ms),
             _plus(self.decode_ms, other.decode_ms),
+            _plus(self.draft_tokens, other.draft_tokens),
+            _plus(self.draft_accepted, other.draft_accepted),
         )
 
 
@@ -115,10 +121,24 @@ class Prefill:
     """Prompt tokens it took from its cache instead."""
     prefill_s: float | None = None
     """Seconds it spent prefilling (where it said)."""
+    restored_tokens: int | None = None
+    """Tokens of the continued run's cache restored into the server's slot before the first
+    request (llama-server ``--slot-save-path``); None when none was restored."""
+    draft_tokens: int | None = None
+    """Tokens speculative decoding drafted (llama-server ``--spec-type``); None: none said."""
+    draft_accepted: int | None = None
+    """Of those, the ones accepted."""
+    draft_acceptance: float | None = None
+    """``draft_accepted`` / ``draft_tokens``: how much the drafts sped decoding up."""
 
     def add(self, usage: Usage) -> None:
         """Count one request's ``usage``."""
         self.requests += 1
+        if usage.draft_tokens is not None and usage.draft_accepted is not None:
+            self.draft_tokens = (self.draft_tokens or 0) + usage.draft_tokens
+            self.draft_accepted = (self.draft_accepted or 0) + usage.draft_accepted
+            if self.draft_tokens:
+                self.draft_acceptance = round(self.draft_accepted / self.draft_tokens, 4)
         if usage.prefilled_tokens is not None and usage.cached_tokens is not None:
             self.reported += 1
             self.tokens_prefilled = (self.tokens_prefilled or 0) + usage.prefilled_tokens

@@ -64,6 +64,9 @@ class Settings:
     """Largest context window localhand will ask Ollama for."""
     keep_alive: str | None = None
     """How long Ollama keeps the model loaded after a request (``5m``, ``-1``)."""
+    saved_slots: int = 8
+    """llama-server with ``--slot-save-path``: the last this many runs' caches are kept on
+    its disk for a run that continues one (``localhand.session.kept_cache``); 0: none."""
     think: bool | str | None = None
     """Ask thinking models to think: ``true``, ``false``, ``low``, ``medium``, ``high``."""
     request_timeout: float = 300.0
@@ -215,6 +218,7 @@ ENV = {
     "backend": "LOCALHAND_BACKEND",
     "num_ctx_max": "LOCALHAND_NUM_CTX_MAX",
     "keep_alive": "LOCALHAND_KEEP_ALIVE",
+    "saved_slots": "LOCALHAND_SAVED_SLOTS",
     "think": "LOCALHAND_THINK",
     "request_timeout": "LOCALHAND_REQUEST_TIMEOUT",
     "max_reply_tokens": "LOCALHAND_MAX_REPLY_TOKENS",

@@ -176,6 +176,10 @@ def convert(name: str, value: Any, source: str) -> Any:
             raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
         if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts", "sandbox_env"):
             return tuple(value)
+        if name == "saved_slots":
+            if isinstance(value, bool) or int(value) < 0:
+                raise ValueError("must be 0 (keep none) or how many runs' caches to keep")
+            return int(value)
         if name == "think_budget":
             number = int(value)
             if number < 0:

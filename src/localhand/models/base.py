@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from localhand.types import Message, Reply, Usage
 
 if TYPE_CHECKING:
+    from localhand.models._slot_store import SlotFile
     from localhand.profiles import Profile
 
 DEFAULT_MAX_REPLY_TOKENS = 4096
@@ -161,6 +162,11 @@ class ChatModel(PlainChatModel, Protocol):
         ``num_ctx``), before its first request."""
         ...
 
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
+        """Save the server slot this backend holds to ``filename`` on the server, or restore
+        it from there (llama-server's ``--slot-save-path``); None: it holds no slot."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StreamChunk:
@@ -297,6 +303,9 @@ class BaseChatModel:
         )
 
     def plan_context(self, tokens: int) -> object:
+        return None
+
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
         return None
 
 

@@ -23,6 +23,7 @@ from localhand.safety.approval.approver import check_policy
 from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session.backend import select_backend
+from localhand.session.kept_cache import noting_restored, restore
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
 
@@ -124,7 +125,8 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             history=ready.continuing.history if ready.continuing else (),
             tests_before=ready.continuing.collected if ready.continuing else None,
         )
-        return loop.play(task.description)
+        restored = restore(ready, declared(model))  # a continued run's cache, before it asks
+        return noting_restored(loop.play(task.description), restored)
 
 
 def hooks_for(ready: Prepared) -> Hooks | None:

@@ -146,3 +146,17 @@ def m005_tests_collected(db: sqlite3.Connection) -> None:
     # The tests each check collected before the first change of a chain's first run: a run
     # that continues it is graded against those, not against what the earlier run left.
     db.execute("ALTER TABLE conversations ADD COLUMN collected TEXT")
+
+
+@migration
+def m006_saved_slots(db: sqlite3.Connection) -> None:
+    # llama-server keeps saved slots as files it cannot list or delete, so localhand saves a
+    # run's slot under one of a ring of names and remembers here which run each name holds.
+    db.execute(
+        """CREATE TABLE saved_slots (
+            name TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            saved_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX saved_slots_by_run ON saved_slots(run_id)")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.testing._fake_faults import Fault, Refusal
 from localhand.testing._fake_generation import pieces
+from localhand.testing._fake_slots import slot_action
 
 if TYPE_CHECKING:
     from localhand.testing._fake_wire import _Server
@@ -59,6 +60,8 @@ class OpenAIEndpoints:
             routes[path] = {"GET": self._v1_model}
         if self.server.fake.props:
             routes["/props"] = {"GET": self._props}
+            if path.startswith("/slots/"):
+                routes[path] = {"POST": self._slot_action}
         if self.server.fake.template_renders_tools is not None:
             routes["/apply-template"] = {"POST": self._apply_template}
         return routes
@@ -81,7 +84,10 @@ class OpenAIEndpoints:
         fake = self.server.fake
         model = next(iter(fake._models.values()), None)
         props = {
-            "default_generation_settings": {"n_ctx": fake.default_num_ctx, "params": {}},
+            "default_generation_settings": {
+                "n_ctx": fake.default_num_ctx,
+                "params": {"speculative.types": "none"},
+            },
             "total_slots": fake.slots or 1,
             "model_path": f"/models/{model.name if model else 'model'}.gguf",
             "chat_template": "",
@@ -89,6 +95,13 @@ class OpenAIEndpoints:
             "build_info": "b6000-fake",
         }
         self._send(200, _line(props), "application/json")
+
+    def _slot_action(self, body: Any) -> None:
+        """llama-server's ``POST /slots/{id}?action=...`` (``_fake_slots``)."""
+        fake = self.server.fake
+        held = len(json.dumps(fake._last_messages)) // 4  # about a token per four characters
+        status, answer = slot_action(self.path, body, fake.slot_save, fake.saved_slots, held)
+        self._send(status, _line(answer), "application/json")
 
     def _v1_error(self, code: int, message: str) -> None:
         error = {"message": message, "type": _error_type(code), "param": None, "code": None}
