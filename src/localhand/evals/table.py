@@ -60,7 +60,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
     )
     costs = _table(
         "MODEL", "ITER", "TOKENS", "TIME", "TTFT", "NUDGES", "CONSTR", "REUSE (EST.)",
-        "CACHE HIT", WRAPS,
+        "CACHE HIT", "DRAFTS OK", WRAPS,
     )  # fmt: skip
     for m in models:
         name = escape(m["model"])
@@ -87,6 +87,7 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
             str(m["constrained"]["total"]),
             pct(m["prefix_reuse"]["share"]),
             _cache_hit(m.get("server_cache")),  # a report from before it: unknown
+            pct((m.get("server_cache") or {}).get("draft_acceptance")),  # none drafted: –
             escape(guard),
         )
     return [outcomes, "", costs]

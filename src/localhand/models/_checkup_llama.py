@@ -22,6 +22,7 @@ from localhand.models._served_context import root_of
 from localhand.models._slots import published_total
 from localhand.models.advice import (
     SLOT_SAVE,
+    SPEC_NGRAM,
     SWA_FULL,
     Checkup,
     Finding,
@@ -49,7 +50,7 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
         props = get_json(client, "GET", "/props", timeout)
         name = PurePath(str(props.get("model_path") or "")).name or str(props.get("model_alias"))
         checkup = Checkup(place.where, "llama-server", name)
-        checkup.findings += _settings(props, needs)
+        checkup.findings += _settings(props, needs) + _drafting(props, name)
         checkup.findings += _slot_saving(client, timeout)
     except CatalogError as exc:
         client.close()
@@ -83,6 +84,17 @@ def _settings(props: dict[str, Any], needs: Needs) -> list[Finding]:
         what += "localhand never uses, and llama-server turns --cache-reuse off with it"
         found.append(Finding("warning", what, "--no-mmproj", "/props modalities"))
     return found
+
+
+def _drafting(props: dict[str, Any], name: str) -> list[Finding]:
+    """Speculative decoding from the conversation's own n-grams (no draft model) pays on a
+    coding agent's replies, which copy what they read (``edit_file``'s old text); a hybrid or
+    recurrent model cannot roll back its rejected drafts cheaply, so it is not suggested."""
+    params = (props.get("default_generation_settings") or {}).get("params") or {}
+    if params.get("speculative.types") != "none" or hybrid(name):
+        return []
+    what = "replies that copy what the model read (edits) decode faster with n-gram drafts"
+    return [Finding("suggestion", what, SPEC_NGRAM, "/props params speculative.types=none")]
 
 
 def _slot_saving(client: Client, timeout: float) -> list[Finding]:
