@@ -15,6 +15,10 @@ localhand's token estimate against real tokenizers.
   window, and where ``num_ctx`` changed. Also run with a small context window
   (``num_ctx_max`` 4096), where localhand compacts the history: the breaks should be the
   compactions. These figures change when localhand fixes ``num_ctx`` once per run.
+- ``skills``: what skills add to the first prompt (docs/skills.md): ``read_skill``'s schema,
+  offered only when a skill exists, and the list of skills for 1 to 50 skills with
+  200-character descriptions, which stays within its own budget (``LIST_TOKENS``) by cutting
+  the longest descriptions; a skill's body costs nothing until ``read_skill`` returns it.
 - ``tokens``: counts with every real tokenizer available offline (``_common.tokenizers()``):
   Gemma 3's, which the project's own dependency ships, and, after
   ``python benchmarks/fetch_vocabs.py``, Qwen2/2.5/3's, Llama 3's and Phi-3's vocabularies
@@ -70,6 +74,8 @@ from localhand.models.tokens import estimate_prompt_tokens, estimate_text_tokens
 from localhand.profiles import GENERIC, PROFILES
 from localhand.prompt.system import SCHEMA_CALLS, SYSTEM_PROMPT, call_format, system_prompt
 from localhand.run.guardrails import Limits
+from localhand.skills import Skill, Skills
+from localhand.skills.shelf import LIST_TOKENS
 from localhand.tools import default_tools
 from localhand.types import ToolCall
 
@@ -133,6 +139,27 @@ def per_family(tok: Tokenizer) -> dict[str, Any]:
             }
         out[name] = row
     return out
+
+
+def skills(tok: Tokenizer) -> dict[str, Any]:
+    """What skills add to the first prompt: read_skill's schema and the list of N skills."""
+    about = "Steps, commands and checks for one kind of task in this project, written down. " * 3
+
+    def shelf(count: int) -> Skills:
+        found = [
+            Skill(f"skill-{n}", about[:200], "", Path(f"/s/{n}/SKILL.md"), None, False)
+            for n in range(count)
+        ]
+        return Skills(Path(tempfile.gettempdir()), found)
+
+    (tool,) = shelf(1).tools()
+    listed = {str(n): tok.count(shelf(n).listing()) for n in (1, 3, 10, 50)}
+    return {
+        "read_skill_schema_tokens": tok.count(json.dumps(tool.definition(), ensure_ascii=False)),
+        "list_tokens_by_skills": listed,
+        "list_budget_estimated_tokens": LIST_TOKENS,
+        "description_chars": 200,
+    }
 
 
 def run_task(server: FakeServer, root: Path, num_ctx_max: int | None) -> dict[str, Any]:
@@ -312,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                 "target": 1.0,
             },
             "fixed_prompt": fixed_prompt(tok),
+            "skills": skills(tok),
             "first_prompt_per_family": {
                 "tokenizer": tok.name,
                 "target_tokens": TARGET_FIXED,

@@ -28,7 +28,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("models", "tools"),
     ("prompt", "evidence"),
     ("run",),
-    ("hooks", "mcp"),
+    ("hooks", "mcp", "skills"),
     ("config",),
     ("telemetry", "store"),
     ("plan",),

@@ -240,6 +240,17 @@ class HookRan(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SkillLoaded(Event):
+    """The model loaded a skill's instructions with ``read_skill`` (``localhand.skills``)."""
+
+    type: ClassVar[str] = "skill_loaded"
+    name: str
+    path: str  # its SKILL.md
+    allowed_tools: tuple[str, ...] | None = None
+    """The tools it allows from now on (its ``allowed-tools``); None: it restricts none."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Verification(Event):
     type: ClassVar[str] = "verification"
     checks: list[dict[str, Any]]

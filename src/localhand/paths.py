@@ -18,7 +18,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,19 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     if sys.platform == "win32" and env.get("LOCALAPPDATA"):
         return Path(env["LOCALAPPDATA"]) / "localhand"
     return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / "localhand"
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """``$XDG_CONFIG_HOME/localhand/config.toml``, else ``$HOME/.config/localhand/config.toml``
+    (an XDG_CONFIG_HOME that is not absolute is ignored, as the XDG spec says); ``None``
+    when ``env`` has neither."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "localhand" / "config.toml"
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".config" / "localhand" / "config.toml"
+    return None
 
 
 _deleted: Path | None = None

@@ -41,8 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from localhand.config.datafile import described, read_data
 from localhand.config.files import inside
+from localhand.config.options import BACKENDS
 from localhand.config.schema import checked_schema, load_schema
-from localhand.config.settings import BACKENDS
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
 from localhand.paths import data_dir

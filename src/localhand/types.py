@@ -30,7 +30,6 @@ TerminationReason = Literal[
     "cancelled",
     "error",
 ]
-Tier = Literal["trivial", "standard", "complex"]
 
 TIER_ITERATIONS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
 """Iteration limits by complexity tier (seed 002)."""
@@ -266,7 +265,6 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["verification"] = [asdict(check) for check in self.verification]
         for added in ("profile", "sandbox", "answer_json", "first_prompt_tokens", "adopted_check"):
             if data[added] is None:  # added keys, left out where the run has none (profile:
                 del data[added]  # the tool loop's; sandbox: one set up; answer_json: a schema)

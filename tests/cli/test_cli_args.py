@@ -196,8 +196,9 @@ def test_ctrl_c_outside_a_run_exits_130(
 
 def test_the_choices_are_those_of_the_modules_that_use_them() -> None:
     from localhand.batch.driver import EXECUTORS
-    from localhand.config.settings import APPROVE_POLICIES, BACKENDS, SANDBOX_SETTINGS
+    from localhand.config.values import APPROVE_POLICIES, BACKENDS
     from localhand.plan.executor import MODES
+    from localhand.safety.box.table import SANDBOX_SETTINGS
     from localhand.types import TIER_ITERATIONS
 
     assert cli_args.BACKENDS == BACKENDS

@@ -149,7 +149,7 @@ def test_a_plan_mode_in_the_workspace_is_kept(tmp_path: Path) -> None:
 
 def test_the_plan_modes_are_those_of_the_executor_and_the_command() -> None:
     from localhand.cli import plan as cli_plan
-    from localhand.config.settings import PLAN_MODES
+    from localhand.config.values import PLAN_MODES
     from localhand.plan.executor import MODES
 
     assert PLAN_MODES == MODES == cli_plan.MODES

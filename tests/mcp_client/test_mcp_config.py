@@ -52,7 +52,8 @@ def test_the_mcp_servers_json_of_other_clients_is_read_as_it_is(tmp_path: Path) 
     time, docs, git = load_mcp_json(config, env=env)
     assert time == McpServer("time", command="uvx", args=("mcp-server-time",), source=str(config))
     assert time.trust == "ask" and not time.trusted("get_current_time")  # alwaysAllow: not ours
-    assert docs.transport == "http" and dict(docs.headers) == {"Authorization": "Bearer t0ken"}
+    assert docs.url == "http://127.0.0.1:9000/mcp" and docs.command is None
+    assert dict(docs.headers) == {"Authorization": "Bearer t0ken"}
     assert dict(git.env) == {"GIT_DIR": "/home/me/x", "LEVEL": "3"}
     assert git.offers("git_status") and not git.offers("git_log") and not git.offers("git_commit")
     assert git.trusted("git_status") and not git.trusted("git_log") and git.timeout_s == 5

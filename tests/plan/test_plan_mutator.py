@@ -13,22 +13,12 @@ from localhand.plan import (
     ProtoStep,
     Step,
     StepBudgetExceeded,
-    insert_after,
     insert_before,
     replace_command,
 )
 
 PLAN = Plan("goal", (Step("a", "first", "true"), Step("b", "second", "true")))
 FIX = [ProtoStep("make dir", "mkdir -p out"), ProtoStep("touch", "touch out/x")]
-
-
-def test_insert_after_puts_steps_right_after_the_step() -> None:
-    new = insert_after(PLAN, "a", FIX)
-    assert [s.id for s in new.steps] == ["a", "fix-1", "fix-2", "b"]
-    assert [s.command for s in new.steps[1:3]] == ["mkdir -p out", "touch out/x"]
-    assert all(s.added and s.status == "pending" for s in new.steps[1:3])
-    assert new.steps_added == 2
-    assert PLAN.steps_added == 0 and len(PLAN.steps) == 2  # the original is untouched
 
 
 def test_insert_before_puts_steps_right_before_the_step() -> None:
@@ -41,7 +31,7 @@ def test_insert_before_puts_steps_right_before_the_step() -> None:
 
 def test_inserted_ids_never_collide_with_existing_ones() -> None:
     plan = Plan("g", (Step("fix-1", "mine", "true"),))
-    new = insert_after(plan, "fix-1", FIX[:1])
+    new = insert_before(plan, "fix-1", FIX[:1])
     assert len({s.id for s in new.steps}) == 2
 
 
@@ -65,7 +55,7 @@ def test_replace_command_changes_only_the_command_and_reclassifies(tmp_path: Pat
 def test_the_added_steps_budget_is_exact() -> None:
     plan = PLAN
     for _ in range(MAX_ADDED_STEPS):
-        plan = insert_after(plan, "a", [ProtoStep("x", "true")])
+        plan = insert_before(plan, "a", [ProtoStep("x", "true")])
     assert plan.steps_added == MAX_ADDED_STEPS == 10
     with pytest.raises(StepBudgetExceeded, match="limit is 10") as caught:
         insert_before(plan, "b", [ProtoStep("x", "true")])
@@ -73,17 +63,17 @@ def test_the_added_steps_budget_is_exact() -> None:
 
 
 def test_an_insertion_larger_than_what_is_left_is_refused_whole() -> None:
-    plan = insert_after(PLAN, "a", [ProtoStep("x", "true")] * 3)
-    plan = insert_after(plan, "a", [ProtoStep("x", "true")] * 3)
-    plan = insert_after(plan, "a", [ProtoStep("x", "true")] * 3)
+    plan = insert_before(PLAN, "a", [ProtoStep("x", "true")] * 3)
+    plan = insert_before(plan, "a", [ProtoStep("x", "true")] * 3)
+    plan = insert_before(plan, "a", [ProtoStep("x", "true")] * 3)
     with pytest.raises(StepBudgetExceeded, match="refused to insert 2 step"):
-        insert_after(plan, "a", FIX)
-    assert insert_after(plan, "a", FIX[:1]).steps_added == 10
+        insert_before(plan, "a", FIX)
+    assert insert_before(plan, "a", FIX[:1]).steps_added == 10
 
 
 def test_bad_mutations_say_why() -> None:
     with pytest.raises(PlanMutationError, match="no step with id 'zz'"):
-        insert_after(PLAN, "zz", FIX)
+        insert_before(PLAN, "zz", FIX)
     with pytest.raises(PlanMutationError, match="empty"):
         replace_command(PLAN, "a", "   ")
     with pytest.raises(PlanMutationError, match="empty command"):

@@ -143,7 +143,7 @@ def test_without_bubblewrap_the_report_says_commands_ran_unsandboxed(
     assert report["enforced"] is False and report["mode"] == "workspace-write"
     assert "No permissions to creating new namespace" in report["why"]
     assert len(warnings) == 1 and "NOT be sandboxed" in warnings[0]
-    off = Sandbox.from_setting("off").report()
+    off = Sandbox(mode="off").report()
     assert off["enforced"] is False and "off" in off["why"]
 
 

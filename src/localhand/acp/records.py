@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from acp import RequestError
@@ -51,14 +51,8 @@ def sessions_dir() -> Path:
 def save_record(record: SessionRecord) -> None:
     """Write ``record`` over the session's earlier one, atomically, mode 0600."""
     folder = private_dir(sessions_dir())
-    data = {
-        "session_id": record.session_id,
-        "workspace": record.workspace,
-        "mode": record.mode,
-        "store": record.store,
-        "runs": list(record.runs),
-        "title": record.title,
-    }
+    data = asdict(record)
+    del data["updated"]  # the file's own time says it
     text = json.dumps(data, indent=2) + "\n"
     write_private(folder / f"{record.session_id}.json", text.encode("utf-8"))
 

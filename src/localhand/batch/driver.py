@@ -201,7 +201,8 @@ def _execute(
     finally:
         if store is not None:
             store.close()
-        _remove_if_empty(root)
+        with contextlib.suppress(OSError):  # only when empty: kept workspaces stay
+            root.rmdir()
 
 
 def _ready_pool(
@@ -248,8 +249,3 @@ def _note(outcome: TaskOutcome) -> str:
     if outcome.changes_ref:
         return f"changes in {outcome.changes_ref}"
     return ""
-
-
-def _remove_if_empty(root: Path) -> None:
-    with contextlib.suppress(OSError):
-        root.rmdir()

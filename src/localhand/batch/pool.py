@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from localhand.batch.endpoints import Endpoint
-from localhand.batch.slots import SlotReader, SlotsFrom, published_slots
+from localhand.batch.slots import SlotsFrom, published_slots
 from localhand.errors import ConfigError, LocalhandError, ModelTimeout, ServerUnavailable
 from localhand.models._ollama_wire import canonical
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-
-Lister = Callable[[Endpoint], list[str]]
-"""Asks a server which models it has; raises when it does not answer."""
 
 
 def list_models(endpoint: Endpoint, timeout: float = 5.0) -> list[str]:
@@ -59,16 +56,12 @@ class EndpointPool:
         self,
         endpoints: Iterable[Endpoint],
         *,
-        lister: Lister = list_models,
-        slot_reader: SlotReader = published_slots,
         revive_after: float = 30.0,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.endpoints = list(endpoints)
         if not self.endpoints:
             raise ConfigError("the endpoint pool is empty: pass --host URL or configure [pool]")
-        self._lister, self.revive_after, self._clock = lister, revive_after, clock
-        self._slot_reader = slot_reader
+        self.revive_after = revive_after
         self._busy = {e.url: 0 for e in self.endpoints}
         self._slots = {e.url: e.slots or 1 for e in self.endpoints}
         self._slots_from: dict[str, SlotsFrom] = {
@@ -86,7 +79,7 @@ class EndpointPool:
         """Ask every endpoint what it serves, and those whose slots were not given how many
         requests they serve at once, all at once; one that does not answer starts out dead
         (and is asked again later)."""
-        threads = [threading.Thread(target=self._probe, args=(e,)) for e in self.endpoints]
+        threads = [threading.Thread(target=self.answers, args=(e,)) for e in self.endpoints]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -119,7 +112,7 @@ class EndpointPool:
         are busy. ``ServerUnavailable`` when every endpoint that has it is dead;
         ``ModelTimeout`` when no slot frees up within ``timeout`` seconds."""
         wanted = canonical(model)
-        deadline = None if timeout is None else self._clock() + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
                 serving = self._serving(wanted, backend)
@@ -138,7 +131,7 @@ class EndpointPool:
                 if not alive:
                     why = "; ".join(f"{e.url}: {self._dead[e.url][1]}" for e in serving)
                     raise ServerUnavailable(f"every endpoint that serves {model} is down ({why})")
-                left = None if deadline is None else deadline - self._clock()
+                left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise ModelTimeout(
                         f"no slot for {model} freed up on {', '.join(e.url for e in alive)} "
@@ -153,12 +146,8 @@ class EndpointPool:
 
     def mark_dead(self, endpoint: Endpoint, why: str) -> None:
         with self._cond:
-            self._dead[endpoint.url] = (self._clock(), why)
+            self._dead[endpoint.url] = (time.monotonic(), why)
             self._cond.notify_all()
-
-    def answers(self, endpoint: Endpoint) -> bool:
-        """Ask the endpoint now; a dead one that answers is alive again."""
-        return self._probe(endpoint)
 
     def status(self) -> list[EndpointStatus]:
         with self._cond:
@@ -190,30 +179,31 @@ class EndpointPool:
         ]
 
     def _due(self, url: str) -> bool:
-        return self._clock() - self._dead[url][0] >= self.revive_after
+        return time.monotonic() - self._dead[url][0] >= self.revive_after
 
     def _revive(self, due: list[Endpoint]) -> None:
         """Probe ``due`` endpoints without holding the lock; called with it held."""
         for e in due:  # restart their clocks so that other threads do not probe them too
-            self._dead[e.url] = (self._clock(), self._dead[e.url][1])
+            self._dead[e.url] = (time.monotonic(), self._dead[e.url][1])
         self._cond.release()
         try:
             for e in due:
-                self._probe(e)
+                self.answers(e)
         finally:
             self._cond.acquire()
 
-    def _probe(self, endpoint: Endpoint) -> bool:
+    def answers(self, endpoint: Endpoint) -> bool:
+        """Ask the endpoint now; a dead one that answers is alive again."""
         try:
-            names = self._lister(endpoint)
+            names = list_models(endpoint)
         except (LocalhandError, OSError) as exc:
             with self._cond:
-                since = self._dead.get(endpoint.url, (self._clock(), ""))[0]
+                since = self._dead.get(endpoint.url, (time.monotonic(), ""))[0]
                 self._dead[endpoint.url] = (since, str(exc).split(". ")[0])
             return False
         published = None
         if self._slots_from[endpoint.url] == "default":  # not given, not read yet
-            published = self._slot_reader(endpoint)
+            published = published_slots(endpoint)
         with self._cond:
             if endpoint.models is None:
                 self._models[endpoint.url] = {canonical(n) for n in names}

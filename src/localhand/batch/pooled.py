@@ -13,16 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
 from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, StreamChunk, declared
 from localhand.types import Message, Reply
-
-if TYPE_CHECKING:
-    from localhand.profiles import Profile
 
 ModelFactory = Callable[[Endpoint], ChatModel]
 
@@ -33,6 +30,17 @@ def is_busy(error: ModelError) -> bool:
     if not isinstance(error, BadResponse):
         return False
     return error.status == 503 or "server busy" in str(error).lower()
+
+
+class _Bound:
+    """A ``PooledModel`` attribute that is the bound endpoint's model's (taking a slot if the
+    task has none yet)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, pooled: PooledModel | None, owner: type | None = None) -> Any:
+        return self if pooled is None else getattr(pooled._bound(None), self.name)
 
 
 class PooledModel(BaseChatModel):
@@ -82,57 +90,21 @@ class PooledModel(BaseChatModel):
         return self._name
 
     # What the loop asks of the backend besides ``chat`` (the family's profile, the window,
-    # the reply ceiling, whether to watch replies, the think budget): the bound endpoint's.
-
-    @property
-    def context_limit(self) -> int | None:
-        return self._bound(None).context_limit
-
-    @property
-    def profile(self) -> Profile | None:  # type: ignore[override]
-        return self._bound(None).profile
-
-    @property
-    def reply_ceiling(self) -> int | None:
-        return self._bound(None).reply_ceiling
-
-    @property
-    def watch_replies(self) -> bool:  # type: ignore[override]
-        return self._bound(None).watch_replies
-
-    @property
-    def think_budget(self) -> int | None:  # type: ignore[override]
-        return self._bound(None).think_budget
-
-    @property
-    def streams_replies(self) -> bool:  # type: ignore[override]
-        return self._bound(None).streams_replies
-
-    @property
-    def plans_context(self) -> bool:  # type: ignore[override]
-        return self._bound(None).plans_context
-
-    def plan_context(self, tokens: int) -> object:
-        return self._bound(None).plan_context(tokens)
-
-    # The server's facts (what it is, how calls travel, whether its template shows the tools):
-    # without them a task on llama-server would be prompted as for an unknown server.
-
-    @property
-    def server_kind(self) -> str:  # type: ignore[override]
-        return self._bound(None).server_kind
-
-    @property
-    def call_transport(self) -> str:  # type: ignore[override]
-        return self._bound(None).call_transport
-
-    @property
-    def template_renders_tools(self) -> bool | None:  # type: ignore[override]
-        return self._bound(None).template_renders_tools
-
-    @property
-    def tiny(self) -> bool:  # type: ignore[override]
-        return self._bound(None).tiny
+    # the reply ceiling, whether to watch replies, the think budget), and the server's facts
+    # (what it is, how calls travel, whether its template shows the tools; without them a task
+    # on llama-server would be prompted as for an unknown server): the bound endpoint's.
+    context_limit = _Bound()
+    profile = _Bound()
+    reply_ceiling = _Bound()
+    watch_replies = _Bound()
+    think_budget = _Bound()
+    streams_replies = _Bound()
+    plans_context = _Bound()
+    plan_context = _Bound()
+    server_kind = _Bound()
+    call_transport = _Bound()
+    template_renders_tools = _Bound()
+    tiny = _Bound()
 
     def open(self, timeout: float | None = None) -> Endpoint:
         """Take a slot now (waiting for one), so the task's clock starts when it can run."""

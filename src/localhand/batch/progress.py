@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from localhand.events import Event
+from localhand.events import Event, summarize
 
 COLOURS = {
     "pass": "green",
@@ -104,7 +105,7 @@ class BatchProgress:
                 self._bar.remove_task(self._rows.pop(row.task_id))
             self._bar.update(self._overall, completed=self._done, counts=self._count_text())
         if not self.live:
-            error = _short(row.result.get("error") or "") if status == "error" else ""
+            error = summarize(str(row.result.get("error") or ""), 90) if status == "error" else ""
             self.console.print(
                 f"[{COLOURS.get(status, 'red')}]{MARKS.get(status, '!')} {status}[/] "
                 f"{escape(row.task_id)} ({self._done}/{self.total})"
@@ -160,7 +161,7 @@ def summary_notes(rows: list[Row]) -> list[str]:
     for row in rows:
         error = row.result.get("error") if row.result.get("status") == "error" else None
         answer = row.result.get("answer_json")
-        shown = None if answer is None else "answer_json " + _short(_compact(answer), 120)
+        shown = None if answer is None else "answer_json " + summarize(_compact(answer), 120)
         for text in (row.note, error, shown):
             if text:
                 lines.append(f"  {escape(row.task_id)}: {escape(str(text))}")
@@ -172,10 +173,7 @@ def _compact(value: Any) -> str:
 
 
 def totals_line(rows: list[Row], elapsed_s: float) -> str:
-    counts: dict[str, int] = {}
-    for row in rows:
-        status = str(row.result.get("status"))
-        counts[status] = counts.get(status, 0) + 1
+    counts = Counter(str(row.result.get("status")) for row in rows)
     ran = sum(1 for row in rows if not row.skipped)
     parts = [
         f"{n} {s}"
@@ -190,8 +188,3 @@ def totals_line(rows: list[Row], elapsed_s: float) -> str:
     if ran and elapsed_s > 0:
         text += f" · {ran} ran in {elapsed_s:.1f} s ({ran / elapsed_s * 60:.1f} tasks/min)"
     return text
-
-
-def _short(text: str, limit: int = 90) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

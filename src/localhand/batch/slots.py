@@ -14,7 +14,7 @@ reason, so ``slot_warning`` says it before the batch starts, and how to give mor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from localhand.models._served_context import server_props
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from localhand.batch.pool import EndpointStatus
 
 SlotsFrom = Literal["given", "published", "default"]
-SlotReader = Callable[["Endpoint"], "int | None"]
-"""Asks a server how many requests it serves at once; None when it does not say."""
 
 HOW_TO_GIVE_SLOTS = (
     "If the server serves more at once (Ollama's OLLAMA_NUM_PARALLEL, llama-server's "

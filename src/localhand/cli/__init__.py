@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "mcp": "localhand.cli.mcp",
     "acp": "localhand.cli.acp",
     "trust": "localhand.cli.trust",
+    "skills": "localhand.cli.skills",
     "models": "localhand.cli.models",
     "doctor": "localhand.cli.doctor",
     "config": "localhand.cli.config",

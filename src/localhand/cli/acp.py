@@ -17,9 +17,9 @@ from localhand.cli.args import (
     add_mcp_option,
     add_sandbox_option,
     fail,
+    settings_of,
 )
 from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 
 def acp(args: Namespace) -> int:
@@ -33,23 +33,13 @@ def acp(args: Namespace) -> int:
     except ImportError:
         fail("localhand acp needs the ACP SDK: pip install 'localhand[acp]'")
     from localhand.acp.agent import LocalhandAgent  # not needed to parse the options
-
-    # not needed to parse the options
-    from localhand.config.settings import load_settings, with_mcp_config
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
     from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
     never_ask()  # stdin is the protocol: a question about a changed file is refused, not asked
-    try:
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-        settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
-        settings = with_mcp_config(settings, args.mcp_config or [])
-        # Replies read as streams: the editor's Stop then stops a reply as it comes, instead
-        # of waiting for the whole of it (and a reply that loops is cut short, as it is then).
-        settings = replace(settings, watch_replies=True)
-        forget_secrets()
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = settings_of(args, approve=args.approve, sandbox=args.sandbox)
+    # Replies read as streams: the editor's Stop then stops a reply as it comes, instead
+    # of waiting for the whole of it (and a reply that loops is cut short, as it is then).
+    settings = replace(settings, watch_replies=True)
     protocol = _protocol_stdout()
     try:
         asyncio.run(_serve(LocalhandAgent(settings, db=args.db), protocol))

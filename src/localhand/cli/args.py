@@ -17,12 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from localhand.config.options import BACKENDS as BACKENDS
+from localhand.config.options import ModelOptions
 from localhand.config.options import number as number
+from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.settings.APPROVE_POLICIES
+    from localhand.config.settings import Settings
+
+APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.values.APPROVE_POLICIES
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox_table
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
@@ -226,11 +230,45 @@ def print_error(message: str) -> None:
     stderr().print(f"[bold red]error:[/] {escape(message)}")
 
 
+def inert(text: str) -> str:
+    """``text`` (a model, a command or a file wrote it) with its control characters written
+    out, as approvals show commands (``localhand.safety.approval.approver.escape``)."""
+    from localhand.safety.approval.approver import escape  # not needed to parse the options
+
+    return escape(text)
+
+
 def fail(message: str) -> NoReturn:
     """Print ``message`` as an error and end the command with exit code 2 (usage or
     configuration)."""
     print_error(message)
     raise SystemExit(2)
+
+
+def settings_of(
+    args: argparse.Namespace,
+    options: ModelOptions | None = None,
+    *,
+    forget: bool = True,
+    **overrides: Any,
+) -> Settings:
+    """The settings a command runs with: the layers of ``localhand.config.settings``, the model
+    flags over them (``options``, default: those parsed into ``args``), then ``overrides``
+    (``None``: not given) and the servers of ``--mcp-config``, which are read before secrets go.
+    Then, unless ``forget`` is false, localhand forgets its secrets: none stays where a command
+    could read it. A wrong setting ends the command with exit code 2."""
+    from localhand.config.settings import load_settings, with_mcp_config  # not needed to parse
+    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse
+
+    flags = ModelOptions.from_args(args) if options is None else options
+    try:
+        settings = flags.applied_to(load_settings()).with_overrides(**overrides)
+        settings = with_mcp_config(settings, getattr(args, "mcp_config", None) or [])
+    except ConfigError as exc:
+        fail(str(exc))
+    if forget:
+        forget_secrets()
+    return settings
 
 
 def exit_code(exc: SystemExit) -> int:

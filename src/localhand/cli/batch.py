@@ -21,6 +21,7 @@ from localhand.cli.args import (
     add_pool_options,
     add_sandbox_option,
     number,
+    settings_of,
     stderr,
 )
 from localhand.cli.continuing import add_output_schema_option, schema_in
@@ -43,8 +44,6 @@ def batch(args: Namespace) -> int:
 
     # not needed to parse the options
     from localhand.batch.progress import summary_notes, summary_table, totals_line
-    from localhand.config.settings import load_settings  # not needed to parse the options
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
 
     err = stderr()
     stream = current_stream()
@@ -67,16 +66,14 @@ def batch(args: Namespace) -> int:
 
     never_ask()  # a batch runs unattended: a changed file is refused, not asked about
     try:
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-        settings = settings.with_overrides(sandbox=args.sandbox)
-        forget_secrets()  # settings read: no secret stays where a command could read it
+        settings = settings_of(args, sandbox=args.sandbox)
         options.output_schema = schema_in(args.output_schema)
         report = run_batch(
             args.tasks,
             settings,
             options,
             console=err,
-            on_result=stream.result if stream else _printer(args.json_output),
+            on_result=stream.result if stream else _print_json if args.json_output else None,
         )
     except ConfigError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
@@ -152,10 +149,6 @@ def batch_arguments(parser: ArgumentParser) -> None:
 COMMANDS = {"batch": Command(with_jsonl(batch), batch_arguments)}
 
 
-def _printer(enabled: bool) -> Any:
-    def write(result: dict[str, Any]) -> None:
-        if enabled:
-            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-            sys.stdout.flush()
-
-    return write
+def _print_json(result: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

@@ -22,6 +22,7 @@ from localhand.cli.args import (
     add_json_option,
     add_sandbox_option,
     fail,
+    inert,
 )
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
@@ -131,8 +132,6 @@ def shown(settings: Settings, name: str) -> Any:
 
 
 def _print(document: dict[str, Any], user: Path | None) -> None:
-    from localhand.safety.approval.approver import escape  # paths and values: control chars inert
-
     files = document["files"]
     read = "read" if files["user_read"] else "not there"
     lines = [f"user file:      {user} ({read})" if user else "user file:      (no HOME)"]
@@ -147,7 +146,7 @@ def _print(document: dict[str, Any], user: Path | None) -> None:
         lines.append(f"{name:<{width}}  {values[name]:<{value_width}}  {entry['source']}")
     for note in document["notes"]:
         lines.append(f"note: {note}")
-    sys.stdout.write("".join(escape(line) + "\n" for line in lines))
+    sys.stdout.write("".join(inert(line) + "\n" for line in lines))  # paths and values
 
 
 def _text(value: Any) -> str:

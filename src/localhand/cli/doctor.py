@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import Command, fail, number
+from localhand.cli.args import Command, inert, number, settings_of
 from localhand.cli.models import asking_servers
 from localhand.config.options import POOL_HOSTS, ModelOptions
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -25,15 +24,11 @@ if TYPE_CHECKING:
 
 def doctor(args: Namespace) -> int:
     """Check each model server localhand would use, and name the flag that fixes each finding."""
-    from localhand.config.settings import load_settings  # not needed to parse the options
     from localhand.models.catalog import gather  # not needed to parse the options
     from localhand.models.checkup import Needs, examine  # not needed to parse the options
     from localhand.prompt.context import expected_tokens  # not needed to parse the options
 
-    try:
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = settings_of(args, forget=False)  # nothing here runs a command
     first = _first_prompt()
     needs = Needs(
         tokens=expected_tokens(first, None, None) + settings.max_reply_tokens,  # and a reply
@@ -81,8 +76,6 @@ def _first_prompt() -> int:
 
 
 def _print(checkups: list[Checkup], verbose: bool) -> None:
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
-
     out: list[str] = []
     for checkup in checkups:
         model = f" ({checkup.model})" if checkup.model else ""
@@ -95,7 +88,7 @@ def _print(checkups: list[Checkup], verbose: bool) -> None:
                 out.append(f"    read: {finding.basis}")
         if not checkup.findings:
             out.append("  nothing to change")
-    sys.stdout.write("".join(escape(line) + "\n" for line in out))
+    sys.stdout.write("".join(inert(line) + "\n" for line in out))
 
 
 def doctor_arguments(parser: ArgumentParser) -> None:

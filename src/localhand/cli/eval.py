@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 from argparse import ArgumentParser, BooleanOptionalAction, Namespace
-from dataclasses import replace
 from pathlib import Path
 
 from localhand.cli.args import (
@@ -22,6 +21,7 @@ from localhand.cli.args import (
     add_sandbox_option,
     number,
     print_error,
+    settings_of,
     stderr,
 )
 from localhand.config.options import POOL_HOSTS, SERVER, ModelOptions
@@ -65,19 +65,15 @@ def eval_command(args: Namespace) -> int:
 def _run(args: Namespace) -> int:
     from rich.console import Console  # rich loads only when used
 
-    from localhand.config.settings import load_settings  # not needed to parse the options
     from localhand.evals.runner import EvalOptions, run_eval  # not needed to parse the options
     from localhand.evals.suites import load_suite  # not needed to parse the options
     from localhand.evals.table import report_tables  # not needed to parse the options
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
 
     chosen = load_suite(args.suite).select(args.tier, args.task)
-    options = ModelOptions.from_args(args)
     # An eval reads replies as streams unless told not to: that is what times the first
     # token, and a reply that loops is stopped in seconds instead of at the ceiling.
-    watched = replace(options, watch_replies=options.watch_replies is not False)
-    settings = watched.applied_to(load_settings()).with_overrides(sandbox=args.sandbox)
-    forget_secrets()  # settings read: no secret stays where a command could read it
+    watched = args.watch_replies is not False
+    settings = settings_of(args, watch_replies=watched, sandbox=args.sandbox)
     err = stderr()
     out = err if args.json_output else Console(highlight=False, soft_wrap=True)
     outcome = run_eval(

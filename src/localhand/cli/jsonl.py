@@ -65,9 +65,9 @@ class JsonlStream:
     Thread-safe: a batch's tasks emit from several threads, and each line is written whole.
     """
 
-    def __init__(self, out: IO[str] | None = None, run_id_of: RunIdOf | None = None) -> None:
-        self.out = out or sys.stdout
-        self.run_id_of = run_id_of or (lambda task_id: None)
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.run_id_of: RunIdOf = _unrecorded
         self._known: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -88,7 +88,7 @@ class JsonlStream:
     def watching(self, store: Store | None) -> JsonlStream:
         """This stream, naming runs by their ids in ``store`` (a batch's, opened in this
         process): ``BatchOptions.watch``."""
-        self.run_id_of = store_run_ids(store)
+        self.run_id_of = _unrecorded if store is None else store.open_run_for
         return self
 
     def run_id(self, task_id: str) -> str:
@@ -123,11 +123,8 @@ class JsonlStream:
             sys.stdout = real
 
 
-def store_run_ids(store: Store | None) -> RunIdOf:
-    """The run ids of the runs this process has open in ``store`` (a batch's)."""
-    if store is None:
-        return lambda task_id: None
-    return store.open_run_for
+def _unrecorded(task_id: str) -> None:
+    """No run id: the run is not recorded (or not yet)."""
 
 
 _current: ContextVar[JsonlStream | None] = ContextVar("jsonl_stream", default=None)

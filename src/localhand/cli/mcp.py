@@ -14,6 +14,7 @@ from localhand.cli.args import (
     add_sandbox_option,
     fail,
     number,
+    settings_of,
     stderr,
 )
 from localhand.config.options import ModelOptions
@@ -31,25 +32,19 @@ def mcp(args: Namespace) -> int:
         import mcp as _sdk  # noqa: F401  (the extra: say how to get it before anything else)
     except ImportError:
         fail("localhand mcp needs the MCP SDK: pip install 'localhand[mcp]'")
-    # not needed to parse the options
-    from localhand.config.settings import load_settings, with_mcp_config
     from localhand.mcp_server.http import new_token, serve_http  # not needed to parse the options
     from localhand.mcp_server.server import build_server  # not needed to parse the options
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
     from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
     never_ask()  # the client cannot answer a question about a changed file: it is refused
     http = args.http
+    for directory in args.root or []:
+        if not directory.expanduser().is_dir():
+            fail(f"--root {directory} is not a directory")
+    chosen = os.environ.get(TOKEN_VARIABLE)  # read before secrets go
+    token = (chosen or new_token()) if http is not None else ""
+    settings = settings_of(args, approve=args.approve, sandbox=args.sandbox)
     try:
-        for directory in args.root or []:
-            if not directory.expanduser().is_dir():
-                raise ConfigError(f"--root {directory} is not a directory")
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-        settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
-        settings = with_mcp_config(settings, args.mcp_config or [])
-        chosen = os.environ.get(TOKEN_VARIABLE)
-        token = (chosen or new_token()) if http is not None else ""
-        forget_secrets()  # settings and the token read: no secret stays for a command to read
         app = build_server(settings, roots=args.root or [], db=args.db)
     except ConfigError as exc:
         fail(str(exc))

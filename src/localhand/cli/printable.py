@@ -30,11 +30,12 @@ def printable_data(data: Any) -> Any:
 
 
 class Printable:
-    """An event as the views read it (``type``, ``to_dict()``), its strings made printable."""
+    """An event as the views read it (``type``, ``to_dict()``), its strings made printable:
+    a live one's fields, or a stored one's (``localhand show``)."""
 
-    def __init__(self, event: Any) -> None:
-        self.type: str = event.type
-        self._data = printable_data(event.to_dict())
+    def __init__(self, kind: str, data: dict[str, Any]) -> None:
+        self.type = kind
+        self._data = printable_data(data)
 
     def to_dict(self) -> dict[str, Any]:
         return self._data

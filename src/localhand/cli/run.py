@@ -20,6 +20,7 @@ from localhand.cli.args import (
     exit_code_of,
     fail,
     number,
+    settings_of,
     stderr,
 )
 from localhand.cli.continuing import (
@@ -54,25 +55,18 @@ def run(args: Namespace) -> int:
 
         probe_early()
     from localhand.cancel import Cancellation  # not needed to parse the options
-
-    # not needed to parse the options
-    from localhand.config.settings import load_settings, with_mcp_config
     from localhand.events import EventBus  # not needed to parse the options
 
     # not needed to parse the options
     from localhand.safety.approval.approver import TerminalApprover
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
     from localhand.session.door import Session  # not needed to parse the options
     from localhand.store import open_store  # not needed to parse the options
 
     try:
         spec, typed, parent = _task_of(args)
-        settings = ModelOptions.from_args(args).applied_to(load_settings())
-        settings = settings.with_overrides(
-            approve=args.approve, isolate_network=args.no_network, sandbox=args.sandbox
+        settings = settings_of(
+            args, approve=args.approve, isolate_network=args.no_network, sandbox=args.sandbox
         )
-        settings = with_mcp_config(settings, args.mcp_config or [])  # before secrets go
-        forget_secrets()  # settings read: no secret stays where a command could read it
         open_store().close()  # a store it cannot write (a full or read-only disk) is said now
         bus = EventBus()
         stream = current_stream()

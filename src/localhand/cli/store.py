@@ -17,15 +17,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localhand.cli.args import Command, add_db_option, add_json_option, fail, number
-from localhand.cli.printable import printable
+from localhand.cli.args import (
+    Command,
+    add_db_option,
+    add_json_option,
+    fail,
+    number,
+    settings_of,
+)
+from localhand.cli.printable import Printable, printable
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from rich.console import Console
 
-    from localhand.store import Store, StoredEvent
+    from localhand.store import Store
 
 STATUS_COLOURS = {
     "pass": "green",
@@ -42,7 +49,7 @@ def runs(args: argparse.Namespace) -> int:
     store = _open(args.db)
     found = store.runs(args.limit)
     if args.json_output:
-        _print_json([_without_result(info.to_dict()) for info in found])
+        _print_json([{k: v for k, v in info.to_dict().items() if k != "result"} for info in found])
         return 0
     from rich.table import Table  # rich loads only when used
 
@@ -131,8 +138,8 @@ def show(args: argparse.Namespace) -> int:
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
     plan = "steps" in (info.result or {}) or any(e.type == "plan_started" for e in events)
     view = _view_for(plan, out)
-    for event in events:
-        view(_Recorded(event))
+    for event in events:  # as the terminal showed it live
+        view(Printable(event.type, scrub_data(event.data)))
     if info.error and not any(e.type == "task_finished" for e in events):  # older stores
         out.print(f"[bold red]■ {info.status}:[/] {_shown(scrub_data(info.error))}")
     if info.status == "interrupted":
@@ -209,7 +216,7 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def replay_arguments(parser: argparse.ArgumentParser) -> None:
-    _run_argument(parser)
+    parser.add_argument("run", metavar="RUN", help="Run id, a unique prefix of it, or 'last'.")
     parser.add_argument(
         "--workspace",
         type=Path,
@@ -232,9 +239,6 @@ def serve(args: argparse.Namespace) -> int:
     Every request needs the token (given, or generated and printed in the URL); tasks started
     from the page may only use workspaces under the roots (--workspace-root, else
     [dashboard] workspaces in localhand.toml, else the current directory)."""
-    from localhand.config.settings import load_settings  # not needed to parse the options
-    from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse the options
-
     try:
         from localhand.dashboard import start_dashboard  # not needed to parse the options
 
@@ -246,10 +250,9 @@ def serve(args: argparse.Namespace) -> int:
             "pip install 'localhand[dashboard]'"
         )
     store = _open(args.db)
+    # Only the model: this command's --host is where the page listens, not a model server.
+    settings = settings_of(args, ModelOptions(model=args.model))  # --token is read already
     try:
-        # Only the model: this command's --host is where the page listens, not a model server.
-        settings = ModelOptions(model=args.model).applied_to(load_settings())
-        forget_secrets()  # settings and --token read: no secret stays where commands look
         dashboard = load_dashboard_settings(args.workspace_roots or ())
         from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
@@ -327,10 +330,6 @@ COMMANDS = {
 }
 
 
-def _run_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", metavar="RUN", help="Run id, a unique prefix of it, or 'last'.")
-
-
 def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
     """The live view the run was shown with: plan mode's for a plan run, else the loop's."""
     from localhand.cli.plan import plan_view  # not needed to parse the options
@@ -338,19 +337,6 @@ def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
     from localhand.plan.view import PlanView  # not needed to parse the options
 
     return plan_view(verbose=True, quiet=False, view=PlanView(out)) if plan else TimelineView(out)
-
-
-class _Recorded:
-    """A stored event with the two things the terminal view asks of an Event."""
-
-    def __init__(self, event: StoredEvent) -> None:
-        from localhand.safety.secrets.scrub import scrub_data  # not needed to parse the options
-
-        self.type = event.type
-        self._data = scrub_data(event.data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._data
 
 
 def _open(db: Path | None) -> Store:
@@ -383,11 +369,6 @@ def _status(status: str) -> str:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
-
-
-def _without_result(run: dict[str, Any]) -> dict[str, Any]:
-    run.pop("result", None)
-    return run
 
 
 def _print_json(data: Any) -> None:

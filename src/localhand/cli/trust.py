@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import Command, fail
+from localhand.cli.args import Command, fail, inert
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -75,18 +75,12 @@ def _list(store: TrustStore) -> int:
         if os.path.isfile(entry.path):
             state = "trusted" if store.read(Path(entry.path)).state == "trusted" else "changed"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.trusted_at))
-        sys.stdout.write(_inert(f"{state:8} {entry.sha256[:12]}  {when}  {entry.path}") + "\n")
+        sys.stdout.write(inert(f"{state:8} {entry.sha256[:12]}  {when}  {entry.path}") + "\n")
     return 0
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(_inert(message) + "\n")
-
-
-def _inert(text: str) -> str:
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
-
-    return escape(text)
+    sys.stderr.write(inert(message) + "\n")
 
 
 def trust_arguments(parser: ArgumentParser) -> None:

@@ -13,7 +13,7 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from localhand.cli.args import Command, add_db_option, fail, number
+from localhand.cli.args import Command, add_db_option, fail, inert, number
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def undo(args: argparse.Namespace) -> int:
         )
     _say(
         f"Restored: {len(plan.restore)} written back, {len(plan.remove)} removed. The workspace "
-        f"is as it was before `{_shown(chosen.command)}`."
+        f"is as it was before `{inert(chosen.command)}`."
     )
     return 0
 
@@ -109,14 +109,14 @@ def _pick(found: list[Checkpoint], number: int | None, run_id: str) -> Checkpoin
 def _describe(run_id: str, chosen: Checkpoint, found: list[Checkpoint], plan: UndoPlan) -> None:
     _say(
         f"run {run_id}: checkpoint {chosen.number} of {len(found)}, taken "
-        f"{_when(chosen.taken_at)} before:\n    {_shown(chosen.command)}"
+        f"{_when(chosen.taken_at)} before:\n    {inert(chosen.command)}"
     )
     for other in found:
         if other is not chosen:
-            _say(f"  ({other.number}: {_when(other.taken_at)}, before `{_shown(other.command)}`)")
+            _say(f"  ({other.number}: {_when(other.taken_at)}, before `{inert(other.command)}`)")
     if len(found) > 1:
         _say("  choose another with --checkpoint N")
-    _say(f"workspace: {_shown(str(chosen.workspace))}")
+    _say(f"workspace: {inert(str(chosen.workspace))}")
     _list("write back (changed or deleted since)", [e.path for e in plan.restore])
     _list("remove (not there at the checkpoint)", list(plan.remove))
     _list("recreate directories", [p + "/" for p in plan.create])
@@ -124,7 +124,7 @@ def _describe(run_id: str, chosen: Checkpoint, found: list[Checkpoint], plan: Un
     if plan.unchanged:
         _say(f"{plan.unchanged} file(s) unchanged")
     if chosen.left_out:
-        _say("not in the checkpoint, left as they are now: " + _shown(", ".join(chosen.left_out)))
+        _say("not in the checkpoint, left as they are now: " + inert(", ".join(chosen.left_out)))
 
 
 def _list(title: str, paths: list[str]) -> None:
@@ -132,7 +132,7 @@ def _list(title: str, paths: list[str]) -> None:
         return
     _say(f"{title}: {len(paths)}")
     for path in paths[:SHOWN]:
-        _say(f"  {_shown(path)}")
+        _say(f"  {inert(path)}")
     if len(paths) > SHOWN:
         _say(f"  ... and {len(paths) - SHOWN} more")
 
@@ -148,13 +148,6 @@ def _confirm(question: str) -> bool:
 
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _shown(text: str) -> str:
-    """``text`` with control characters escaped: a model wrote the command and file names."""
-    from localhand.safety.approval.approver import escape  # not needed to parse the options
-
-    return escape(text)
 
 
 def _say(line: str) -> None:

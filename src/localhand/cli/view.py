@@ -115,7 +115,7 @@ class TerminalView:
                 self._end_line()  # the next line (a warning, the summary) starts on its own
             handler = getattr(self, f"on_{event.type}", None)
             if handler is not None:
-                handler(Printable(event))
+                handler(Printable(event.type, event.to_dict()))
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -371,7 +371,7 @@ class TimelineView(TerminalView):
         """Nothing: ``show`` prints the whole answer once, from the Result, at the end."""
 
     def __call__(self, event: Any) -> None:
-        event = Printable(event)
+        event = Printable(event.type, event.to_dict())
         handler = getattr(self, f"on_{event.type}", None)
         if handler is not None:
             handler(event)

@@ -26,6 +26,7 @@ from typing import Any
 
 from localhand.config.workspace_keys import explained
 from localhand.errors import ConfigError
+from localhand.paths import user_config_path
 from localhand.safety.trust.store import TrustStore, use_discovered, use_named
 
 _warned: set[str] = set()
@@ -85,19 +86,6 @@ def read_config(
         raise ConfigError(f"cannot read {path}: {exc}. Fix the file or remove it.") from None
     here = os.path.realpath(cwd or Path.cwd())
     return ConfigFile(path, data, not named or inside(seen.key, here))
-
-
-def user_config_path(env: Mapping[str, str] | None = None) -> Path | None:
-    """``$XDG_CONFIG_HOME/localhand/config.toml``, else ``$HOME/.config/localhand/config.toml``
-    (an XDG_CONFIG_HOME that is not absolute is ignored, as the XDG spec says); ``None``
-    when ``env`` has neither."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "localhand" / "config.toml"
-    if env.get("HOME"):
-        return Path(env["HOME"]) / ".config" / "localhand" / "config.toml"
-    return None
 
 
 def read_user_config(env: Mapping[str, str] | None = None) -> ConfigFile | None:

@@ -24,20 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.config.files import inside, read_config, read_user_config, warn_once
-from localhand.config.values import (
-    APPROVE_POLICIES,
-    BACKENDS,
-    NUDGE_COUNTS,
-    PLAN_MODES,
-    TOOL_MODES,
-    convert,
-    parse_bool,
-    parse_think,
-    read_toml,
-)
+from localhand.config.values import convert, read_toml
 from localhand.config.workspace_keys import explained, withheld, without_withheld
 from localhand.errors import ConfigError
-from localhand.safety.box.table import SANDBOX_SETTINGS
 from localhand.safety.trust.store import use_named
 
 if TYPE_CHECKING:
@@ -349,19 +338,4 @@ def _validated(values: dict[str, Any], source: str) -> Settings:
     return Settings(**settings)
 
 
-__all__ = [
-    "APPROVE_POLICIES",
-    "BACKENDS",
-    "DEFAULT_MODEL",
-    "ENV",
-    "NUDGE_COUNTS",
-    "PLAN_MODES",
-    "SANDBOX_SETTINGS",
-    "TOOL_MODES",
-    "Settings",
-    "distrusting",
-    "load_settings",
-    "parse_bool",
-    "parse_think",
-    "with_mcp_config",
-]
+__all__ = ["DEFAULT_MODEL", "ENV", "Settings", "distrusting", "load_settings", "with_mcp_config"]

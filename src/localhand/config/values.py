@@ -15,6 +15,25 @@ TOOL_MODES = ("auto", "native", "schema")
 APPROVE_POLICIES = ("never", "dangerous", "always")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
+CHOICES = {
+    "backend": BACKENDS,
+    "approve": APPROVE_POLICIES,
+    "sandbox": SANDBOX_SETTINGS,
+    "nudge_limit_per": NUDGE_COUNTS,
+    "plan_mode": PLAN_MODES,
+    "tool_mode": TOOL_MODES,
+}
+"""The settings that take one of a few words, and the words."""
+_PRICE = (float, 0, "must be zero or more (money per million tokens)")
+LEAST: dict[str, tuple[type[int] | type[float], int, str]] = {
+    "num_ctx_max": (int, 512, "must be at least 512"),
+    "daily_token_budget": (int, 1, "must be a positive number of tokens"),
+    "think_budget": (int, 0, "must be 0 (no budget) or a number of tokens"),
+    "saved_slots": (int, 0, "must be 0 (keep none) or how many runs' caches to keep"),
+    "price_in": _PRICE,
+    "price_out": _PRICE,
+}
+"""The numeric settings with a least value: its type, the least, and what a smaller one is told."""
 
 
 def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -23,16 +42,22 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
     table = data.get("localhand", data)
     values = {k.replace("-", "_"): v for k, v in table.items() if not isinstance(v, dict)}
-    return {
+    found = {
         **values,
         **sandbox_table(data.get("sandbox"), path),
         **_plan_table(data.get("plan"), path),
         **_run_table(data.get("run"), path),
         **_telemetry_table(data.get("telemetry"), path),
-        **_mcp_table(data.get("mcp"), path),
-        **_hooks_table(data.get("hooks"), path),
-        **_profiles_table(data, path),
     }
+    if "mcp" in data:  # [mcp.servers.NAME]: the MCP servers to start (localhand.mcp.config)
+        from localhand.mcp.config import servers_from_toml  # only when a file has the table
+
+        found["mcp_servers"] = servers_from_toml(data["mcp"], path)
+    if "hooks" in data:  # [hooks]: the user's commands at each tool call (localhand.hooks)
+        from localhand.hooks.config import hooks_from_toml  # only when a file has the table
+
+        found["hooks"] = hooks_from_toml(data["hooks"], path)
+    return {**found, **_profiles_table(data, path)}
 
 
 def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -43,24 +68,6 @@ def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     from localhand.profiles import read_profiles  # only when a file has the tables
 
     return {"profiles": read_profiles(data, source=str(path))}
-
-
-def _mcp_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[mcp.servers.NAME]``: the MCP servers to start (``localhand.mcp.config``)."""
-    if table is None:
-        return {}
-    from localhand.mcp.config import servers_from_toml  # only when a file has the table
-
-    return {"mcp_servers": servers_from_toml(table, path)}
-
-
-def _hooks_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[hooks]``: the user's commands at each tool call (``localhand.hooks.config``)."""
-    if table is None:
-        return {}
-    from localhand.hooks.config import hooks_from_toml  # only when a file has the table
-
-    return {"hooks": hooks_from_toml(table, path)}
 
 
 _RUN_KEYS = {"nudge_limit_per", "instruction_files"}
@@ -142,23 +149,14 @@ def _telemetry_table(table: Any, path: Path) -> dict[str, Any]:
 
 def convert(name: str, value: Any, source: str) -> Any:
     try:
-        if name == "num_ctx_max":
-            number = int(value)
-            if number < 512:
-                raise ValueError("must be at least 512")
+        if name in LEAST:
+            kind, least, wrong = LEAST[name]
+            number = kind(value)
+            if number < least:
+                raise ValueError(wrong)
             return number
         if name == "max_reply_tokens":
             return _positive_whole(value, "the most tokens one reply may have, e.g. 4096")
-        if name == "daily_token_budget":
-            number = int(value)
-            if number < 1:
-                raise ValueError("must be a positive number of tokens")
-            return number
-        if name in ("price_in", "price_out"):
-            price = float(value)
-            if price < 0:
-                raise ValueError("must be zero or more (money per million tokens)")
-            return price
         if name == "request_timeout":
             seconds = float(value)
             if seconds <= 0:
@@ -166,43 +164,24 @@ def convert(name: str, value: Any, source: str) -> Any:
             return seconds
         if name == "think":
             return parse_think(str(value))
-        if name == "backend" and value not in BACKENDS:
-            raise ValueError(f"must be one of {', '.join(BACKENDS)}")
-        if name == "approve" and value not in APPROVE_POLICIES:
-            raise ValueError(f"must be one of {', '.join(APPROVE_POLICIES)}")
+        if name in CHOICES and value not in CHOICES[name]:
+            raise ValueError(f"must be one of {', '.join(CHOICES[name])}")
         if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):
             return value if isinstance(value, bool) else parse_bool(str(value))
-        if name == "sandbox" and value not in SANDBOX_SETTINGS:
-            raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
         if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts", "sandbox_env"):
             return tuple(value)
-        if name == "saved_slots":
-            if isinstance(value, bool) or int(value) < 0:
-                raise ValueError("must be 0 (keep none) or how many runs' caches to keep")
-            return int(value)
-        if name == "think_budget":
-            number = int(value)
-            if number < 0:
-                raise ValueError("must be 0 (no budget) or a number of tokens")
-            return number
         if name == "profiles":  # read and checked by _profiles_table
             return value
-        if name == "mcp_servers":  # read and checked by _mcp_table
+        if name == "mcp_servers":  # read and checked by read_toml
             if not isinstance(value, tuple):
                 raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
             return value
-        if name == "hooks":  # read and checked by _hooks_table
+        if name == "hooks":  # read and checked by read_toml
             if not isinstance(value, tuple):
                 raise ValueError("give hooks as [[hooks.KIND]] tables in your config.toml")
             return value
         if name == "instruction_files":
             return instruction_names(value)
-        if name == "nudge_limit_per" and value not in NUDGE_COUNTS:
-            raise ValueError(f"must be one of {', '.join(NUDGE_COUNTS)}")
-        if name == "plan_mode" and value not in PLAN_MODES:
-            raise ValueError(f"must be one of {', '.join(PLAN_MODES)}")
-        if name == "tool_mode" and value not in TOOL_MODES:
-            raise ValueError(f"must be one of {', '.join(TOOL_MODES)}")
         return str(value) if value is not None else None
     except ValueError as exc:
         raise ConfigError(f"setting {name}={value!r} in {source}: {exc}") from exc

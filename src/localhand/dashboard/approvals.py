@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from localhand.safety.approval.approver import BaseApprover, clean_reason, refused_saying
@@ -41,14 +41,7 @@ class PendingApproval:
     """Seconds since the epoch."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "run_id": self.run_id,
-            "command": self.command,
-            "risk": self.risk,
-            "reasons": list(self.reasons),
-            "asked_at": self.asked_at,
-        }
+        return {**asdict(self), "reasons": list(self.reasons)}
 
 
 @dataclass(slots=True)

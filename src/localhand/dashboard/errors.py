@@ -16,6 +16,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from localhand.dashboard.workspaces import clip
+
 LOC_CHARS = 64
 MSG_CHARS = 300
 DETAIL_CHARS = 1000
@@ -32,13 +34,13 @@ def problems(errors: Any) -> list[dict[str, Any]]:
     found = []
     for error in errors:
         loc = [
-            part if isinstance(part, int) else _clip(str(part), LOC_CHARS)
+            part if isinstance(part, int) else clip(str(part), LOC_CHARS)
             for part in error.get("loc", ())
         ]
         found.append(
             {
                 "loc": loc,
-                "msg": _clip(str(error.get("msg", "invalid")), MSG_CHARS),
+                "msg": clip(str(error.get("msg", "invalid")), MSG_CHARS),
                 "type": str(error.get("type", "value_error")),
             }
         )
@@ -50,9 +52,5 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> JS
 
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-    detail = exc.detail if not isinstance(exc.detail, str) else _clip(exc.detail, DETAIL_CHARS)
+    detail = exc.detail if not isinstance(exc.detail, str) else clip(exc.detail, DETAIL_CHARS)
     return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

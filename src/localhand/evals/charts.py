@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from localhand.evals.report import STATUSES
+from localhand.events import summarize
 
 COLOURS = {
     "pass": "#15803d",
@@ -22,13 +23,7 @@ COLOURS = {
     "fail": "#b91c1c",
     "error": "#7e22ce",
 }
-LABELS = {
-    "pass": "pass",
-    "unverified": "unverified",
-    "partial_pass": "partial",
-    "fail": "fail",
-    "error": "error",
-}
+LABELS = {status: status for status in STATUSES} | {"partial_pass": "partial"}
 SERIES = ("#4f46e5", "#0891b2", "#c2410c", "#15803d", "#7e22ce", "#a16207", "#1d4ed8", "#be185d")
 GUARDRAILS = ("#b91c1c", "#a16207", "#4f46e5", "#0891b2", "#7e22ce", "#c2410c", "#6b7385")
 MUTED, LINE, TEXT = "#6b7385", "#e3e6eb", "#1d2330"
@@ -63,10 +58,6 @@ def _svg(name: str, height: int, body: list[str], title: str) -> str:
 def _text(x: float, y: float, text: str, **extra: Any) -> str:
     style = _attrs(font_size=extra.pop("size", 12), fill=extra.pop("fill", TEXT), **extra)
     return f'<text x="{x:.1f}" y="{y:.1f}" {style}>{escape(text)}</text>'
-
-
-def _short(name: str, limit: int = 26) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def _whisker(x1: float, x2: float, y: float, **data: Any) -> str:
@@ -105,7 +96,7 @@ def outcomes(models: list[dict[str, Any]]) -> str:
     body = _legend([(LABELS[s], COLOURS[s]) for s in STATUSES], 14)
     for i, model in enumerate(models):
         y = 30 + i * ROW
-        body.append(_text(0, y + 13, _short(model["model"]), class_="label"))
+        body.append(_text(0, y + 13, summarize(model["model"], 26), class_="label"))
         x = float(LABEL_W)
         for status in STATUSES:
             rate = float(model["rates"].get(status, {}).get("rate") or 0)  # older: no unverified
@@ -137,7 +128,7 @@ def tiers(models: list[dict[str, Any]]) -> str:
     left, group = 48.0, (WIDTH - 60) / max(1, len(names))
     bar = min(46.0, (group - 20) / max(1, len(models)))
     body = _legend(
-        [(_short(m["model"], 20), SERIES[i % len(SERIES)]) for i, m in enumerate(models)], 12
+        [(summarize(m["model"], 20), SERIES[i % len(SERIES)]) for i, m in enumerate(models)], 12
     )
     for tick in (0, 0.25, 0.5, 0.75, 1):
         y = top + plot * (1 - tick)
@@ -187,7 +178,7 @@ def metric(name: str, title: str, values: list[tuple[str, float | None]], unit: 
     body = []
     for i, (model, value) in enumerate(values):
         y = 6 + i * ROW
-        body.append(_text(0, y + 13, _short(model), class_="label"))
+        body.append(_text(0, y + 13, summarize(model, 26), class_="label"))
         if value is None:
             body.append(_text(LABEL_W, y + 13, "–", fill=MUTED, class_="value"))
             continue
@@ -210,7 +201,7 @@ def guardrails(models: list[dict[str, Any]]) -> str:
     body = _legend([(k, colour[k]) for k in kinds], 14) if kinds else []
     for i, model in enumerate(models):
         y = 30 + i * ROW
-        body.append(_text(0, y + 13, _short(model["model"]), class_="label"))
+        body.append(_text(0, y + 13, summarize(model["model"], 26), class_="label"))
         x = float(LABEL_W)
         for kind in kinds:
             count = int(model["guardrails"].get(kind, 0))
@@ -225,8 +216,10 @@ def guardrails(models: list[dict[str, Any]]) -> str:
     return _svg("guardrails", 30 + len(models) * ROW + 4, body, "Guardrail stops by kind")
 
 
-def seconds(value: float) -> str:
-    """A duration as people read it: 340 ms, 2.5 s, 125 s."""
+def seconds(value: float | None) -> str:
+    """A duration as people read it: 340 ms, 2.5 s, 125 s; – when it is unknown."""
+    if value is None:
+        return "–"
     if value < 1:
         return f"{value * 1000:.0f} ms"
     return f"{value:.1f} s" if value < 100 else f"{value:.0f} s"

@@ -163,11 +163,11 @@ def _summary(models: list[dict[str, Any]]) -> str:
             _cell(name, "error", pct(m["rates"]["error"]["rate"])),
             _cell(name, "median_iterations", _num(m["median_iterations"])),
             _cell(name, "tokens", _num(m["tokens"]["median_per_run"])),
-            _cell(name, "wall_s", _secs(m["wall_s"]["median_per_run"])),
+            _cell(name, "wall_s", charts.seconds(m["wall_s"]["median_per_run"])),
             _cell(
                 name,
                 "ttft_s",
-                _secs(ttft["median"]),
+                charts.seconds(ttft["median"]),
                 f'<br><span class="ci">{ttft["exact"]}/{ttft["requests"]} exact</span>',
             ),
             _cell(name, "nudges", _per(m["nudges"])),
@@ -254,10 +254,6 @@ def _notes() -> str:
 
 def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f}" if value >= 100 else f"{value:g}"
-
-
-def _secs(value: float | None) -> str:
-    return "–" if value is None else charts.seconds(value)
 
 
 def _per(counts: dict[str, Any]) -> str:

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import ConfigError
-from localhand.evals.stats import median as _median
-from localhand.evals.stats import wilson
+from localhand.evals.stats import median, wilson
 
 FORMAT = "localhand-eval/1"
 STATUSES = ("pass", "unverified", "partial_pass", "fail", "error")
@@ -136,12 +135,6 @@ def server_cache(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "requests": sum(p.get("requests") or 0 for p in said),
         "reported": reported,
     }
-
-
-def median(values: Any) -> float | None:
-    """The median, rounded as the report keeps figures (to the millisecond, for seconds)."""
-    found = _median(values)
-    return None if found is None else round(found, 4)
 
 
 def _per(runs: list[dict[str, Any]], key: str, requests: int) -> dict[str, Any]:

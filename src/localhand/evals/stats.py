@@ -91,6 +91,7 @@ def difference(a: Rate, b: Rate) -> Difference:
 
 
 def median(values: Iterable[float | int | None]) -> float | None:
-    """The median of the values that are not None; None when there are none."""
+    """The median of the values that are not None, rounded as the report keeps figures (to
+    the millisecond, for seconds); None when there are none."""
     present = [float(v) for v in values if v is not None]
-    return statistics.median(present) if present else None
+    return round(statistics.median(present), 4) if present else None

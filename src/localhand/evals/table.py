@@ -34,10 +34,6 @@ def _num(value: float | None, digits: int = 0) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
 
 
-def _secs(value: float | None) -> str:
-    return "–" if value is None else seconds(value)
-
-
 def _rate(rate: dict[str, Any]) -> str:
     return f"{pct(rate['rate'])} [dim]{pct(rate['low'])}–{pct(rate['high'])}[/]"
 
@@ -81,8 +77,8 @@ def report_tables(report: dict[str, Any]) -> list[Any]:
             name,
             _num(m["median_iterations"], 1),
             _num(m["tokens"]["median_per_run"]),
-            _secs(m["wall_s"]["median_per_run"]),
-            _secs(m["ttft_s"]["median"]),
+            seconds(m["wall_s"]["median_per_run"]),
+            seconds(m["ttft_s"]["median"]),
             str(m["nudges"]["total"]),
             str(m["constrained"]["total"]),
             pct(m["prefix_reuse"]["share"]),

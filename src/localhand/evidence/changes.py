@@ -14,7 +14,7 @@ from localhand.tools import ToolRegistry
 from localhand.tools.files import FileTools, reports_writes
 from localhand.types import ToolCall
 
-READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
+READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files", "read_skill"})
 """Built-in tools that cannot modify the workspace (run_command and any custom tool can)."""
 
 

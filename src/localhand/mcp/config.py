@@ -67,10 +67,6 @@ class McpServer:
     source: str = ""
     """The file it was configured in, for messages (and for ``config.distrusting``)."""
 
-    @property
-    def transport(self) -> str:
-        return "http" if self.url else "stdio"
-
     def trusted(self, tool: str) -> bool:
         """Whether calls of ``tool`` (its MCP name) go without asking under ``dangerous``."""
         return self.trust == "allow" or tool in self.trusted_tools
@@ -107,16 +103,14 @@ def load_mcp_json(
     return _servers(servers, str(path), strict=False, env=env)
 
 
-def servers_from_toml(
-    table: Any, path: Path, env: Mapping[str, str] | None = None
-) -> tuple[McpServer, ...]:
+def servers_from_toml(table: Any, path: Path) -> tuple[McpServer, ...]:
     """The servers of ``localhand.toml``'s ``[mcp]`` table (``[mcp.servers.NAME]``)."""
     if not isinstance(table, dict) or set(table) - {"servers"}:
         raise ConfigError(f"[mcp] in {path} takes only [mcp.servers.NAME] tables")
     servers = table.get("servers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f"[mcp.servers] in {path} must hold tables: [mcp.servers.NAME]")
-    return _servers(servers, str(path), strict=True, env=env)
+    return _servers(servers, str(path), strict=True, env=None)
 
 
 def merge(*groups: tuple[McpServer, ...]) -> tuple[McpServer, ...]:

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
         PlanMutationError,
         ProtoStep,
         StepBudgetExceeded,
-        insert_after,
         insert_before,
         replace_command,
     )
@@ -64,7 +63,6 @@ _LAZY = {
     "PlanMutationError": "mutator",
     "ProtoStep": "mutator",
     "StepBudgetExceeded": "mutator",
-    "insert_after": "mutator",
     "insert_before": "mutator",
     "replace_command": "mutator",
     "PlanResult": "result",
@@ -93,7 +91,6 @@ __all__ = [
     "Step",
     "StepBudgetExceeded",
     "draft_plan",
-    "insert_after",
     "insert_before",
     "load_plan",
     "parse_correction",

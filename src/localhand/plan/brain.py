@@ -11,6 +11,7 @@ guardrail that refused the call must end the plan with its own reason, not as an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -152,22 +153,24 @@ def parse_correction(text: str) -> Correction:
     """The correction in ``text``: a JSON object (alone, fenced or amid prose, repaired if
     slightly broken) or ``action: ...`` / ``reason: ...`` lines. ``CorrectionError`` if none."""
     visible, _ = split_thinking((text or "")[:MAX_REPLY_CHARS])
-    data = _json_object(visible) or _key_lines(visible)
+    data = json_object(visible, _has_action) or _key_lines(visible)
     if data is None:
         snippet = " ".join(visible.split())[:120] or "(empty)"
         raise CorrectionError(f"the reply holds no correction (not valid JSON): {snippet!r}")
     return _validated(data)
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def json_object(text: str, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The JSON object ``text`` is (read leniently), or else the first one in it, for which
+    ``wanted`` holds; None when there is none. The draft reads its plan with it too."""
     ok, value = loads_lenient(text)
-    if ok and isinstance(value, dict) and _has_action(value):
+    if ok and isinstance(value, dict) and wanted(value):
         return value
     for span in scan_spans(text):
         if text[span.start] != "{":
             continue
         loaded = load_at(text, span)
-        if loaded is not None and isinstance(loaded.value, dict) and _has_action(loaded.value):
+        if loaded is not None and isinstance(loaded.value, dict) and wanted(loaded.value):
             return loaded.value
     return None
 

@@ -16,7 +16,7 @@ is not declared stuck after three of them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from localhand.errors import StopRun
@@ -33,7 +33,7 @@ from localhand.plan.mutator import (
     replace_command,
 )
 from localhand.plan.runstep import StepOutcome
-from localhand.plan.stops import Aborted, CorrectionsExhausted, Stuck
+from localhand.plan.stops import PlanStop
 
 MAX_RETRIES_PER_STEP = 3
 MAX_TOTAL_CORRECTIONS = 10
@@ -51,27 +51,20 @@ class Revision:
     events: tuple[Event, ...] = ()
 
 
+@dataclass(eq=False)
 class Corrections:
     """The brain's corrections of failed steps, counted against the circuit breakers. The
     executor holds one in agentic mode and hands it each failed step (``correct``)."""
 
-    def __init__(
-        self,
-        brain: Brain,
-        memory: RollingMemory,
-        workspace: Path,
-        task_id: str,
-        emit: Callable[[Event], None],
-    ) -> None:
-        self.brain = brain
-        self.memory = memory
-        """What the brain is shown of the steps run so far."""
-        self.workspace = workspace
-        """Where inserted and changed commands are classified."""
-        self.task_id = task_id
-        self.emit = emit
-        self.used = 0
-        """Corrections asked of the brain so far, against ``MAX_TOTAL_CORRECTIONS``."""
+    brain: Brain
+    memory: RollingMemory
+    """What the brain is shown of the steps run so far."""
+    workspace: Path
+    """Where inserted and changed commands are classified."""
+    task_id: str
+    emit: Callable[[Event], None]
+    used: int = field(default=0, init=False)
+    """Corrections asked of the brain so far, against ``MAX_TOTAL_CORRECTIONS``."""
 
     def correct(self, plan: Plan, index: int, outcome: StepOutcome) -> Revision:
         """Ask the brain about the step at ``index``, which failed with ``outcome``, and apply
@@ -87,9 +80,10 @@ class Corrections:
                         task_id=self.task_id, step_id=step.id, attempts=step.attempts, reason=why
                     )
                 )
-                raise Stuck(why, step_id=step.id)
+                raise PlanStop("stuck", why, step_id=step.id)
             if self.used >= MAX_TOTAL_CORRECTIONS:
-                raise CorrectionsExhausted(
+                raise PlanStop(
+                    "max_corrections",
                     f"all {MAX_TOTAL_CORRECTIONS} corrections of the plan are used up",
                     step_id=step.id,
                 )
@@ -111,20 +105,12 @@ class Corrections:
                 return self._apply(plan, index, step, correction)
             except PlanMutationError as exc:
                 if isinstance(exc, StepBudgetExceeded):
-                    self.emit(
-                        ev.BudgetWarning(
-                            task_id=self.task_id,
-                            budget="added_steps",
-                            used=plan.steps_added,
-                            limit=MAX_ADDED_STEPS,
-                            message=str(exc),
-                        )
-                    )
+                    self._warn("added_steps", plan.steps_added, MAX_ADDED_STEPS, str(exc))
                 refused = f"\nYour last correction was refused: {exc}. Choose another action."
 
     def _apply(self, plan: Plan, index: int, step: Step, fix: Correction) -> Revision:
         if fix.action == "abort":
-            raise Aborted(f"the agent aborted the plan: {fix.reason}", step_id=step.id)
+            raise PlanStop("aborted", f"the agent aborted the plan: {fix.reason}", step_id=step.id)
         if fix.action == "skip":
             skipped = plan.with_step(step.id, status="skipped", error=f"skipped: {fix.reason}")
             event = ev.StepSkipped(task_id=self.task_id, step_id=step.id, reason=fix.reason)
@@ -170,15 +156,14 @@ class Corrections:
     def _warn_if_low(self) -> None:
         left = MAX_TOTAL_CORRECTIONS - self.used
         if left <= MAX_TOTAL_CORRECTIONS * BUDGET_WARNING_RATIO:
-            self.emit(
-                ev.BudgetWarning(
-                    task_id=self.task_id,
-                    budget="corrections",
-                    used=self.used,
-                    limit=MAX_TOTAL_CORRECTIONS,
-                    message=f"{left} of {MAX_TOTAL_CORRECTIONS} corrections left",
-                )
-            )
+            message = f"{left} of {MAX_TOTAL_CORRECTIONS} corrections left"
+            self._warn("corrections", self.used, MAX_TOTAL_CORRECTIONS, message)
+
+    def _warn(self, budget: str, used: int, limit: int, message: str) -> None:
+        warning = ev.BudgetWarning(
+            task_id=self.task_id, budget=budget, used=used, limit=limit, message=message
+        )
+        self.emit(warning)
 
     def _budget_note(self, plan: Plan, step: Step) -> str:
         return (

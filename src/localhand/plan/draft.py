@@ -13,9 +13,8 @@ from typing import Any
 
 from localhand.errors import ConfigError, LocalhandError
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.parsing.json_load import load_at, loads_lenient
-from localhand.parsing.json_scan import scan_spans
 from localhand.parsing.thinking import split_thinking
+from localhand.plan.brain import json_object
 from localhand.plan.model import Plan, plan_from_data
 from localhand.types import Message, Prefill, Usage
 
@@ -116,12 +115,4 @@ def listing(workspace: Path) -> str:
 
 def _plan_data(text: str) -> dict[str, Any] | None:
     visible, _ = split_thinking(text or "")
-    ok, value = loads_lenient(visible)
-    if ok and isinstance(value, dict) and "steps" in value:
-        return value
-    for span in scan_spans(visible):
-        if visible[span.start] == "{":
-            loaded = load_at(visible, span)
-            if loaded is not None and isinstance(loaded.value, dict) and "steps" in loaded.value:
-                return loaded.value
-    return None
+    return json_object(visible, lambda value: "steps" in value)

@@ -25,10 +25,10 @@ from localhand.plan.corrections import Corrections
 from localhand.plan.gate import ApprovalGate
 from localhand.plan.memory import MemoryEntry, RollingMemory, model_condenser
 from localhand.plan.metered import MeteredModel
-from localhand.plan.model import Plan, Step
+from localhand.plan.model import Plan, Step, classified
 from localhand.plan.result import PlanResult, build_result
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S, StepOutcome, run_step_command
-from localhand.plan.stops import StepFailed, StepRefused
+from localhand.plan.stops import PlanStop
 from localhand.run.guardrails import Limits
 from localhand.run.lifecycle import CANCELLED, Outcome, Run
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll, check_policy
@@ -97,17 +97,14 @@ class PlanExecutor:
             if model is not None
             else None
         )
-        self.brain = Brain(self.model) if self.model is not None else None
         if memory is None:
             agentic_model = self.model if mode == "agentic" else None
             memory = RollingMemory(model_condenser(agentic_model) if agentic_model else None)
         self.memory = memory
-        self.gate = ApprovalGate(
-            approver or DenyAll(), policy, self.workspace, self.emit, self.task_id
-        )
+        self.gate = ApprovalGate(approver or DenyAll(), policy, self.emit, self.task_id)
         self.corrections = (
-            Corrections(self.brain, memory, self.workspace, self.task_id, self.emit)
-            if mode == "agentic" and self.brain is not None
+            Corrections(Brain(self.model), memory, self.workspace, self.task_id, self.emit)
+            if mode == "agentic" and self.model is not None
             else None
         )
         """Agentic mode's answers to failed steps; None in the other modes, which stop."""
@@ -175,8 +172,8 @@ class PlanExecutor:
             self.limits.check_wall_clock(self.state)
             if self.corrections is None:
                 step = self.plan.steps[index]
-                stop = StepRefused if outcome.refused else StepFailed
-                raise stop(f"step {step.id} {_failure(outcome)}", step_id=step.id)
+                reason = "refused" if outcome.refused else "step_failed"
+                raise PlanStop(reason, f"step {step.id} {_failure(outcome)}", step_id=step.id)
             revision = self.corrections.correct(self.plan, index, outcome)
             self.plan = revision.plan
             for event in revision.events:  # announced once the new plan is the executor's
@@ -190,7 +187,8 @@ class PlanExecutor:
 
     def attempt(self, index: int) -> StepOutcome:
         """One try of the step at ``index``: the gate, the command, the record of it."""
-        step = self.gate.classify(self.plan.steps[index])
+        step = self.plan.steps[index]  # its command's risk as of now (a declared one: a floor)
+        step = classified(step, self.workspace, floor=step.risk)
         step = self.update(
             step.id, risk=step.risk, risk_reasons=step.risk_reasons, attempts=step.attempts + 1
         )

@@ -8,34 +8,22 @@ step's origin makes no difference; teacher mode asks for every step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 
 from localhand.events import ApprovalDecided, ApprovalNeeded, Event
-from localhand.plan.model import Step, classified
+from localhand.plan.model import Step
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, needs_approval
 from localhand.safety.risk.classify import Risk
 
 
+@dataclass(frozen=True, slots=True)
 class ApprovalGate:
     """Asks ``approver`` about the steps ``policy`` (or teacher mode) says need approval."""
 
-    def __init__(
-        self,
-        approver: Approver,
-        policy: ApprovalPolicy,
-        workspace: Path,
-        emit: Callable[[Event], None],
-        task_id: str,
-    ) -> None:
-        self.approver = approver
-        self.policy = policy
-        self.workspace = workspace
-        self.emit = emit
-        self.task_id = task_id
-
-    def classify(self, step: Step) -> Step:
-        """``step`` with its command's risk as of now (a declared level is kept as a floor)."""
-        return classified(step, self.workspace, floor=step.risk)
+    approver: Approver
+    policy: ApprovalPolicy
+    emit: Callable[[Event], None]
+    task_id: str
 
     def ask(self, step: Step, *, teacher: bool = False) -> str | None:
         """None if ``step`` may run, else why not. Teacher mode asks for every step."""

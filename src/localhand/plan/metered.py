@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from localhand.errors import ModelTimeout, WallClockTimeout
@@ -25,24 +25,17 @@ REPLY_ESTIMATE = 256
 """Tokens assumed for a reply when estimating a call's cost before it is made."""
 
 
+@dataclass(eq=False)
 class MeteredModel(BaseChatModel):
     """Wraps ``model``; ``state`` holds the tokens spent and the start of the wall clock."""
 
-    def __init__(
-        self,
-        model: ChatModel,
-        limits: Limits,
-        state: RunState,
-        emit: Callable[[Event], None],
-        task_id: str,
-    ) -> None:
-        self.model = model
-        self.limits = limits
-        self.state = state
-        self.emit = emit
-        self.task_id = task_id
-        self.calls = 0
-        self._lock = threading.Lock()
+    model: ChatModel
+    limits: Limits
+    state: RunState
+    emit: Callable[[Event], None]
+    task_id: str
+    calls: int = field(default=0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property
     def name(self) -> str:

@@ -33,34 +33,11 @@ class StepBudgetExceeded(PlanMutationError):
     pass
 
 
-def insert_after(
-    plan: Plan, step_id: str, protos: Sequence[ProtoStep], workspace: Path | None = None
-) -> Plan:
-    """``protos`` as new steps right after ``step_id``."""
-    return _insert(plan, _index(plan, step_id) + 1, protos, workspace)
-
-
 def insert_before(
     plan: Plan, step_id: str, protos: Sequence[ProtoStep], workspace: Path | None = None
 ) -> Plan:
     """``protos`` as new steps right before ``step_id`` (repairs that must run first)."""
-    return _insert(plan, _index(plan, step_id), protos, workspace)
-
-
-def replace_command(plan: Plan, step_id: str, command: str, workspace: Path | None = None) -> Plan:
-    """``step_id`` with ``command``, its risk classified again: a harmless step can become a
-    dangerous one, and the approval gate must see that."""
-    command = command.strip()
-    if not command:
-        raise PlanMutationError(f"the new command for step {step_id!r} is empty")
-    index = _index(plan, step_id)
-    old = plan.steps[index]
-    new = classified(replace(old, command=command, modified=True), workspace)
-    steps = (*plan.steps[:index], new, *plan.steps[index + 1 :])
-    return replace(plan, steps=steps, revision=plan.revision + 1)
-
-
-def _insert(plan: Plan, at: int, protos: Sequence[ProtoStep], workspace: Path | None) -> Plan:
+    at = _index(plan, step_id)
     if not protos:
         raise PlanMutationError("no steps to insert")
     left = MAX_ADDED_STEPS - plan.steps_added
@@ -86,6 +63,19 @@ def _insert(plan: Plan, at: int, protos: Sequence[ProtoStep], workspace: Path | 
         new_steps.append(classified(step, workspace))
     steps = (*plan.steps[:at], *new_steps, *plan.steps[at:])
     return replace(plan, steps=steps, steps_added=number, revision=plan.revision + 1)
+
+
+def replace_command(plan: Plan, step_id: str, command: str, workspace: Path | None = None) -> Plan:
+    """``step_id`` with ``command``, its risk classified again: a harmless step can become a
+    dangerous one, and the approval gate must see that."""
+    command = command.strip()
+    if not command:
+        raise PlanMutationError(f"the new command for step {step_id!r} is empty")
+    index = _index(plan, step_id)
+    old = plan.steps[index]
+    new = classified(replace(old, command=command, modified=True), workspace)
+    steps = (*plan.steps[:index], new, *plan.steps[index + 1 :])
+    return replace(plan, steps=steps, revision=plan.revision + 1)
 
 
 def _index(plan: Plan, step_id: str) -> int:

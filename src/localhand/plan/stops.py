@@ -1,12 +1,11 @@
-"""How a plan ends early: ``StopRun`` subclasses, one per termination reason.
+"""How a plan ends early: a ``PlanStop`` (a ``StopRun``, localhand.errors) with its
+termination reason:
 
-    StopRun (localhand.errors)
-    └── PlanStop              the plan did not complete
-        ├── StepFailed        a step failed in planner or teacher mode
-        ├── StepRefused       a step was not approved, in planner or teacher mode
-        ├── Aborted           the brain chose abort (or could not diagnose)
-        ├── Stuck             a step failed after its retries were spent
-        └── CorrectionsExhausted  the plan used all its corrections
+    step_failed      a step failed in planner or teacher mode
+    refused          a step was not approved, in planner or teacher mode
+    aborted          the brain chose abort (or could not diagnose)
+    stuck            a step failed after its retries were spent
+    max_corrections  the plan used all its corrections
 
 Guardrails raise their own (``WallClockTimeout``, ``BudgetExceeded``); Ctrl-C is ``cancelled``.
 """
@@ -17,28 +16,9 @@ from localhand.errors import StopRun
 
 
 class PlanStop(StopRun):
-    reason = "cancelled"
+    """The plan did not complete, for ``reason``; ``step_id`` is the step it stopped at."""
 
-    def __init__(self, message: str, *, step_id: str | None = None) -> None:
+    def __init__(self, reason: str, message: str, *, step_id: str | None = None) -> None:
         super().__init__(message)
+        self.reason = reason
         self.step_id = step_id
-
-
-class StepFailed(PlanStop):
-    reason = "step_failed"
-
-
-class StepRefused(PlanStop):
-    reason = "refused"
-
-
-class Aborted(PlanStop):
-    reason = "aborted"
-
-
-class Stuck(PlanStop):
-    reason = "stuck"
-
-
-class CorrectionsExhausted(PlanStop):
-    reason = "max_corrections"

@@ -101,7 +101,12 @@ def with_instructions(
 ) -> list[Message]:
     """``messages`` with the trusted instruction file's block after the first user message's
     text (the agentic and simple paths alike); unchanged when there is none."""
-    block = project_instructions(workspace, warn, files=files, names=names)
+    return with_block(messages, project_instructions(workspace, warn, files=files, names=names))
+
+
+def with_block(messages: list[Message], block: str) -> list[Message]:
+    """``messages`` with ``block`` after the first user message's text (the instructions, the
+    skills' list); unchanged when it is empty."""
     if not block or not messages or messages[-1].get("role") != "user":
         return messages
     return [*messages[:-1], {**messages[-1], "content": f"{messages[-1]['content']}\n\n{block}"}]

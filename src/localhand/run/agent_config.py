@@ -52,6 +52,8 @@ class AgentConfig:
     context_files: Sequence[str] = ()
     instruction_files: Sequence[str] = ("AGENTS.md",)
     """Files that instruct agents, read when trusted (``run.instructions``); () reads none."""
+    skill_list: str = ""
+    """The skills' list for the first message (``localhand.skills``), "" for none."""
     watch_replies: bool | None = None
     """Read each reply as a stream and stop one that loops (``localhand.models.watch``);
     ``None``: as the backend was set up (``--watch-replies``)."""

@@ -24,6 +24,7 @@ from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session.backend import select_backend
 from localhand.session.kept_cache import noting_restored, restore
+from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
 
@@ -80,8 +81,10 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             cancellation=ready.cancellation,
             messages=simple_messages(task, model, ready.warn, settings.instruction_files),
         )
+    skills = find_skills(task.workspace, ready.warn, bus=bus, task_id=task.id)
     tools = default_tools(
         task.workspace,
+        *skills.tools(),
         policy=check_policy(settings.approve),
         approver=ready.announced,
         isolate_network=settings.isolate_network,
@@ -112,7 +115,8 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
         loop = ToolLoop(
             model,
             task.workspace,
-            tools=tools,
+            tools=skills.guarding(tools),  # last: no wrapper's call goes round allowed-tools
+            skill_list=skills.listing(),
             limits=replace(task.limits(decision.agentic), nudges_per=settings.nudge_limit_per),
             checks=task.checks,
             bus=bus,
@@ -135,23 +139,25 @@ def hooks_for(ready: Prepared) -> Hooks | None:
         return None
     from localhand.hooks.hookset import Hooks  # off the first request's path
 
-    task, store = ready.task, ready.store
-
-    def run_id() -> str | None:
-        try:
-            return store.open_run_for(task.id) if store is not None else None
-        except Exception:  # a store that fails here must not stop the hook: the task id
-            return None
-
+    task = ready.task
     return Hooks(
         ready.settings.hooks,
         task.workspace,
         bus=ready.bus,
         task_id=task.id,
-        run_id=run_id,
+        run_id=lambda: run_id_of(task, ready.store),
         isolate_network=ready.settings.isolate_network,
         approver=ready.announced,
     )
+
+
+def run_id_of(task: Task, store: Store | None) -> str | None:
+    """The store's id of ``task``'s run, once it opened one; None without (a store that fails
+    here must not stop a hook or a command: they go by the task id)."""
+    try:
+        return store.open_run_for(task.id) if store is not None else None
+    except Exception:  # see above: never fatal
+        return None
 
 
 def _link_parent(task: Task, store: Store | None, ready: Prepared) -> None:
@@ -174,12 +180,7 @@ def checkpoint_hook(task: Task, store: Store | None) -> Callable[[str], str | No
     def take(command: str) -> str | None:
         from localhand.safety.undo.checkpoint import checkpoint_note  # only when one is needed
 
-        run_id = None
-        if store is not None:
-            try:
-                run_id = store.open_run_for(task.id)
-            except Exception:  # a store that fails here must not stop the command: file by task
-                run_id = None
+        run_id = run_id_of(task, store)
         return checkpoint_note(task.workspace, command, task_id=task.id, run_id=run_id)
 
     return take

@@ -29,10 +29,9 @@ __all__ = [
 ]
 
 
-def default_db_path(env: dict[str, str] | None = None) -> Path:
-    """``LOCALHAND_DB`` if set, else ``runs.db`` in localhand's data directory
-    (``LOCALHAND_HOME``, or ``localhand/`` under ``$XDG_DATA_HOME`` or ``~/.local/share``)."""
-    return db_path(env)
+default_db_path = db_path
+"""``LOCALHAND_DB`` if set, else ``runs.db`` in localhand's data directory
+(``LOCALHAND_HOME``, or ``localhand/`` under ``$XDG_DATA_HOME`` or ``~/.local/share``)."""
 
 
 def open_store(path: str | Path | None = None) -> Store:

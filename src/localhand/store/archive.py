@@ -40,13 +40,7 @@ class Archive:
     note: str = ""
 
 
-def pack(
-    root: Path,
-    max_bytes: int = MAX_BYTES,
-    max_files: int = MAX_FILES,
-    *,
-    include_secrets: bool = False,
-) -> Archive:
+def pack(root: Path, max_bytes: int = MAX_BYTES, *, include_secrets: bool = False) -> Archive:
     """Archive the workspace's files (symlinks kept as links), or say why not. Secret-looking
     files and directories are left out unless ``include_secrets``."""
     paths: list[str] = []
@@ -77,10 +71,10 @@ def pack(
             except OSError:
                 continue
             paths.append(path)
-            if total > max_bytes or len(paths) > max_files:
+            if total > max_bytes or len(paths) > MAX_FILES:
                 note = (
                     f"workspace too big to keep (over {max_bytes // 1024} KiB or "
-                    f"{max_files} files); replay needs --workspace"
+                    f"{MAX_FILES} files); replay needs --workspace"
                 )
                 return Archive(len(paths), total, None, note)
     buffer = io.BytesIO()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
-from localhand.store.archive import Archive
+from localhand.store.archive import MAX_BYTES, Archive
 from localhand.store.connection import open_database, write_transaction
 from localhand.store.liveness import Owner, is_alive
 from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
@@ -115,14 +115,12 @@ class Store:
         self,
         *,
         ledger: bool = False,
-        archive_bytes: int | None = None,
+        archive_bytes: int = MAX_BYTES,
         archive_secrets: bool = False,
     ) -> Recorder:
         """A bus subscriber that writes every event as it happens (see ``Recorder``)."""
         from localhand.store.recorder import Recorder  # it reads db's Store: one way only
 
-        if archive_bytes is None:
-            return Recorder(self, ledger=ledger, archive_secrets=archive_secrets)
         return Recorder(
             self, ledger=ledger, archive_bytes=archive_bytes, archive_secrets=archive_secrets
         )

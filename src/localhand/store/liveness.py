@@ -34,10 +34,7 @@ class Owner:
 
 def process_token(pid: int) -> str:
     """The process's start time in clock ticks since boot, or "" where /proc is not available."""
-    stat = _proc_stat(pid)
-    if stat is None:
-        return ""
-    fields = stat.rsplit(")", 1)[-1].split()
+    fields = _proc_stat(pid)
     return fields[19] if len(fields) > 19 else ""
 
 
@@ -52,19 +49,18 @@ def is_alive(pid: int | None, token: str | None, hostname: str | None, heartbeat
         pass  # it exists, under another user
     except OSError:
         return False
-    stat = _proc_stat(pid)
-    if stat is not None:
-        fields = stat.rsplit(")", 1)[-1].split()
-        if fields and fields[0] in ("Z", "X"):  # killed, not yet reaped by its parent
-            return False
-        if token and len(fields) > 19 and fields[19] != token:
-            return False  # the pid now belongs to another process
-    return True
+    fields = _proc_stat(pid)
+    if fields and fields[0] in ("Z", "X"):  # killed, not yet reaped by its parent
+        return False
+    # A token that differs: the pid now belongs to another process.
+    return not (token and len(fields) > 19 and fields[19] != token)
 
 
-def _proc_stat(pid: int) -> str | None:
+def _proc_stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command's name (state first); [] where it
+    cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read()
+            return f.read().rsplit(")", 1)[-1].split()
     except OSError:
-        return None
+        return []

@@ -22,7 +22,7 @@ import io
 import os
 import stat
 import tarfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,13 +53,7 @@ class FileChange:
     """Bytes on disk now, when there are no lines to count (``None``: the file is gone)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "added": self.added,
-            "removed": self.removed,
-            "binary": self.binary,
-            "size": self.size,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +105,7 @@ def change_of(
         why = "the workspace is not a git repository and the run store kept no copy of it"
         if root is not None and not root.is_dir():
             why = f"the workspace {root} is gone"
-        files = tuple(FileChange(p, binary=True, size=_size(root, p)) for p in paths)
+        files = tuple(_listed(root, p) for p in paths)
         return RunChange(files, "", "none", f"no line diff: {why}; files listed with sizes")
     return _against_copy(paths, before, root, finished_at)
 
@@ -202,18 +196,20 @@ def _against_copy(
     try:
         old = _members(before)
     except (tarfile.TarError, OSError, EOFError):
-        old = None
-    if old is None:
-        files = [FileChange(p, binary=True, size=_size(root, p)) for p in paths]
-        return RunChange(tuple(files), "", "none", "no line diff: the kept copy is unreadable")
+        listed = tuple(_listed(root, p) for p in paths)
+        return RunChange(listed, "", "none", "no line diff: the kept copy is unreadable")
     for path in paths:
         now = read_now(root, path)
-        if finished_at is not None and _mtime(root, path) > finished_at:
+        if (
+            finished_at is not None
+            and (found := _lstat(root, path))
+            and found.st_mtime > finished_at
+        ):
             later.append(path)
         then = old.get(path, _ABSENT)
         text = file_diff(path, then, now)
         if text is None:
-            files.append(FileChange(path, binary=True, size=_size(root, path)))
+            files.append(_listed(root, path))
             continue
         text = scrub_text(text)
         files.extend(file_stats(text))
@@ -301,17 +297,16 @@ def read_now(root: Path, path: str) -> object:
         return handle.read(MAX_FILE_BYTES + 1)
 
 
-def _size(root: Path | None, path: str) -> int | None:
+def _lstat(root: Path | None, path: str) -> os.stat_result | None:
+    """The file's own status (a link's, not its target's), when it lies under the workspace."""
     where = _inside(root, path) if root is not None else None
     try:
-        return os.lstat(where).st_size if where else None
+        return os.lstat(where) if where else None
     except OSError:
         return None
 
 
-def _mtime(root: Path, path: str) -> float:
-    where = _inside(root, path)
-    try:
-        return os.lstat(where).st_mtime if where else 0.0
-    except OSError:
-        return 0.0
+def _listed(root: Path | None, path: str) -> FileChange:
+    """``path`` without a line diff: listed with its size now."""
+    found = _lstat(root, path)
+    return FileChange(path, binary=True, size=found.st_size if found else None)

@@ -60,14 +60,6 @@ def scope_of(command: str, risk: Risk | None = None) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(p for p in prefixes if p is not None))
 
 
-def covered(command: str, risk: Risk | None, allowed: set[str]) -> tuple[str, ...] | None:
-    """The scope of ``command`` when every part of it is in ``allowed``, else None."""
-    scope = scope_of(command, risk)
-    if scope is None or not allowed.issuperset(scope):
-        return None
-    return scope
-
-
 def _script_prefixes(script: Script) -> list[str | None]:
     if script.notes:  # an unclosed quote, say: what runs is not what it reads as
         return [None]

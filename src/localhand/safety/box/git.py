@@ -39,7 +39,6 @@ import functools
 import os
 import re
 import shutil
-import signal
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -47,6 +46,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from localhand.safety.box.proc import kill_group
 from localhand.safety.box.sandbox import Sandbox, available, current_sandbox
 from localhand.safety.secrets.environment import command_environment
 
@@ -105,8 +105,6 @@ SUBCOMMAND_FLAGS: Mapping[str, tuple[str, ...]] = {
 }
 """Flags put right after these subcommands: the same switches, said twice."""
 
-_DROPPED_VARIABLES = ("SSH_ASKPASS", "SSH_AUTH_SOCK", "DISPLAY", "WAYLAND_DISPLAY")
-"""Removed besides every ``GIT_*``: nothing of ours needs a prompt, an ssh agent or a screen."""
 _VERSION = re.compile(r"git version (\d+)\.(\d+)")
 
 
@@ -146,10 +144,9 @@ def git_environment(
     """The environment localhand's git runs with: scrubbed of secrets, no ``GIT_*`` from the
     caller, no system or global config, ``overrides`` as command-line config, then ``extra``
     (the caller's own ``GIT_INDEX_FILE``, identity...)."""
+    # command_environment has no askpass, ssh agent or display either (host_service).
     env = {
-        name: value
-        for name, value in command_environment().items()
-        if not name.startswith("GIT_") and name not in _DROPPED_VARIABLES
+        name: value for name, value in command_environment().items() if not name.startswith("GIT_")
     }
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
@@ -351,17 +348,10 @@ def _run(
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(process)
+        kill_group(process.pid, proc=process, grace_s=0)
         stdout, stderr = process.communicate()
         return _failed(argv, 124, f"git timed out after {timeout:g}s; {stderr}")
     return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
-
-
-def _kill_group(process: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (OSError, AttributeError):  # gone already, or no process groups (Windows)
-        process.kill()
 
 
 def _failed(argv: list[str], code: int, message: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,8 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 
-from localhand.safety.box.mounts import is_within, under
+from localhand.safety.box.mounts import under
+from localhand.safety.box.own_files import is_within
 from localhand.safety.box.supervise import SUPERVISOR_FILES
 from localhand.safety.secrets.toolchain import masked
 
@@ -38,7 +39,8 @@ def throwaway_home(read: Iterable[str], sized: Sequence[str] = ()) -> list[str]:
         hidden.append(data)
     options = [option for path in hidden for option in (*sized, "--tmpfs", path)]
     shown: list[str] = []
-    for path in [*_toolchains(hidden), *(os.path.realpath(os.path.expanduser(p)) for p in read)]:
+    needed = _toolchains(tuple(hidden), os.environ.get("PATH", ""))
+    for path in [*needed, *(os.path.realpath(os.path.expanduser(p)) for p in read)]:
         hides_store = data is not None and is_within(path, data)
         wanted = path not in shown and under(path, hidden) and not hides_store
         if wanted and os.path.exists(path):
@@ -59,18 +61,14 @@ _COMPANIONS = {".cargo": ".rustup", ".local/bin": ".local/lib"}
 """What a toolchain on PATH needs beside it: rustup's proxies, pip --user's packages."""
 
 
-def _toolchains(hidden: Sequence[str]) -> list[str]:
-    """What in the hidden directories a command needs to run its tools: for each PATH entry
-    there, the directory it belongs to (``~/.pyenv`` for ``~/.pyenv/shims``, a venv for its
-    ``bin``), and the prefixes and supervisor of the interpreter localhand runs commands with
-    (a venv's ``python`` links to its base interpreter)."""
-    return list(_toolchains_on(tuple(hidden), os.environ.get("PATH", "")))
-
-
 @functools.lru_cache(maxsize=16)
-def _toolchains_on(hidden: tuple[str, ...], path: str) -> tuple[str, ...]:
-    """``_toolchains`` for one PATH: resolving its entries was half of what wrapping a command
-    cost, and a run's PATH does not change between its commands."""
+def _toolchains(hidden: tuple[str, ...], path: str) -> tuple[str, ...]:
+    """What in the ``hidden`` directories a command needs to run its tools: for each entry of
+    ``path`` (PATH) there, the directory it belongs to (``~/.pyenv`` for ``~/.pyenv/shims``,
+    a venv for its ``bin``), and the prefixes and supervisor of the interpreter localhand runs
+    commands with (a venv's ``python`` links to its base interpreter). Cached: resolving the
+    entries was half of what wrapping a command cost, and a run's PATH does not change
+    between its commands."""
     found = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, *SUPERVISOR_FILES)]
     for entry in (p for p in path.split(os.pathsep) if p):
         real = os.path.realpath(entry)

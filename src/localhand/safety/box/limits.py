@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
-from localhand.safety.box.mounts import is_within
+from localhand.safety.box.own_files import is_within
 
 GIB = 1024**3
 _V1 = "/sys/fs/cgroup"

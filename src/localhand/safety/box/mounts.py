@@ -15,6 +15,7 @@ from pathlib import Path
 
 from localhand.paths import DATA_SUBDIRS, private_dir
 from localhand.safety.box import own_files as own
+from localhand.safety.box.own_files import is_within
 
 
 def host_services() -> list[str]:
@@ -23,11 +24,8 @@ def host_services() -> list[str]:
     empty ones, network or not; then shown again, read-only, what ``PATH`` and ``/etc`` need
     from there (NixOS's ``/run/current-system/sw/bin``, a ``resolv.conf`` under /run).
     Abstract sockets belong to the network namespace (``localhand.safety`` network parts)."""
-    return list(_host_services_for(os.environ.get("XDG_RUNTIME_DIR", ""), _path()))
-
-
-def _path() -> str:
-    return os.environ.get("PATH", "")
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    return list(_host_services_for(runtime, os.environ.get("PATH", "")))
 
 
 @functools.lru_cache(maxsize=8)
@@ -122,7 +120,3 @@ def _ancestors(paths: Sequence[str], roots: Sequence[str]) -> list[str]:
 
 def under(path: str, parents: Iterable[str]) -> bool:
     return any(is_within(path, parent) for parent in parents)
-
-
-def is_within(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")

@@ -51,10 +51,6 @@ _default_proxy: NetProxy | None = None
 _default_lock = threading.Lock()
 
 
-def shares_host_network(sandbox: Sandbox) -> bool:
-    return sandbox.network and sandbox.host_network
-
-
 def uses_proxy(sandbox: Sandbox) -> bool:
     return sandbox.network and not sandbox.host_network
 
@@ -104,7 +100,7 @@ def refusal_notes(sandbox: Sandbox) -> list[str]:
 def bwrap_options(sandbox: Sandbox, mounts: Sequence[str], workspace: str) -> list[str]:
     """What bubblewrap adds for the network, after ``mounts`` (the options so far)."""
     options: list[str] = []
-    if not shares_host_network(sandbox):
+    if not (sandbox.network and sandbox.host_network):  # its own network namespace
         options.append("--unshare-net")
     if sandbox.network:  # without network, no Unix socket can be opened at all
         for path in outside_sockets(mounts, workspace):

@@ -58,7 +58,7 @@ def install_paths() -> tuple[str, ...]:
         real = os.path.realpath(entry) if entry else ""
         # Not the directory localhand was started in, nor one holding it: that would make
         # the whole workspace read-only, and Python does not import from it at start-up.
-        if real and not _is_within(here, real):
+        if real and not is_within(here, real):
             found.append(real)
     real_paths = (os.path.realpath(path) for path in found if path)
     return tuple(dict.fromkeys(path for path in real_paths if os.path.exists(path)))
@@ -93,16 +93,16 @@ def protected(path: str) -> Protection | None:
     """``"data"`` when the real path ``path`` lies in localhand's data (never read nor
     written by the model), ``"install"`` when in its installation (never written), else
     None."""
-    if any(_is_within(path, own) for own in data_paths()):
+    if any(is_within(path, own) for own in data_paths()):
         return "data"
-    if any(_is_within(path, own) for own in install_paths()):
+    if any(is_within(path, own) for own in install_paths()):
         return "install"
     return None
 
 
 def inside(roots: tuple[str, ...], paths: tuple[str, ...]) -> list[str]:
     """Those of ``paths`` that lie inside one of ``roots`` (real paths both), in order."""
-    return [path for path in paths if any(_is_within(path, root) for root in roots)]
+    return [path for path in paths if any(is_within(path, root) for root in roots)]
 
 
 def refusal(shown: str, protection: Protection) -> str:
@@ -120,5 +120,6 @@ def refusal(shown: str, protection: Protection) -> str:
     )
 
 
-def _is_within(path: str, parent: str) -> bool:
+def is_within(path: str, parent: str) -> bool:
+    """Whether ``path`` is ``parent`` or lies below it (both real paths)."""
     return path == parent or path.startswith(parent.rstrip("/") + "/")

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import time
 from contextlib import suppress
+from typing import Any
 
 _PROC = "/proc"
 
@@ -50,7 +51,7 @@ def group_alive(pgid: int) -> bool:
 
 
 def kill_group(
-    pgid: int, *, proc: subprocess.Popen[bytes] | None = None, grace_s: float = 1.0
+    pgid: int, *, proc: subprocess.Popen[Any] | None = None, grace_s: float = 1.0
 ) -> None:
     """SIGTERM the whole group, then SIGKILL what is left after ``grace_s``; reap ``proc``."""
     with suppress(ProcessLookupError, PermissionError):

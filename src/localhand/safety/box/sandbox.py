@@ -13,13 +13,12 @@ command is not trusted at all. In ``workspace-write`` mode (the default) it sees
 - no ``/run`` or ``/var/run`` and no ``$XDG_RUNTIME_DIR`` (where the ssh agent, D-Bus, tmux,
   the display and the service manager keep their sockets), whatever the network setting;
   only what ``PATH`` or ``/etc`` needs from there (``/run/wrappers/bin``, ``resolv.conf``) is
-  shown again, read-only;
+  shown again, read-only (``host_services``);
 - localhand's own installation read-only and its data directory hidden, wherever they lie,
   the workspace included (``localhand.safety.box.own_files``);
 - its own PID namespace, so no other process (localhand's included) is visible in ``/proc``,
   and everything in it ends when its supervisor does (``--die-with-parent``);
 - no capability, even when localhand runs as root (the mounts cannot be undone);
-- no ``/run``, ``/var/run`` or ``$XDG_RUNTIME_DIR``, network or not (``host_services``);
 - its own network namespace (only a loopback of its own), the network only through the
   run's allow-list proxy, and no socket family beyond IPv4, IPv6, Unix and netlink (see
   ``netbox``; ``[sandbox] network = "host"`` shares the host's network instead);
@@ -61,7 +60,8 @@ from localhand.safety.box.limits import (
     tmp_size_supported,
     unenforced,
 )
-from localhand.safety.box.mounts import host_services, is_within, own_files
+from localhand.safety.box.mounts import host_services, own_files
+from localhand.safety.box.own_files import is_within
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:
@@ -106,22 +106,6 @@ class Sandbox:
     commands see besides the allow-list (``localhand.safety.secrets.environment``)."""
     proxy: NetProxy | ProxySlot | None = field(default=None, compare=False, repr=False)
     """The proxy, or the run's slot for one (``run_sandbox``); None: the process's."""
-
-    @classmethod
-    def from_setting(
-        cls,
-        value: str,
-        *,
-        network: bool = True,
-        read: Iterable[str] = (),
-        limits: BoxLimits = DEFAULT_LIMITS,
-    ) -> Sandbox:
-        """The sandbox for a ``--sandbox`` value (see ``SANDBOX_SETTINGS``)."""
-        if value not in SANDBOX_SETTINGS:
-            raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
-        if value == "required":
-            return cls("workspace-write", True, network, tuple(read), limits)
-        return cls(value, False, network, tuple(read), limits)  # type: ignore[arg-type]
 
     @property
     def on(self) -> bool:
@@ -350,8 +334,13 @@ def run_sandbox(
     it cannot be had, and raises ``ConfigError`` before anything runs when it is required.
     ``network_setting`` (``[sandbox] network``): ``proxy`` or ``host``; the run's proxy, if
     a command started it, stops when the block ends. ``env``: ``[sandbox] env``."""
-    sandbox = Sandbox.from_setting(mode, network=network, read=read, limits=limits)
-    sandbox = replace(sandbox, host_network=network_setting == "host", env=tuple(env))
+    if mode not in SANDBOX_SETTINGS:  # --sandbox: "required" is workspace-write, never unboxed
+        raise ValueError(f"must be one of {', '.join(SANDBOX_SETTINGS)}")
+    required = mode == "required"
+    box_mode: SandboxMode = "workspace-write" if required else mode  # type: ignore[assignment]
+    sandbox = Sandbox(box_mode, required, network, tuple(read), limits, network_setting == "host")
+    slot = ProxySlot(tuple(allow_hosts))
+    sandbox = replace(sandbox, allow_hosts=slot.allow_hosts, env=tuple(env), proxy=slot)
     refused = refusal(sandbox)
     if refused is not None:
         raise ConfigError(f"{refused}. Install bubblewrap, or choose another --sandbox mode.")
@@ -363,8 +352,6 @@ def run_sandbox(
     if sandbox.on and message is None:  # unboxed, the warning above says it all
         for what in unenforced(sandbox.limits):
             warn(f"Not enforced here: {what}. Commands run without that limit.")
-    slot = ProxySlot(tuple(allow_hosts))
-    sandbox = replace(sandbox, allow_hosts=slot.allow_hosts, proxy=slot)
     token = _warn.set(warn)
     try:
         with use_sandbox(sandbox):

@@ -44,11 +44,8 @@ def supervisor_command() -> tuple[str, ...]:
     compiled again for every command (1.5 ms). Importing it here once writes that compiled
     form where the package is writable (an installed wheel has it already); stdlib modules
     come first on the path, so no module of the package's folder can stand in for one."""
-    try:
-        importlib.import_module("localhand.safety.box._supervisor")
-        importlib.import_module("localhand.safety.box._netrelay")  # what it imports for a relay
-    except ImportError:  # pragma: no cover (the file ships with the package)
-        return (sys.executable, "-I", "-S", SUPERVISOR)
+    importlib.import_module("localhand.safety.box._supervisor")
+    importlib.import_module("localhand.safety.box._netrelay")  # what it imports for a relay
     boot = _BOOT.format(os.path.dirname(SUPERVISOR))
     return (sys.executable, "-I", "-S", "-c", boot)
 

@@ -32,13 +32,10 @@ _INLINE_FLAGS = {
     "tclsh": (),
 }
 _SHELL_OPTIONS_WITH_VALUE = ("-o", "-O", "+o", "+O", "--rcfile", "--init-file")
+_RUNS = ("system(", "popen", "subprocess", "exec(", "execSync", "spawn")
+"""Calls that start a program: they run commands, and can run hidden code (``_EVALUATES``)."""
 _RUNS_COMMANDS = (
-    "system(",
-    "popen",
-    "subprocess",
-    "exec(",
-    "execSync",
-    "spawn",
+    *_RUNS,
     "os.exec",
     "child_process",
     "shell_exec",
@@ -74,18 +71,7 @@ _DECODES = (
     "rot13",
     "pack(",
 )
-_EVALUATES = (
-    "exec(",
-    "eval(",
-    "system(",
-    "compile(",
-    "Function(",
-    "popen",
-    "subprocess",
-    "spawn",
-    "execSync",
-    "__import__",
-)
+_EVALUATES = (*_RUNS, "eval(", "compile(", "Function(", "__import__")
 _FETCHES = (
     "urlopen",
     "urllib",

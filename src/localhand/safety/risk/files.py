@@ -3,24 +3,16 @@ permissions, raw copies (dd) and archives. Each flags where it writes (see ``Ana
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from localhand.safety.risk.shellsyntax import Word
-from localhand.safety.risk.types import DANGEROUS, MODERATE, Feed, Rule, options
+from localhand.safety.risk.types import DANGEROUS, MODERATE, Feed, Rule, options, registry
 
 if TYPE_CHECKING:
     from localhand.safety.risk.classify import Analyzer
 
 FILE_RULES: dict[str, Rule] = {}
-
-
-def rule(*names: str) -> Callable[[Rule], Rule]:
-    def register(function: Rule) -> Rule:
-        FILE_RULES.update(dict.fromkeys(names, function))
-        return function
-
-    return register
+rule = registry(FILE_RULES)
 
 
 @rule("chmod", "chown", "chgrp", "chattr", "setfacl", "chflags")

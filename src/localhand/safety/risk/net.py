@@ -4,7 +4,6 @@ downloaded file later on the same line is caught), uploads, and shells served ov
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from localhand.safety.risk.shellsyntax import Word
@@ -16,85 +15,53 @@ from localhand.safety.risk.types import (
     Feed,
     Rule,
     options,
+    registry,
 )
 
 if TYPE_CHECKING:
     from localhand.safety.risk.classify import Analyzer
 
+_UPLOADS = ("-T", "--upload-file", "--post-file", "--body-file")
+"""Options whose value is a file sent as it is (and ``-d @FILE``, ``-F name=@FILE``)."""
+_SENDS = ("-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form", *_UPLOADS)
+"""Options whose value is sent: text, or a file (``_UPLOADS``, or named after ``@``)."""
+_WITH_VALUE = (
+    *_SENDS,
+    "--data-raw",
+    "-o",
+    "--output",
+    "--output-document",
+    "-P",
+    "-H",
+    "-u",
+    "-X",
+    "-A",
+    "-e",
+    "-b",
+    "-c",
+    "-K",
+    "-i",
+)
+"""The downloaders' options that take a value (wget's ``-O`` too: curl's takes none)."""
+_SECRET_HINTS = (".ssh", ".aws", ".netrc", "id_rsa", "id_ed25519", ".gnupg", "credentials", ".env")
+"""In the path of a file sent: it holds credentials."""
+
 NET_RULES: dict[str, Rule] = {}
-
-
-def rule(*names: str) -> Callable[[Rule], Rule]:
-    def register(function: Rule) -> Rule:
-        NET_RULES.update(dict.fromkeys(names, function))
-        return function
-
-    return register
+rule = registry(NET_RULES)
 
 
 @rule(*DOWNLOADERS)
 def _download(a: Analyzer, name: str, args: list[Word], feed: Feed | None) -> None:
     a.network = True
-    with_value = (
-        "-o",
-        "--output",
-        "-O",
-        "--output-document",
-        "-P",
-        "-d",
-        "--data",
-        "--data-binary",
-        "--data-raw",
-        "--data-urlencode",
-        "-F",
-        "--form",
-        "-T",
-        "--upload-file",
-        "-H",
-        "-u",
-        "-X",
-        "-A",
-        "-e",
-        "-b",
-        "-c",
-        "-K",
-        "--post-file",
-        "--body-file",
-        "-i",
-    )
-    flags, values, operands = options(
-        args, with_value if name != "curl" else tuple(v for v in with_value if v != "-O")
-    )
-    for key in (
-        "-d",
-        "--data",
-        "--data-binary",
-        "--data-urlencode",
-        "-F",
-        "--form",
-        "-T",
-        "--upload-file",
-        "--post-file",
-        "--body-file",
-    ):
+    with_value = _WITH_VALUE if name == "curl" else (*_WITH_VALUE, "-O")  # curl's -O takes none
+    flags, values, operands = options(args, with_value)
+    for key in _SENDS:
         sent = values.get(key)
         if sent is not None:
             path = sent.text.split("@", 1)[1] if "@" in sent.text else sent.text
-            if is_sent_file(key, sent.text) and path:
+            if (key in _UPLOADS or "@" in sent.text) and path:
                 a.flag(MODERATE, f"uploads {path}")
-                if any(
-                    f in path
-                    for f in (
-                        ".ssh",
-                        ".aws",
-                        ".netrc",
-                        "id_rsa",
-                        "id_ed25519",
-                        ".gnupg",
-                        "credentials",
-                        ".env",
-                    )
-                ):
+                if any(hint in path for hint in _SECRET_HINTS):
                     a.secrets.append(path)
     url = next((w.text for w in operands if "://" in w.text or "." in w.text), "")
     remote_name = os.path.basename(url.split("?")[0].rstrip("/")) or "index.html"
@@ -111,10 +78,6 @@ def _download(a: Analyzer, name: str, args: list[Word], feed: Feed | None) -> No
         )
         a.flag(MODERATE, f"downloads {remote_name}")
     a.flag(MODERATE, f"uses the network ({name})")
-
-
-def is_sent_file(option: str, value: str) -> bool:
-    return option in ("-T", "--upload-file", "--post-file", "--body-file") or "@" in value
 
 
 @rule(*NETWORK)

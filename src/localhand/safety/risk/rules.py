@@ -8,7 +8,6 @@ stage feeds it, and calls ``a.flag``/``a.write``/``a.delete``. Commands without 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from localhand.safety.risk.code import run_file
@@ -17,7 +16,7 @@ from localhand.safety.risk.git import git
 from localhand.safety.risk.net import NET_RULES
 from localhand.safety.risk.shellsyntax import Word
 from localhand.safety.risk.system import SYSTEM_RULES
-from localhand.safety.risk.types import DANGEROUS, MODERATE, Feed, Rule, options
+from localhand.safety.risk.types import DANGEROUS, MODERATE, Feed, Rule, options, registry
 
 if TYPE_CHECKING:
     from localhand.safety.risk.classify import Analyzer
@@ -146,13 +145,7 @@ def _option_writes(a: Analyzer, args: list[Word], names: tuple[str, ...]) -> Non
             a.write(values[name])
 
 
-def rule(*names: str) -> Callable[[Rule], Rule]:
-    def register(function: Rule) -> Rule:
-        for name in names:
-            RULES[name] = function
-        return function
-
-    return register
+rule = registry(RULES)
 
 
 @rule("cd", "pushd")

@@ -46,6 +46,19 @@ Rule = Callable[["Analyzer", str, list[Word], "Feed | None"], None]
 """A command family's rule: (analyzer, program name, arguments, what the pipe feeds it)."""
 
 
+def registry(table: dict[str, Rule]) -> Callable[..., Callable[[Rule], Rule]]:
+    """The ``@rule(*names)`` decorator of a family's table: files the rule under each name."""
+
+    def rule(*names: str) -> Callable[[Rule], Rule]:
+        def register(function: Rule) -> Rule:
+            table.update(dict.fromkeys(names, function))
+            return function
+
+        return register
+
+    return rule
+
+
 def options(
     args: list[Word], with_value: tuple[str, ...] = ()
 ) -> tuple[set[str], dict[str, Word], list[Word]]:

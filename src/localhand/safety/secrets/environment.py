@@ -5,7 +5,7 @@ the dashboard and the store) or send it anywhere. So variables whose names say t
 secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, AUTH...) or whose values look like one
 (``ghp_…``, ``sk-…``, ``AKIA…``, a URL with a password of any scheme, a webhook URL: whatever
 the patterns of ``localhand.safety.secrets.patterns`` redact) are removed. PATH, HOME, LANG, the
-locale and the like always stay; ``keep`` names more to pass through on purpose.
+locale and the like always stay.
 
 Variables that lead to a service of the person's session are removed too (``host_service``):
 an ssh or gpg agent, the D-Bus session bus, the X or Wayland display, tmux and screen, a
@@ -167,21 +167,12 @@ def _within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent + "/")
 
 
-def command_environment(
-    extra: Mapping[str, str] | None = None,
-    *,
-    keep: Iterable[str] = (),
-    base: Mapping[str, str] | None = None,
-) -> dict[str, str]:
+def command_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a program localhand runs outside the box (its own git, an MCP
-    server): ``base`` (default ``os.environ``) without the variables that look like secrets or
-    lead to a service of the person's session (``keep`` names exceptions), then ``QUIET_ENV``,
-    then ``extra``, which is the caller's and passes unchecked."""
-    kept = set(keep)
-    environ = os.environ if base is None else base
-    scrubbed = {
-        k: v for k, v in environ.items() if k in kept or not (is_secret(k, v) or host_service(k, v))
-    }
+    server): ``os.environ`` without the variables that look like secrets or lead to a service
+    of the person's session, then ``QUIET_ENV``, then ``extra``, which is the caller's and
+    passes unchecked."""
+    scrubbed = {k: v for k, v in os.environ.items() if not (is_secret(k, v) or host_service(k, v))}
     return {**scrubbed, **QUIET_ENV, **(extra or {})}
 
 
@@ -232,14 +223,10 @@ def box_environment(
     for key, value in (os.environ if base is None else base).items():
         if key in BOX_NAMES or key.startswith("LC_"):  # only their values can be secrets
             secret = secret_value(value)
-        elif key.startswith("LOCALHAND_") or _matches(key, patterns):
+        elif key.startswith("LOCALHAND_") or any(fnmatch.fnmatchcase(key, p) for p in patterns):
             secret = is_secret(key, value)
         elif key not in names:
             continue
         if key in names or not (secret or host_service(key, value)):
             kept[key] = value
     return {**kept, **QUIET_ENV, **(extra or {})}
-
-
-def _matches(name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
 
 from localhand.safety.secrets.environment import is_secret
 from localhand.safety.secrets.scrub import remember_environment
@@ -40,19 +39,18 @@ READ_LATER = frozenset(
 are also spelled ``https_proxy``): kept for this process, hidden from /proc and children."""
 
 
-def forget_secrets(keep: Iterable[str] = ()) -> dict[str, str]:
+def forget_secrets() -> dict[str, str]:
     """Take every secret-looking variable out of this process's environment (see the module);
-    ``keep`` names more that stay readable in ``os.environ``, like ``READ_LATER``.
+    those of ``READ_LATER`` stay readable in ``os.environ``.
 
     Returns the variables taken out, name to value, for the scrubber."""
-    held = {name.upper() for name in keep} | READ_LATER
     removed: dict[str, str] = {}
     try:
         for name, value in list(os.environ.items()):
             if not is_secret(name, value) or _is_path(value):
                 continue
             removed[name] = value
-            if name.upper() in held:
+            if name.upper() in READ_LATER:
                 os.unsetenv(name)  # gone from the C environment; os.environ still has it
             else:
                 del os.environ[name]  # also unsets it in the C environment

@@ -130,14 +130,12 @@ class _Patterns:
         return compiled
 
 
-@functools.cache
-def patterns() -> _Patterns:
-    return _Patterns()
+PATTERNS = _Patterns()
 
 
 def redact(text: str) -> str:
     """``text`` with every secret shape it holds replaced by ``[REDACTED]``."""
-    p = patterns()
+    p = PATTERNS
     lowered = lowered_of(text)
 
     def apply(starts: Iterable[int], pattern: re.Pattern[str], replace: _Replace) -> None:
@@ -150,10 +148,8 @@ def redact(text: str) -> str:
         apply(_find_all(lowered, ("-----begin ",)), p.private_key, _private_key)
     if "://" in text:
         apply(_find_all(text, ("://",)), p.userinfo, _userinfo)
-        if "=" in text:
-            new = _query_secrets(text, p)
-            if new is not text:
-                text, lowered = new, lowered_of(new)
+        if "=" in text:  # secret query parameters, looked for inside URLs only
+            apply(_find_all(text, ("://",)), p.url_rest, _query_secrets)
     if any(needle in lowered for needle in _WEBHOOK_NEEDLES):
         apply(_find_all(lowered, _WEBHOOK_NEEDLES), p.webhook, _webhook)
     apply(_token_starts(text, p), p.token, _token)
@@ -224,27 +220,6 @@ def _sub_at(text: str, starts: Iterable[int], pattern: re.Pattern[str], replace:
     return "".join(pieces)
 
 
-def _query_secrets(text: str, p: _Patterns) -> str:
-    """Secret query parameters (``?access_token=``, ``&sig=``), looked for inside URLs only."""
-    pieces: list[str] = []
-    done = 0
-    for start in _find_all(text, ("://",)):
-        if start < done:
-            continue
-        rest = p.url_rest.match(text, start)  # it matches the empty string too
-        end = rest.end() if rest else start
-        url = text[start:end]
-        if "=" in url:
-            new = p.query.sub(_query, url)
-            if new != url:
-                pieces += (text[done:start], new)
-                done = end
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
 # -- replacements: each returns the match unchanged when it is not a secret after all ----------
 
 
@@ -256,6 +231,13 @@ def _userinfo(m: re.Match[str]) -> str:
     if m["tok"] is not None:
         return f"://{MARKER}@"
     return m[0] if MARKER in m["pw"] else f"://{m['user']}:{MARKER}@"
+
+
+def _query_secrets(m: re.Match[str]) -> str:
+    """A URL (from its ``://``) with its secret query parameters (``?access_token=``,
+    ``&sig=``) redacted."""
+    url = m[0]
+    return PATTERNS.query.sub(_query, url) if "=" in url else url
 
 
 def _query(m: re.Match[str]) -> str:
@@ -351,7 +333,7 @@ def _assignment(m: re.Match[str]) -> str:
 
 
 def _secret_name(name: str) -> bool:
-    parts = [part.lower() for part in patterns().name_parts.split(name) if part]
+    parts = [part.lower() for part in PATTERNS.name_parts.split(name) if part]
     if any(part in _SECRET_NAME_WORDS for part in parts):
         return True
     return any(pair in _SECRET_NAME_PAIRS for pair in itertools.pairwise(parts))

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from localhand.safety.secrets.environment import is_secret
-from localhand.safety.secrets.patterns import MARKER, looks_secret, patterns, redact
+from localhand.safety.secrets.patterns import MARKER, PATTERNS, looks_secret, redact
 
 MIN_LITERAL = 8
 """Shorter environment values are not redacted wherever they appear: too many false hits."""
@@ -66,7 +66,7 @@ def remember_environment(environ: Mapping[str, str] | None = None) -> None:
         if not is_secret(name, value) or any(w in name.upper() for w in _NOT_SECRET_NAMES):
             continue
         values.append(value)
-        values.extend(m["pw"] for m in patterns().userinfo.finditer(value) if m["pw"])
+        values.extend(m["pw"] for m in PATTERNS.userinfo.finditer(value) if m["pw"])
     remember(values)
 
 

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -84,10 +84,8 @@ class TrustStore:
     """The pinned hashes (``index.json``) and approved copies (``copies/SHA256``), kept private
     in ``trust/`` of localhand's data directory (``localhand.paths.data_dir``)."""
 
-    def __init__(self, directory: Path | None = None, env: Mapping[str, str] | None = None):
-        if directory is None:
-            directory = data_dir(dict(env) if env is not None else None) / "trust"
-        self.directory = directory
+    def __init__(self, directory: Path | None = None):
+        self.directory = directory if directory is not None else data_dir() / "trust"
 
     def read(self, path: Path, what: str = "") -> Seen:
         """Read ``path`` (a ``what``, for messages) once and say whether its content is the

@@ -134,27 +134,17 @@ def checkpoint_note(workspace: Path, command: str, *, task_id: str, run_id: str 
     return f"[A checkpoint of the workspace was taken first; the user can restore it: `{undo}`.]"
 
 
-def take(
-    workspace: Path,
-    command: str,
-    *,
-    task_id: str,
-    run_id: str | None,
-    max_bytes: int | None = None,
-    max_files: int | None = None,
-) -> Checkpoint:
+def take(workspace: Path, command: str, *, task_id: str, run_id: str | None) -> Checkpoint:
     """Copy ``workspace`` into a new checkpoint of the run; ``TooBig`` when it is over the
-    limits (default ``MAX_BYTES`` and ``MAX_FILES``; nothing is copied then)."""
-    max_bytes = MAX_BYTES if max_bytes is None else max_bytes
-    max_files = MAX_FILES if max_files is None else max_files
+    limits (``MAX_BYTES`` and ``MAX_FILES``; nothing is copied then)."""
     root = os.path.realpath(workspace)
     home = checkpoints_home()
     taken_at = time.time()
     found, left_out = scan(root)
     total = sum(st.st_size for _, st in found if stat.S_ISREG(st.st_mode))
-    if total > max_bytes or len(found) > max_files:
+    if total > MAX_BYTES or len(found) > MAX_FILES:
         raise TooBig(
-            f"the workspace has more than {max_bytes / 2**20:g} MiB or {max_files:,} files, "
+            f"the workspace has more than {MAX_BYTES / 2**20:g} MiB or {MAX_FILES:,} files, "
             "caches, node_modules and .venv aside"
         )
     key = run_key(run_id, task_id)
