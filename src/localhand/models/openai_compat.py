@@ -386,6 +386,12 @@ class OpenAICompatModel(NetworkBackend):
             return None
         return slot_file(root_of(self.base_url), self._headers, slot, action, filename)
 
+    def warm(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> None:
+        """A one-token reply to ``messages`` on this backend's slot, to cache them there."""
+        if self._claimed_slot() is not None:
+            body = self._request(messages, tools, None, self.tool_mode == "schema")
+            self.transport.ask("/chat/completions", {**body, "max_tokens": 1}, None)
+
     def close(self) -> None:
         """Close the connection and give the slot back."""
         if self.slot is not None:
