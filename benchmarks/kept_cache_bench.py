@@ -31,17 +31,23 @@ from _common import emit, machine, summary
 from server_prefill_bench import start_server
 
 
+def settings_for(url: str, **more: Any) -> Any:
+    """The server's tiny model, with short replies: the wait measured is the prefill's."""
+    from localhand.config.settings import Settings
+
+    return Settings(model="tiny", backend="openai", host=url + "/v1", max_reply_tokens=8, **more)
+
+
 def first_request(url: str, workspace: Path, what: str, **run: Any) -> dict[str, Any]:
     """One run of one turn (``run``: the store's ``db``, a ``parent`` to continue, the
     ``ring``); the figures of its first request."""
-    from localhand.config.settings import Settings
     from localhand.events import EventBus, EventLog
     from localhand.run.task import Task
     from localhand.session.continuing import carried_on, continuation
     from localhand.session.door import Session
     from localhand.store import open_store
 
-    settings = Settings(model="tiny", backend="openai", host=url + "/v1", saved_slots=run["ring"])
+    settings = settings_for(url, saved_slots=run["ring"])
     task = Task(description=what, workspace=workspace, agentic=True, max_iterations=1)
     parent = None
     if run.get("parent"):
@@ -58,6 +64,7 @@ def first_request(url: str, workspace: Path, what: str, **run: Any) -> dict[str,
         "wait_s": round(reply.duration_ms / 1000, 3),
         "prefilled": reply.tokens_prefilled,
         "reused": reply.tokens_cached,
+        "prefill_ms": reply.prefill_ms,
         "restored": result.to_dict()["prefill"].get("restored_tokens"),
     }
 
@@ -78,7 +85,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    from localhand.config.settings import Settings
     from localhand.session.warm import warm_prefix
 
     figures: dict[str, list[dict[str, Any]]] = {k: [] for k in ("cold", "warmed", "kept", "lost")}
@@ -95,7 +101,7 @@ def main() -> None:
                 erase(url)
                 figures["cold"].append(first_request(url, ws, "Say hi.", db=db, ring=8))
                 erase(url)
-                warm_prefix(Settings(model="tiny", backend="openai", host=url + "/v1"), ws)
+                warm_prefix(settings_for(url), ws)
                 figures["warmed"].append(first_request(url, ws, "Say hi.", db=db, ring=8))
                 from localhand.store import open_store
 
@@ -118,6 +124,7 @@ def main() -> None:
                     "wait_s": summary([r["wait_s"] for r in rows]),
                     "prefilled": [r["prefilled"] for r in rows],
                     "reused": [r["reused"] for r in rows],
+                    "prefill_ms": [r["prefill_ms"] for r in rows],
                     "restored": [r["restored"] for r in rows],
                 }
                 for key, rows in figures.items()

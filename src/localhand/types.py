@@ -80,9 +80,8 @@ class Usage:
     decode_ms: float | None = None
     """Milliseconds the server spent generating ``completion_tokens``."""
     draft_tokens: int | None = None
-    """Tokens speculative decoding drafted (llama-server ``timings.draft_n``), where it did."""
     draft_accepted: int | None = None
-    """Of those, the ones the model accepted (``timings.draft_n_accepted``)."""
+    """Speculative decoding's drafted tokens, and those accepted (``timings.draft_n``...)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -95,6 +94,12 @@ class Usage:
             _plus(self.draft_tokens, other.draft_tokens),
             _plus(self.draft_accepted, other.draft_accepted),
         )
+
+
+def lean(prefill: dict[str, Any]) -> dict[str, Any]:
+    """``Prefill`` as JSON: its added keys (a restore, speculative decoding) only when said."""
+    added = ("restored_tokens", "draft_tokens", "draft_accepted", "draft_acceptance")
+    return {key: value for key, value in prefill.items() if value is not None or key not in added}
 
 
 def _plus(a: _N | None, b: _N | None) -> _N | None:
@@ -124,11 +129,9 @@ class Prefill:
     """Tokens of the continued run's cache restored into the server's slot before the first
     request (llama-server ``--slot-save-path``); None when none was restored."""
     draft_tokens: int | None = None
-    """Tokens speculative decoding drafted (llama-server ``--spec-type``); None: none said."""
     draft_accepted: int | None = None
-    """Of those, the ones accepted."""
     draft_acceptance: float | None = None
-    """``draft_accepted`` / ``draft_tokens``: how much the drafts sped decoding up."""
+    """Speculative decoding's (``--spec-type``) drafted tokens, those accepted, their share."""
 
     def add(self, usage: Usage) -> None:
         """Count one request's ``usage``."""
@@ -268,6 +271,7 @@ class Result:
         for added in ("profile", "sandbox", "answer_json", "first_prompt_tokens", "adopted_check"):
             if data[added] is None:  # added keys, left out where the run has none (profile:
                 del data[added]  # the tool loop's; sandbox: one set up; answer_json: a schema)
+        data["prefill"] = lean(data["prefill"])
         return data
 
     def to_json(self) -> str:

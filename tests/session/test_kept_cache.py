@@ -17,7 +17,7 @@ from localhand.run.task import Task
 from localhand.session.continuing import carried_on, continuation
 from localhand.session.door import Session
 from localhand.store import Store, open_store
-from localhand.store.saved_slots import name_of
+from localhand.store.lineage import saved_slot as name_of
 from localhand.testing import FakeOllama
 from localhand.types import Result
 

@@ -80,9 +80,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
-    return int(value)
+    return None if (number := _ms(value)) is None else int(number)
 
 
 def _ms(value: Any) -> float | None:

@@ -23,7 +23,7 @@ from localhand.safety.approval.approver import check_policy
 from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session.backend import select_backend
-from localhand.session.kept_cache import noting_restored, restore
+from localhand.session.kept_cache import restore
 from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
@@ -130,7 +130,9 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             tests_before=ready.continuing.collected if ready.continuing else None,
         )
         restored = restore(ready, declared(model))  # a continued run's cache, before it asks
-        return noting_restored(loop.play(task.description), restored)
+        outcome = loop.play(task.description)
+        loop.state.prefill.restored_tokens = restored  # the Result's, settled later
+        return outcome
 
 
 def hooks_for(ready: Prepared) -> Hooks | None:

@@ -1,9 +1,7 @@
-"""The prefix warm before it is needed: when an editor opens a session (``session/new``), the
-user is still typing, so the system prompt and the tools a run opens with are sent to the
-llama-server slot its runs will hold, for one token, and the first prompt's request finds them
-cached (``benchmarks/kept_cache_bench.py`` measures its wait with and without). Only on the
-``openai`` backend (a slot to warm), without the MCP servers' tools (they start with the run);
-best effort: a failure is logged, never shown."""
+"""The prefix warm before it is needed: while an editor's user types the first prompt, the
+system prompt and tools a run opens with go to the llama-server slot the runs will hold, for
+one token (``benchmarks/kept_cache_bench.py`` measures what it saves); without MCP servers'
+tools (they start with the run). Best effort: a failure is logged, never shown."""
 
 from __future__ import annotations
 

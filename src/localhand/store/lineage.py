@@ -8,6 +8,7 @@ parent here, and ``show`` and the dashboard say so.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,3 +52,28 @@ def link_parent(store: Store, run_id: str, parent: str) -> None:
     """Record that ``run_id`` continues ``parent``."""
     with store._write() as db:
         db.execute("UPDATE runs SET continues = ? WHERE id = ?", (parent, run_id))
+
+
+# llama-server can neither list nor delete the slots it saves (``--slot-save-path``), so a run's
+# is saved under a ring of names, the oldest overwritten (``localhand.session.kept_cache``).
+
+
+def next_slot_name(store: Store, size: int) -> str:
+    """The ring's next name: a free one, else the one saved longest ago."""
+    saved = dict(store._query("SELECT name, saved_at FROM saved_slots"))
+    names = [f"localhand-slot-{i}.bin" for i in range(size)]
+    return min(names, key=lambda n: (n in saved, saved.get(n, 0.0)))
+
+
+def slot_saved(store: Store, name: str, run_id: str) -> None:
+    """``name`` holds ``run_id``'s slot now, no longer an earlier run's."""
+    with store._write() as db:
+        db.execute(
+            "INSERT OR REPLACE INTO saved_slots VALUES (?, ?, ?)", (name, run_id, time.time())
+        )
+
+
+def saved_slot(store: Store, run_id: str) -> str | None:
+    """The name ``run_id``'s slot was saved under, unless a later run took it."""
+    rows = store._query("SELECT name FROM saved_slots WHERE run_id = ?", (run_id,))
+    return str(rows[0][0]) if rows else None

@@ -150,13 +150,5 @@ def m005_tests_collected(db: sqlite3.Connection) -> None:
 
 @migration
 def m006_saved_slots(db: sqlite3.Connection) -> None:
-    # llama-server keeps saved slots as files it cannot list or delete, so localhand saves a
-    # run's slot under one of a ring of names and remembers here which run each name holds.
-    db.execute(
-        """CREATE TABLE saved_slots (
-            name TEXT PRIMARY KEY,
-            run_id TEXT NOT NULL,
-            saved_at REAL NOT NULL
-        )"""
-    )
-    db.execute("CREATE INDEX saved_slots_by_run ON saved_slots(run_id)")
+    # Which run's llama-server slot each of the ring's names holds (store.lineage).
+    db.execute("CREATE TABLE saved_slots (name TEXT PRIMARY KEY, run_id TEXT, saved_at REAL)")

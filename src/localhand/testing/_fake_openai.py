@@ -17,10 +17,10 @@ import random
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from localhand.testing._fake_faults import Fault, Refusal
 from localhand.testing._fake_generation import pieces
-from localhand.testing._fake_slots import slot_action
 
 if TYPE_CHECKING:
     from localhand.testing._fake_wire import _Server
@@ -97,7 +97,7 @@ class OpenAIEndpoints:
         self._send(200, _line(props), "application/json")
 
     def _slot_action(self, body: Any) -> None:
-        """llama-server's ``POST /slots/{id}?action=...`` (``_fake_slots``)."""
+        """llama-server's ``POST /slots/{id}?action=...`` (``slot_action``)."""
         fake = self.server.fake
         held = len(json.dumps(fake._last_messages)) // 4  # about a token per four characters
         status, answer = slot_action(self.path, body, fake.slot_save, fake.saved_slots, held)
@@ -360,3 +360,34 @@ def _to_native(body: dict[str, Any]) -> dict[str, Any] | str:
 
 def _cached_details(cached: int | None) -> dict[str, Any]:
     return {"prompt_tokens_details": {"cached_tokens": cached}} if cached else {}
+
+
+UNSUPPORTED = "This server does not support slots action. Start it with `--slot-save-path`"
+NOT_RESTORED = "Unable to restore slot: No available space in KV cache or invalid slot save file"
+
+
+def slot_action(
+    path: str, body: Any, saving: bool, files: dict[str, int], held: int
+) -> tuple[int, dict[str, Any]]:
+    """llama-server's answer to its slot action ``path``: ``501`` without
+    ``--slot-save-path`` (``saving``); ``400`` for an unknown action, no ``filename``, a name
+    with a path, a restore of a file not in ``files`` (name: tokens; a save adds ``held``)."""
+    parts = urlsplit(path)
+    slot, action = int(parts.path.rsplit("/", 1)[-1]), parse_qs(parts.query).get("action", [""])[0]
+    name = body.get("filename") if isinstance(body, dict) else None
+    error = (
+        (501, UNSUPPORTED) if not saving
+        else (400, "Invalid action") if action not in ("save", "restore")
+        else (400, "[json.exception.out_of_range.403] key 'filename' not found")
+        if not isinstance(name, str)
+        else (400, "Invalid filename") if not name or "/" in name or name in (".", "..")
+        else (400, NOT_RESTORED) if action == "restore" and name not in files
+        else None
+    )  # fmt: skip
+    if error is not None:
+        kind = "not_supported_error" if error[0] == 501 else "invalid_request_error"
+        return error[0], {"error": {"code": error[0], "message": error[1], "type": kind}}
+    tokens = files[str(name)] = held if action == "save" else files[str(name)]
+    done = ("n_saved", "n_written") if action == "save" else ("n_restored", "n_read")
+    answer = {"id_slot": slot, "filename": name, done[0]: tokens, done[1]: tokens * 18_000}
+    return 200, {**answer, "timings": {f"{action}_ms": 0.4}}

@@ -107,10 +107,8 @@ class FakeOllama:
             answered 503 "server busy". ``None``: no limit.
         props: also answer llama-server's ``GET /props``, whose ``total_slots`` publishes
             ``slots`` (1 when None) as llama-server publishes its ``--parallel``. Ollama has
-            no such endpoint (404), hence off by default. With it the slot actions
-            (``POST /slots/{id}?action=...``) are answered too, as ``_fake_slots`` says.
-        slot_save: with ``props``, the slot actions work, as llama-server's do with
-            ``--slot-save-path``; ``saved_slots`` holds the files (name: tokens).
+            no such endpoint (404), hence off by default; with it, the slot actions too.
+        slot_save: the slot actions work, as with ``--slot-save-path`` (``saved_slots``).
         template_renders_tools: also answer llama-server's ``POST /apply-template``, with a
             prompt that names the tools sent (True) or leaves them out (False, as Gemma 3's
             template does); ``None``: no such endpoint (404), as on Ollama and vLLM.
