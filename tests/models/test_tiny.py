@@ -22,8 +22,9 @@ from localhand.models._grammar_json import json_lark
 from localhand.models.base import ChatOptions
 from localhand.models.scripted import ScriptedModel
 from localhand.run.guardrails import Limits
-from localhand.run.tiny import TINY_PROMPT, TinyPolicy, tiny_policy
+from localhand.run.tiny import tiny_policy
 from localhand.run.tiny.knowledge import task_words
+from localhand.run.tiny.policy import TINY_PROMPT, TinyPolicy
 from localhand.tools import default_tools
 from localhand.types import Message, Reply, ToolCall, ToolResult
 

@@ -61,13 +61,9 @@ class GitState:
         }
 
 
+@config_read_once()  # before the model's first command: nothing else runs yet
 def record_before(workspace: Path, task_id: str) -> GitState | None:
     """Snapshot the workspace as a commit; ``None`` when it is not in a git repository."""
-    with config_read_once():  # before the model's first command: nothing else runs yet
-        return _record_before(workspace, task_id)
-
-
-def _record_before(workspace: Path, task_id: str) -> GitState | None:
     places = git(workspace, "rev-parse", "--absolute-git-dir", "--git-common-dir")
     if places is None:
         return None
@@ -83,14 +79,10 @@ def _record_before(workspace: Path, task_id: str) -> GitState | None:
     return GitState(before=commit, ref=ref, writable=writable)
 
 
+@config_read_once()
 def with_diff(state: GitState, workspace: Path) -> GitState:
     """The same state, plus the diff from ``before`` to the workspace now (after the run:
     the model's commands, background ones included, have ended)."""
-    with config_read_once():
-        return _with_diff(state, workspace)
-
-
-def _with_diff(state: GitState, workspace: Path) -> GitState:
     after = snapshot_commit(workspace, "localhand: workspace after the run", state.writable)
     if after is None:
         return state

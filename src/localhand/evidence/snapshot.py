@@ -209,17 +209,15 @@ class ChangeTracker:
 
     Every file is hashed up front (up to ``HASH_LIMIT`` bytes each), so that rewriting a file
     with the same bytes is neither progress for the stall guardrail nor a modification in the
-    Result. ``own``: localhand's files inside ``root``, never counted (default: found by
-    ``localhand.paths.own_paths_in`` when the tracker is made). ``keep``: which files'
-    contents to keep as they were (``kept``, up to ``KEEP_TOTAL`` bytes in all), read once
-    for both (the checks' own files, ``localhand.evidence.checkguard``).
+    Result. localhand's own files inside ``root`` (``localhand.paths.own_paths_in``, found
+    when the tracker is made) are never counted. ``keep``: which files' contents to keep as
+    they were (``kept``, up to ``KEEP_TOTAL`` bytes in all), read once for both (the checks'
+    own files, ``localhand.evidence.checkguard``).
     """
 
-    def __init__(
-        self, root: Path, own: OwnPaths | None = None, keep: Callable[[str], bool] | None = None
-    ) -> None:
+    def __init__(self, root: Path, keep: Callable[[str], bool] | None = None) -> None:
         self.root = root
-        self.own = own_paths_in(root) if own is None else own
+        self.own = own_paths_in(root)
         self._reported: set[str] = set()
         """Every file the caller said the file tools wrote (``changes_in``, ``new_changes``):
         compared by content at the end, whatever its stat says."""
@@ -243,12 +241,8 @@ class ChangeTracker:
         current = Snapshot.take(self.root, self.own)
         reported = {rel for rel in map(self._relative, written) if rel is not None}
         self._reported |= reported
-        changed = set()
-        for path in current.changed_since(self._last) | (reported & current.files.keys()):
-            digest = current.digest(path)
-            if digest != self._digests.get(path):
-                changed.add(path)
-            self._digests[path] = digest
+        paths = current.changed_since(self._last) | (reported & current.files.keys())
+        changed = self._compared(current, paths)
         self._last = current
         return changed
 
@@ -265,9 +259,13 @@ class ChangeTracker:
             return self.new_changes(paths)  # the walk stops short: only it knows what it missed
         relpaths = {rel for rel in map(self._relative, paths) if rel is not None}
         self._reported |= relpaths
-        current = Snapshot.of(self.root, relpaths)
+        return self._compared(Snapshot.of(self.root, relpaths), relpaths)
+
+    def _compared(self, current: Snapshot, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` whose content in ``current`` differs from the last seen (which
+        becomes theirs in ``current``)."""
         changed = set()
-        for path in relpaths:
+        for path in paths:
             digest = current.digest(path)
             if digest != self._digests.get(path):
                 changed.add(path)

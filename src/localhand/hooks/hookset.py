@@ -32,7 +32,7 @@ class Hooks:
     ``after`` runs its ``post_tool`` hooks, and its ``post_edit`` hooks when it was a
     successful edit or write, adding what they said to the result the model reads; ``at_stop``
     runs the ``stop`` hooks with the run's Result. Each hook's run is a ``hook_ran`` event on
-    ``bus``. ``run_id`` gives the store's id of the run (None: the task id is used).
+    ``bus``. ``run_id`` gives the store's id of the run (it returns None: the task id is used).
     """
 
     def __init__(
@@ -40,19 +40,16 @@ class Hooks:
         hooks: Sequence[Hook],
         workspace: str | Path,
         *,
-        bus: EventBus | None = None,
-        task_id: str = "",
-        run_id: Callable[[], str | None] | None = None,
-        isolate_network: bool = False,
-        approver: Approver | None = None,
+        bus: EventBus,
+        task_id: str,
+        run_id: Callable[[], str | None],
+        isolate_network: bool,
+        approver: Approver,
     ) -> None:
         self.hooks = tuple(hooks)
         self.workspace = Path(workspace)
         self.bus, self.task_id, self._run_id = bus, task_id, run_id
         self.isolate_network, self.approver = isolate_network, approver
-
-    def __bool__(self) -> bool:
-        return bool(self.hooks)
 
     def of(self, kind: str, tool: str | None = None, path: str | None = None) -> list[Hook]:
         """The hooks of ``kind`` that apply to a call of ``tool`` on ``path``."""
@@ -100,7 +97,7 @@ class Hooks:
         self, kind: str, call: ToolCall | None = None, result: ToolResult | None = None
     ) -> dict[str, Any]:
         """What a hook reads on its stdin."""
-        run_id = self._run_id() if self._run_id is not None else None
+        run_id = self._run_id()
         event: dict[str, Any] = {
             "hook": kind,
             "run_id": run_id or self.task_id,
@@ -125,20 +122,19 @@ class Hooks:
             isolate_network=self.isolate_network,
             approver=self.approver,
         )
-        if self.bus is not None:
-            self.bus.emit(
-                HookRan(
-                    task_id=self.task_id,
-                    hook=hook.kind,
-                    command=done.command,
-                    exit_code=done.exit_code,
-                    duration_ms=done.duration_ms,
-                    blocked=done.blocks,
-                    timed_out=done.timed_out,
-                    output_summary=summarize(scrub_text(done.output)),
-                    tool_name=tool,
-                )
+        self.bus.emit(
+            HookRan(
+                task_id=self.task_id,
+                hook=hook.kind,
+                command=done.command,
+                exit_code=done.exit_code,
+                duration_ms=done.duration_ms,
+                blocked=done.blocks,
+                timed_out=done.timed_out,
+                output_summary=summarize(scrub_text(done.output)),
+                tool_name=tool,
             )
+        )
         return done
 
 

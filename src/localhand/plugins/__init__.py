@@ -4,9 +4,3 @@
 warning any that fails; ``localhand.tools.plugins`` and ``localhand.profiles.plugins`` take
 them in.
 """
-
-from __future__ import annotations
-
-from localhand.plugins.entry_points import GROUPS, PROFILES, TOOLS, Plugin, loaded, plugins
-
-__all__ = ["GROUPS", "PROFILES", "TOOLS", "Plugin", "loaded", "plugins"]

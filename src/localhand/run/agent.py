@@ -220,7 +220,7 @@ class ToolLoop:
     def query(self, fmt: dict[str, Any] | None = None, think: bool | None = None) -> Reply:
         """Ask the model for the next turn, within the budget and the wall clock."""
         prompt = self.keep_within_context()
-        cost = self.talk.estimate_cost(self._definitions, prompt)
+        cost = self.talk.estimate_cost(prompt)
         self.limits.check_budget(self.talk.state, cost)
         if self.ledger is not None:
             self.ledger.check(cost)

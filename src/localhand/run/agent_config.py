@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from localhand.run.ledger import Ledger
     from localhand.run.lifecycle import Ending
     from localhand.run.routing import Route
-    from localhand.run.tiny import TinyPolicy
+    from localhand.run.tiny.policy import TinyPolicy
     from localhand.tools import ToolRegistry
     from localhand.types import Message, ToolCall, ToolResult, Usage
 
@@ -159,12 +159,11 @@ class Conversation:
         """The next request's prompt tokens, estimated (see ``localhand.models.tokens``)."""
         return estimate_prompt_tokens(self.messages, definitions)
 
-    def estimate_cost(self, definitions: list[dict[str, Any]], prompt: int | None = None) -> int:
-        """Tokens the next request will likely cost: the prompt (``prompt``, if estimated)
-        plus an average reply."""
+    def estimate_cost(self, prompt: int) -> int:
+        """Tokens the next request will likely cost: the ``prompt``'s, plus an average reply."""
         iterations = self.state.iteration
         reply = self.state.tokens_out // iterations if iterations else 256
-        return (self.estimate_prompt(definitions) if prompt is None else prompt) + reply
+        return prompt + reply
 
     def keep_within(self, limit: int | None, definitions: list[dict[str, Any]]) -> int:
         """Compact older tool results near the window ``limit``; the prompt's tokens after."""

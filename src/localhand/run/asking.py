@@ -42,8 +42,8 @@ def ask_model(
     iteration: int,
     emit: Callable[[Event], None],
     warn: Callable[[str], None],
+    check: Callable[[], None],
     think_budget: int | None = None,
-    check: Callable[[], None] | None = None,
 ) -> Asked:
     """Ask ``model`` once. With ``watch`` (and a backend that ``streams_replies``), read the
     reply as a stream, announce its progress and stop it as soon as it loops; with
@@ -54,8 +54,7 @@ def ask_model(
         return Asked(model.chat(messages, tools, options))
 
     def progress(now: Progress) -> None:
-        if check is not None:
-            check()
+        check()
         if not watch:
             return
         rate = None if now.tokens_per_s is None else round(now.tokens_per_s, 1)
@@ -75,7 +74,7 @@ def ask_model(
         tools,
         options,
         model_name=model.name,
-        on_progress=progress if watch or check is not None else None,
+        on_progress=progress,
         think_budget=budget,
     )
     if watched.loop is not None:

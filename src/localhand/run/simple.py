@@ -44,7 +44,6 @@ from localhand.cancel import Cancellation
 from localhand.errors import BadResponse, WallClockTimeout
 from localhand.events import (
     AnswerDelta,
-    Event,
     EventBus,
     ModelReply,
     ModelRequest,
@@ -78,12 +77,9 @@ class DeltaCoalescer:
         self,
         emit: Callable[[str, bool], None],
         *,
-        interval_s: float = FLUSH_S,
-        max_chars: int = FLUSH_CHARS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._emit, self._clock = emit, clock
-        self.interval_s, self.max_chars = interval_s, max_chars
         self._pending: list[str] = []
         self._size = 0
         self._thinking = False
@@ -97,7 +93,7 @@ class DeltaCoalescer:
         self._thinking = thinking
         self._pending.append(text)
         self._size += len(text)
-        if self._size >= self.max_chars or self._clock() - self._last >= self.interval_s:
+        if self._size >= FLUSH_CHARS or self._clock() - self._last >= FLUSH_S:
             self.flush()
 
     def flush(self) -> None:
@@ -133,7 +129,7 @@ def run_simple(
     """
     simple = _SimpleRun(model, task, bus or EventBus(), routing, ledger, cancellation)
     if messages is None:
-        messages = simple_messages(task, simple.model, simple.warn, instruction_files)
+        messages = simple_messages(task, simple.model, simple.life.warn, instruction_files)
     return simple.run(list(messages))
 
 
@@ -207,11 +203,13 @@ class _SimpleRun:
         self.limits.check_budget(self.state, cost)
         if self.ledger is not None:
             self.ledger.check(cost)
-        self.emit(ModelRequest(task_id=self.task.id, iteration=1, messages=len(messages)))
+        self.life.emit(ModelRequest(task_id=self.task.id, iteration=1, messages=len(messages)))
         self.asked = True
         started = time.perf_counter()
         deltas = DeltaCoalescer(self.emit_delta)
-        chunks = stream_of(self.model, messages, ChatOptions(timeout=self.remaining()))
+        # For a model that cannot stream, ``BaseChatModel.stream`` is its reply as one delta.
+        options = ChatOptions(timeout=self.life.remaining_s())
+        chunks = iter(self.model.stream(messages, options))
         try:
             with self.life.deadline_stops():
                 self.read(chunks, deltas)
@@ -223,7 +221,7 @@ class _SimpleRun:
             self.account(messages)
         if self.final is None:
             raise BadResponse(f"{self.model.name}'s stream ended without its final chunk.")
-        self.emit(
+        self.life.emit(
             ModelReply(
                 task_id=self.task.id,
                 iteration=1,
@@ -253,12 +251,9 @@ class _SimpleRun:
                 self.answer.append(chunk.content)
                 deltas.add(chunk.content)
 
-    def remaining(self) -> float | None:
-        return self.life.remaining_s()
-
     def check_wall_clock(self) -> None:
         """Backends stop at the deadline themselves; this catches a model that does not."""
-        left = self.remaining()
+        left = self.life.remaining_s()
         if left is not None and left <= 0:
             raise WallClockTimeout(
                 f"the answer took longer than the task's {self.limits.wall_clock_s:g} s wall clock",
@@ -306,7 +301,7 @@ class _SimpleRun:
         if reason != "final_answer" or self.final is None:
             return []
         if self.final.done_reason == "length":
-            self.warn(
+            self.life.warn(
                 "The answer was cut off at the model's output-token limit (done_reason "
                 "'length'), so it is incomplete. Ask for less, or raise the model's limit "
                 "(Ollama: options num_predict; llama.cpp: -n or max_tokens)."
@@ -314,7 +309,7 @@ class _SimpleRun:
             return [TRUNCATED]
         if not output.strip():
             only_thought = " (it only thought)" if self.thinking else ""
-            self.warn(f"The model's answer was empty{only_thought}.")
+            self.life.warn(f"The model's answer was empty{only_thought}.")
             return [EMPTY]
         return []
 
@@ -323,14 +318,8 @@ class _SimpleRun:
             return None
         return round(self.ledger.cost(self.usage), 6)
 
-    def emit(self, event: Event) -> None:
-        self.life.emit(event)
-
     def emit_delta(self, text: str, thinking: bool) -> None:
-        self.emit(AnswerDelta(task_id=self.task.id, text=text, thinking=thinking))
-
-    def warn(self, message: str) -> None:
-        self.life.warn(message)
+        self.life.emit(AnswerDelta(task_id=self.task.id, text=text, thinking=thinking))
 
 
 def grade_answer(
@@ -350,11 +339,3 @@ def context_chars(model: ChatModel) -> int:
     if not isinstance(limit, int) or limit <= 0:
         return CONTEXT_FILES_CHARS
     return min(CONTEXT_FILES_CHARS, limit // 2 * CODE_CHARS_PER_TOKEN)
-
-
-def stream_of(
-    model: ChatModel, messages: Sequence[Message], options: ChatOptions
-) -> Iterator[StreamChunk]:
-    """The model's stream (for a model that cannot stream, ``BaseChatModel.stream``: its
-    reply as one delta)."""
-    return iter(model.stream(messages, options))

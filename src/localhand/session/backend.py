@@ -47,7 +47,6 @@ def select_backend(
     on_warning: Callable[[str], None] | None = None,
     *,
     on_status: Callable[[str], None] | None = None,
-    probe_timeout: float = 3.0,
 ) -> ChatModel:
     """The backend ``settings.backend`` asks for (see the module docstring for ``auto``).
 
@@ -55,7 +54,7 @@ def select_backend(
     are read from ``settings``. ``on_status`` receives the embedded model's load and
     first-token times (defaults to ``on_warning``, so that a person sees them).
     """
-    model = _select(settings, on_warning, on_status or on_warning, probe_timeout)
+    model = _select(settings, on_warning, on_status or on_warning)
     model.watch_replies = settings.watch_replies
     model.think_budget = settings.think_budget  # --think-budget, read by the tool loop
     return model
@@ -65,7 +64,6 @@ def _select(
     settings: Settings,
     on_warning: Callable[[str], None] | None,
     on_status: Callable[[str], None] | None,
-    probe_timeout: float,
 ) -> OllamaModel | OpenAICompatModel | EmbeddedModel:
     backend = settings.backend
     if backend == "ollama":
@@ -98,7 +96,7 @@ def _select(
     configured = _configured_gguf(settings)
     if configured is not None and _looks_like_path(settings.model):
         return _embedded(configured, settings, on_warning, on_status)
-    why = _ollama_problem(settings, probe_timeout)
+    why = _ollama_problem(settings)
     if why is None:
         return _ollama(settings, on_warning)
     gguf = configured or default_gguf()
@@ -151,8 +149,9 @@ def _ceiling(settings: Settings) -> int:
     return settings.max_reply_tokens or DEFAULT_MAX_REPLY_TOKENS
 
 
-def _ollama_problem(settings: Settings, timeout: float) -> str | None:
-    """Why Ollama cannot serve the run, or None when it can. One quick try, no retries.
+def _ollama_problem(settings: Settings, timeout: float = 3.0) -> str | None:
+    """Why Ollama cannot serve the run, or None when it can. One quick try (``timeout``
+    seconds), no retries.
 
     Raises ``ConfigError`` when Ollama answers without the model."""
     probe = OllamaModel(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.cancel import Cancellation
 from localhand.config.settings import Settings, distrusting
 from localhand.errors import ConfigError, LocalhandError
-from localhand.events import EventBus, ModelStatus, TaskFinished, Warning
+from localhand.events import EventBus, TaskFinished, Warning
 from localhand.evidence.project_checks import with_detected_checks
 from localhand.plugins.entry_points import distrust_under
 from localhand.run.lifecycle import Outcome
@@ -158,9 +158,6 @@ class Session:
 
     def warn(self, message: str) -> None:
         self.bus.emit(Warning(task_id=self.task.id, message=message))
-
-    def status(self, message: str) -> None:
-        self.bus.emit(ModelStatus(task_id=self.task.id, message=message))
 
     # -- the run ------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll
 from localhand.tools.files import FileTools
@@ -19,9 +19,6 @@ from localhand.tools.plugins import plugin_tools
 from localhand.tools.registry import Tool, ToolRegistry
 from localhand.tools.shell import CommandOutput, ShellTool, run_shell
 from localhand.tools.workspace import Workspace
-
-if TYPE_CHECKING:
-    from localhand.safety.risk.classify import Risk, RiskLevel, classify
 
 
 def default_tools(
@@ -60,28 +57,15 @@ def default_tools(
     return ToolRegistry([*registry, *plugin_tools(registry.names)])
 
 
-def __getattr__(name: str) -> Any:
-    """The risk classifier's names, loaded when asked for: the tools load it at their first
-    command, not on the way to a run's first request."""
-    if name in ("Risk", "RiskLevel", "classify"):
-        from localhand.safety.risk import classify as module  # off the first request's path
-
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "IGNORED_DIRS",
     "CommandOutput",
     "FileTools",
-    "Risk",
-    "RiskLevel",
     "ShellTool",
     "Tool",
     "ToolLimits",
     "ToolRegistry",
     "Workspace",
-    "classify",
     "default_tools",
     "run_shell",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from localhand.errors import ToolError
 from localhand.tools.edits_hint import not_found_message
-from localhand.tools.edits_loose import find_all, loose_replace
+from localhand.tools.edits_loose import find_all, line_of, loose_replace
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,3 @@ def replace_once(text: str, old: str, new: str, *, where: str) -> Edit:
     if loose is None:
         raise ToolError(not_found_message(text, old, where))
     return Edit(loose.text, loose.line, loose.differs)
-
-
-def line_of(text: str, index: int) -> int:
-    """The 1-based line number of character ``index``."""
-    return text.count("\n", 0, index) + 1

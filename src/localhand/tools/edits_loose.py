@@ -44,7 +44,7 @@ def loose_replace(text: str, old: str, new: str, *, where: str) -> LooseEdit | N
     if not spans:
         return None
     if len(spans) > 1:
-        lines = ", ".join(str(_line_of(text, start)) for start, _ in spans[:10])
+        lines = ", ".join(str(line_of(text, start)) for start, _ in spans[:10])
         raise ToolError(
             f"old_text was not found exactly in '{where}', and it matches {len(spans)} places "
             f"if whitespace is ignored (lines {lines}); copy the exact text of the one you mean, "
@@ -66,7 +66,7 @@ def loose_replace(text: str, old: str, new: str, *, where: str) -> LooseEdit | N
             end += len(newline)  # deleting whole lines takes their line break too
     replacement = replacement.replace("\r\n", "\n").replace("\n", newline)
     edited = text[:start] + replacement + text[end:]
-    return LooseEdit(edited, _line_of(text, start), _how_it_differs(old, region))
+    return LooseEdit(edited, line_of(text, start), _how_it_differs(old, region))
 
 
 def _squash(text: str) -> tuple[str, list[int]]:
@@ -107,7 +107,8 @@ def _on_boundaries(squashed: str, found: int, size: int) -> bool:
     return not inside_start and not inside_end
 
 
-def _line_of(text: str, index: int) -> int:
+def line_of(text: str, index: int) -> int:
+    """The 1-based line number of character ``index``."""
     return text.count("\n", 0, index) + 1
 
 

@@ -25,12 +25,7 @@ def numbered_lines(
         if number < first:
             continue
         if last is not None and number > last:
-            return (
-                shown,
-                _add(total, _count_lines(handle, limits.read_count_max_bytes)),
-                cut,
-                bad,
-            )
+            break
         line, valid = _decode(raw, cut_off=bool(dropped))
         if not valid and bad is None:
             bad = number
@@ -42,15 +37,13 @@ def numbered_lines(
         if shown and (
             len(shown) >= limits.read_max_lines or used + len(entry) > limits.read_max_bytes
         ):
-            return (
-                shown,
-                _add(total, _count_lines(handle, limits.read_count_max_bytes)),
-                True,
-                bad,
-            )
+            cut = True
+            break
         shown.append(entry)
         used += len(entry) + 1
-    return shown, total, cut, bad
+    else:  # read to the end: every line is counted
+        return shown, total, cut, bad
+    return shown, _add(total, _count_lines(handle, limits.read_count_max_bytes)), cut, bad
 
 
 def _lines(handle: IO[bytes], keep: int) -> Iterator[tuple[bytes, int]]:

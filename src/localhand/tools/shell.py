@@ -87,7 +87,6 @@ def run_shell(
     keep_env: Iterable[str] = (),
     isolate_network: bool = False,
     sandbox: Sandbox | None = None,
-    workspace: str | os.PathLike[str] | None = None,
     approver: Approver | None = None,
     stdin: bytes | None = None,
     split_stderr: bool = False,
@@ -101,8 +100,8 @@ def run_shell(
     (``localhand.cancel.current``) is flipped: then ``cancelled``.
     Everything the command started is ended when it returns.
 
-    It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with
-    ``workspace`` (default ``cwd``) as the only tree it may write. ``isolate_network`` runs it
+    It runs in ``sandbox`` (default: the one in force, see ``current_sandbox``) with ``cwd``
+    as the only tree it may write. ``isolate_network`` runs it
     without network access. ``approver`` is asked about a host the network proxy does not
     allow (None: refused). ``stdin``: what the command reads (default: nothing, ``/dev/null``);
     ``split_stderr``: its stderr in ``errors``, apart from its stdout. Raises ``ToolError``,
@@ -113,17 +112,14 @@ def run_shell(
     if isolate_network:
         box = box.without_network()
     argv = [shutil.which("bash") or "/bin/sh", "-c", command]
-    wrap = _sandboxing(box, workspace or cwd, cwd)
+    wrap = _sandboxing(box, cwd)
     if wrap is None and not box.network:
         argv = [*_network_isolation(), *argv]
     started = time.monotonic()
     environment = box_environment(env, named=(*box.env, *keep_env))
     if wrap is not None:
-        environment = box.environment(environment, workspace or cwd)
-    if wrap is None:
-        flags = box.offline_flags(workspace or cwd)
-    else:
-        flags = box.supervisor_flags(workspace or cwd)
+        environment = box.environment(environment, cwd)
+    flags = box.offline_flags(cwd) if wrap is None else box.supervisor_flags(cwd)
     capture = HeadTail(head_bytes, tail_bytes)
     errors = HeadTail(head_bytes, tail_bytes)
     from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
@@ -177,12 +173,13 @@ def _stdin_file(data: bytes | None) -> Iterator[int | None]:
 
 
 def _sandboxing(
-    sandbox: Sandbox, workspace: str | os.PathLike[str], cwd: str | os.PathLike[str]
+    sandbox: Sandbox, cwd: str | os.PathLike[str]
 ) -> Callable[[list[str]], list[str]] | None:
-    """What puts a command line into ``sandbox`` (bubblewrap), or None where the command runs
-    without one: the sandbox is off, or cannot be had here and is not required."""
+    """What puts a command line into ``sandbox`` (bubblewrap), with ``cwd`` its workspace, or
+    None where the command runs without one: the sandbox is off, or cannot be had here and is
+    not required."""
     if sandbox.on and available() is None:
-        return lambda argv: sandbox.wrap(argv, workspace, cwd)
+        return lambda argv: sandbox.wrap(argv, cwd, cwd)
     refused = refusal(sandbox)
     if refused is not None:
         raise ToolError(refused)
@@ -257,7 +254,6 @@ class ShellTool:
         policy: which commands need approval (``never``, ``dangerous``, ``always``).
         approver: who approves; None refuses everything that needs approval (``DenyAll``).
         isolate_network: run commands without network access (where the system allows).
-        keep_env: environment variables to pass through besides the allow-list, as they are.
         checkpoint: called with a command the classifier calls dangerous, once it may run and
             before it does, to keep a copy of the workspace (see ``localhand.safety.
             checkpoint``); returns a line for the tool result. The sandbox stops a command
@@ -272,7 +268,6 @@ class ShellTool:
         policy: ApprovalPolicy = "dangerous",
         approver: Approver | None = None,
         isolate_network: bool = False,
-        keep_env: Iterable[str] = (),
         checkpoint: Callable[[str], str | None] | None = None,
     ) -> None:
         self.workspace = workspace
@@ -280,7 +275,6 @@ class ShellTool:
         self.policy = check_policy(policy)
         self.approver = approver if approver is not None else DenyAll()
         self.isolate_network = isolate_network
-        self.keep_env = tuple(keep_env)
         self.checkpoint = checkpoint
 
     def functions(self) -> list[Callable[..., Any]]:
@@ -318,7 +312,6 @@ class ShellTool:
             timeout_s=timeout_s,
             head_bytes=limits.command_head_bytes,
             tail_bytes=limits.command_tail_bytes,
-            keep_env=self.keep_env,
             isolate_network=self.isolate_network,
             approver=self.approver,
         )
@@ -373,12 +366,8 @@ class ShellTool:
             return None
         return self.checkpoint(command)
 
-    def refusal(self, command: str, risk: Risk | None = None) -> str | None:
-        """Why ``command`` may not run (the tool result), or None when it may. ``risk``:
-        the command's, when the caller has classified it already."""
-        from localhand.safety.risk.classify import classify  # loaded by the first command
-
-        risk = risk or classify(command, self.workspace.root)
+    def refusal(self, command: str, risk: Risk) -> str | None:
+        """Why ``command``, of ``risk``, may not run (the tool result), or None when it may."""
         if not needs_approval(risk, self.policy) or self.approver.approve(command, risk):
             return None
         return refusal_message("command", risk, self.policy, self.approver)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from localhand.run.tiny.policy import TINY_PROMPT, TinyPolicy
+    from localhand.run.tiny.policy import TinyPolicy
 
 
 def tiny_policy(
@@ -21,20 +21,9 @@ def tiny_policy(
     checks: Sequence[object],
 ) -> TinyPolicy | None:
     """The policy for a model that declares itself ``tiny``, else ``None`` (see
-    ``localhand.run.tiny.policy.tiny_policy``)."""
+    ``localhand.run.tiny.policy.checked_policy``)."""
     if not tiny:
         return None
-    from localhand.run.tiny.policy import tiny_policy as held  # off the first request's path
+    from localhand.run.tiny.policy import checked_policy  # off the first request's path
 
-    return held(tiny, workspace, task, definitions, checks)
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("TINY_PROMPT", "TinyPolicy"):
-        from localhand.run.tiny import policy  # off the first request's path
-
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["TINY_PROMPT", "TinyPolicy", "tiny_policy"]
+    return checked_policy(workspace, task, definitions, checks)

@@ -78,19 +78,15 @@ class TinyPolicy:
         )
 
 
-def tiny_policy(
-    tiny: bool,
+def checked_policy(
     workspace: Path,
     task: str,
     definitions: Sequence[Mapping[str, Any]],
     checks: Sequence[object],
-) -> TinyPolicy | None:
-    """The policy for a model that declares itself ``tiny``, else ``None``. Its checks: the
+) -> TinyPolicy:
+    """The policy for a tiny model (``localhand.run.tiny.tiny_policy``). Its checks: the
     commands the task quotes, the run's command checks (``--verify``), else the project's
     own (as ``--verify auto`` finds it)."""
-    if not tiny:
-        return None
-
     commands = [check.command for check in checks if isinstance(check, CommandCheck)]
     if not commands and not task_words(task)[0]:
         found = detect_check(workspace, task)
