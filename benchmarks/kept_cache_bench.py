@@ -2,7 +2,7 @@
 keep its prompt cache warm (docs/models.md):
 
 - **warm**: a new run's first request on a cold slot, then the same after
-  ``session.warm.warm_prefix`` sent the system prompt and tools to that slot (what an editor's
+  ``session.kept_cache.warm_prefix`` sent the system prompt and tools to that slot (what an editor's
   new session and a batch's first wave do while the user types or the tasks set up);
 - **restore**: a run that continues another, after an evicting request took the server's one
   slot, with its parent's saved slot restored (``--slot-save-path``, ``saved_slots``) and
@@ -85,7 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    from localhand.session.warm import warm_prefix
+    from localhand.session.kept_cache import warm_prefix
 
     figures: dict[str, list[dict[str, Any]]] = {k: [] for k in ("cold", "warmed", "kept", "lost")}
     with tempfile.TemporaryDirectory(prefix="kept-cache-") as folder:

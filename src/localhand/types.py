@@ -126,8 +126,7 @@ class Prefill:
     prefill_s: float | None = None
     """Seconds it spent prefilling (where it said)."""
     restored_tokens: int | None = None
-    """Tokens of the continued run's cache restored into the server's slot before the first
-    request (llama-server ``--slot-save-path``); None when none was restored."""
+    """Tokens of the continued run's cache restored into the slot (``--slot-save-path``)."""
     draft_tokens: int | None = None
     draft_accepted: int | None = None
     draft_acceptance: float | None = None

@@ -1,6 +1,6 @@
-"""An editor's new session warms the prefix of its first run (``session.warm``): while the
-user types, the system prompt and tools go to the llama-server slot the session's runs hold, for
-one token; the first prompt's request then opens with exactly those."""
+"""An editor's new session warms the prefix of its first run (``kept_cache.warm_prefix``):
+while the user types, the system prompt and tools go to the llama-server slot the session's
+runs hold, for one token; the first prompt's request then opens with exactly those."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The prefix warmed before a run needs it (``session.warm``): one request of one token, on the
-slot the run will hold, whose system prompt and tools are exactly those the run's first request
-opens with (so the server's cache holds them); nothing sent where there is no slot to warm.
-The wait it saves on a real llama-server: ``benchmarks/kept_cache_bench.py``."""
+"""The prefix warmed before a run needs it (``kept_cache.warm_prefix``): one request of one
+token, on the slot the run will hold, whose system prompt and tools are exactly those the
+run's first request opens with (so the server's cache holds them); nothing sent where there is
+no slot to warm. The wait it saves on a real llama-server: ``benchmarks/kept_cache_bench.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from localhand.config.settings import Settings
 from localhand.run.task import Task
 from localhand.session.api import run_task
-from localhand.session.warm import warm_prefix
+from localhand.session.kept_cache import warm_prefix
 from localhand.testing import FakeOllama
 
 QWEN = {"qwen3:8b": {}}

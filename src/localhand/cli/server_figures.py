@@ -1,8 +1,7 @@
 """What the model server said it spent, in the live view's words: a turn's prefill, cache hit
 and prefill rate (``server_figures_line``, with ``-v`` and in ``show``) and the run's totals
-(``server_totals_line``, at the end of every run and in ``show``: with the tokens of a
-continued run's restored cache, and the share of speculative drafts accepted). "unknown"
-where a server said nothing."""
+(``server_totals_line``, at the end of every run; a restore and drafts accepted too).
+"unknown" where a server said nothing."""
 
 from __future__ import annotations
 

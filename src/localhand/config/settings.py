@@ -54,8 +54,7 @@ class Settings:
     keep_alive: str | None = None
     """How long Ollama keeps the model loaded after a request (``5m``, ``-1``)."""
     saved_slots: int = 8
-    """llama-server with ``--slot-save-path``: the last this many runs' caches are kept on
-    its disk for a run that continues one (``localhand.session.kept_cache``); 0: none."""
+    """Runs whose caches llama-server keeps (``--slot-save-path``) for a run continuing one."""
     think: bool | str | None = None
     """Ask thinking models to think: ``true``, ``false``, ``low``, ``medium``, ``high``."""
     request_timeout: float = 300.0

@@ -19,8 +19,7 @@ from typing import Any
 from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client
 from localhand.models._served_context import root_of
-from localhand.models._slot_store import slot_file
-from localhand.models._slots import published_total
+from localhand.models._slots import published_total, slot_file
 from localhand.models.advice import (
     SLOT_SAVE,
     SPEC_NGRAM,
@@ -88,9 +87,8 @@ def _settings(props: dict[str, Any], needs: Needs) -> list[Finding]:
 
 
 def _drafting(props: dict[str, Any], name: str) -> list[Finding]:
-    """Speculative decoding from the conversation's own n-grams (no draft model) pays on a
-    coding agent's replies, which copy what they read (``edit_file``'s old text); a hybrid or
-    recurrent model cannot roll back its rejected drafts cheaply, so it is not suggested."""
+    """N-gram drafts pay on an agent's replies, which copy what they read; not on a hybrid or
+    recurrent model, which cannot roll rejected drafts back cheaply."""
     params = (props.get("default_generation_settings") or {}).get("params") or {}
     if params.get("speculative.types") != "none" or hybrid(name):
         return []

@@ -2,9 +2,8 @@
 one place that says it, for the warning a run gives when the cache is thrown away,
 ``run/cache_reuse``, and for ``localhand doctor``, ``models/checkup``), and doctor's findings
 as values: a ``Finding`` is an ``error`` (localhand cannot use the server as asked), a
-``warning`` (it can, at a cost the fix removes), a ``note`` or a ``suggestion`` (what may make
-it faster; neither is counted); its ``basis`` is what it rests on (the field read, or the
-probe's figures).
+``warning`` (it can, at a cost the fix removes), a ``note`` or a ``suggestion`` (uncounted);
+its ``basis`` is what it rests on (the field read, or the probe's figures).
 
 The flag depends on how the model attends: a sliding-window model (Gemma 2/3, gpt-oss) keeps
 only its last window of keys unless llama-server has ``--swa-full``; a hybrid or recurrent

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from localhand.types import Message, Reply, Usage
 
 if TYPE_CHECKING:
-    from localhand.models._slot_store import SlotFile
+    from localhand.models._slots import SlotFile
     from localhand.profiles import Profile
 
 DEFAULT_MAX_REPLY_TOKENS = 4096
@@ -163,8 +163,7 @@ class ChatModel(PlainChatModel, Protocol):
         ...
 
     def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
-        """Save the server slot this backend holds to ``filename`` on the server, or restore
-        it from there (llama-server's ``--slot-save-path``); None: it holds no slot."""
+        """The server slot it holds saved to, or restored from, a file there; None: no slot."""
         ...
 
 

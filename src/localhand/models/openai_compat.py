@@ -73,8 +73,7 @@ from localhand.models._openai_wire import (
 )
 from localhand.models._reply_stream import openai_reply
 from localhand.models._served_context import served_context, server_props
-from localhand.models._slot_store import SlotFile, slot_file
-from localhand.models._slots import claim, release, root_of
+from localhand.models._slots import SlotFile, claim, release, root_of, slot_file
 from localhand.models._template_probe import template_renders_tools as probe
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
@@ -381,7 +380,7 @@ class OpenAICompatModel(NetworkBackend):
         return self.slot
 
     def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
-        """The slot this backend holds, saved to or restored from ``filename`` (``_slot_store``)."""
+        """The slot this backend holds, saved to or restored from ``filename`` (``_slots``)."""
         if (slot := self._claimed_slot()) is None:
             return None
         return slot_file(root_of(self.base_url), self._headers, slot, action, filename)

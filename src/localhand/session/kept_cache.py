@@ -1,17 +1,29 @@
-"""A run's prompt cache kept past its end on llama-server (``--slot-save-path``), so that a
-run continuing it (``--continue``, an editor's follow-up) need not prefill the conversation
-again after other work took the slot: saved when the run ends (``keep``) under a ring of
-``saved_slots`` names, restored into the continuing run's slot before it asks (``restore``).
-Best effort: a server without the flag is left alone, a failure is a warning."""
+"""llama-server's prompt cache kept where a run will need it (``benchmarks/kept_cache_bench.py``
+measures what it saves): a run's slot saved when it ends (``keep``, ``--slot-save-path``, a
+ring of ``saved_slots`` names) and restored into the slot of a run continuing it before it asks
+(``restore``), so that other work in between costs no second prefill; and while an editor's
+user types, the system prompt and tools a run opens with sent to its slot (``warm_prefix``).
+Best effort: a failed save or restore is a warning, a failed warm-up says nothing."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import closing, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
+from localhand.config.settings import Settings
 from localhand.models.base import declared
+from localhand.profiles import profile_for
+from localhand.prompt.opening import opening_messages
+from localhand.prompt.tool_text import known_window, sized_definitions
+from localhand.run.agent_config import AgentConfig
+from localhand.session.backend import select_backend
+from localhand.skills import find_skills
+from localhand.tools import default_tools
 
 if TYPE_CHECKING:
     from localhand.models.base import ChatModel, PlainChatModel
+    from localhand.models.openai_compat import OpenAICompatModel
     from localhand.session.prepared import Prepared
 
 
@@ -45,7 +57,25 @@ def restore(ready: Prepared, model: ChatModel) -> int | None:
     if name is None or (restored := model.slot_file("restore", name)) is None:
         return None
     if restored.error:
-        ready.warn(
-            f"the cache of run {parent} was not restored ({restored.error}): it is read again"
-        )
+        ready.warn(f"the cache of run {parent} was not restored ({restored.error}): read again")
     return None if restored.error else restored.tokens
+
+
+def warm_prefix(settings: Settings, workspace: Path) -> None:
+    """Send what a run in ``workspace`` opens with, up to its task, to the settings' server."""
+    if settings.backend != "openai":  # Ollama, the embedded model: no slot to warm
+        return
+    with suppress(Exception):  # nothing warm: the run prefills as it would have
+        model = cast("OpenAICompatModel", select_backend(settings, _ignore))  # openai's backend
+        with (
+            closing(model),
+            default_tools(workspace, *find_skills(workspace, _ignore).tools()) as tools,
+        ):
+            definitions = sized_definitions(tools.definitions(), known_window(model))
+            profile, config = model.profile or profile_for(model.name), AgentConfig()
+            opening = opening_messages("", workspace, config, profile, definitions, model, _ignore)
+            model.warm([opening[0], {"role": "user", "content": ""}], definitions)  # to the task
+
+
+def _ignore(message: str) -> None:
+    """What the warm-up's parts would warn of: the run warns of it again, where it is seen."""

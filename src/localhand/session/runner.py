@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
-from localhand.models.base import ChatModel, declared
+from localhand.models.base import declared
 from localhand.prompt.tool_text import known_window
 from localhand.run.agent import ToolLoop
 from localhand.run.ledger import Ledger
@@ -36,16 +36,6 @@ if TYPE_CHECKING:
     from localhand.types import Result
 
 
-def build_model(
-    settings: Settings,
-    on_warning: Callable[[str], None] | None = None,
-    on_status: Callable[[str], None] | None = None,
-) -> ChatModel:
-    """The backend the settings ask for (``auto``: Ollama when it has the model, else the
-    embedded model, else a ``ConfigError`` that says how to get one)."""
-    return select_backend(settings, on_warning, on_status=on_status)
-
-
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
     """The command sandbox that ``settings`` ask for, in force for the block."""
     return run_sandbox(
@@ -66,7 +56,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
     task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
     decision = route(task.description, True if ready.continuing else task.agentic)
     _link_parent(task, store, ready)
-    model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
+    model = ready.model or select_backend(settings, ready.warn, on_status=ready.status)
     backend_chosen(declared(model).server_kind)  # auto may have fallen back: traces say which
     ledger = _ledger(settings, store)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple

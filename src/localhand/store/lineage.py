@@ -54,12 +54,9 @@ def link_parent(store: Store, run_id: str, parent: str) -> None:
         db.execute("UPDATE runs SET continues = ? WHERE id = ?", (parent, run_id))
 
 
-# llama-server can neither list nor delete the slots it saves (``--slot-save-path``), so a run's
-# is saved under a ring of names, the oldest overwritten (``localhand.session.kept_cache``).
-
-
 def next_slot_name(store: Store, size: int) -> str:
-    """The ring's next name: a free one, else the one saved longest ago."""
+    """The next of a ring of names for a saved slot (llama-server can neither list nor delete
+    them: ``session.kept_cache``): a free one, else the one saved longest ago."""
     saved = dict(store._query("SELECT name, saved_at FROM saved_slots"))
     names = [f"localhand-slot-{i}.bin" for i in range(size)]
     return min(names, key=lambda n: (n in saved, saved.get(n, 0.0)))

@@ -369,9 +369,8 @@ NOT_RESTORED = "Unable to restore slot: No available space in KV cache or invali
 def slot_action(
     path: str, body: Any, saving: bool, files: dict[str, int], held: int
 ) -> tuple[int, dict[str, Any]]:
-    """llama-server's answer to its slot action ``path``: ``501`` without
-    ``--slot-save-path`` (``saving``); ``400`` for an unknown action, no ``filename``, a name
-    with a path, a restore of a file not in ``files`` (name: tokens; a save adds ``held``)."""
+    """llama-server's answer to slot action ``path``, ``saving`` (``--slot-save-path``) or not;
+    ``files``: name to tokens (a save adds ``held``)."""
     parts = urlsplit(path)
     slot, action = int(parts.path.rsplit("/", 1)[-1]), parse_qs(parts.query).get("action", [""])[0]
     name = body.get("filename") if isinstance(body, dict) else None
