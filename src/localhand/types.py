@@ -138,8 +138,7 @@ class Prefill:
         if usage.draft_tokens is not None and usage.draft_accepted is not None:
             self.draft_tokens = (self.draft_tokens or 0) + usage.draft_tokens
             self.draft_accepted = (self.draft_accepted or 0) + usage.draft_accepted
-            if self.draft_tokens:
-                self.draft_acceptance = round(self.draft_accepted / self.draft_tokens, 4)
+            self.draft_acceptance = round(self.draft_accepted / max(1, self.draft_tokens), 4)
         if usage.prefilled_tokens is not None and usage.cached_tokens is not None:
             self.reported += 1
             self.tokens_prefilled = (self.tokens_prefilled or 0) + usage.prefilled_tokens

@@ -17,7 +17,7 @@ from localhand.run.task import Task
 from localhand.session.continuing import carried_on, continuation
 from localhand.session.door import Session
 from localhand.store import Store, open_store
-from localhand.store.lineage import saved_slot as name_of
+from localhand.store.lineage import saved_slot
 from localhand.testing import FakeOllama
 from localhand.types import Result
 
@@ -39,12 +39,14 @@ def run(
     continue_from: str | None = None,
     ring: int = 8,
     warnings: list[str] | None = None,
+    task_id: str | None = None,
 ) -> Result:
     """One run recorded in ``store``'s file, as the command line records it."""
     bus = EventBus()
     if warnings is not None:
         bus.subscribe(lambda e: warnings.append(e.message) if e.type == "warning" else None)
     task = Task(description=what, workspace=workspace, agentic=True)
+    task = task.with_changes(id=task_id) if task_id else task
     parent = continuation(store, continue_from, what) if continue_from else None
     session = Session(
         carried_on(parent, task) if parent else task, settings(server, ring), bus=bus,
@@ -58,6 +60,10 @@ def run(
 
 def slot_actions(server: FakeOllama) -> list[tuple[str, object]]:
     return [(r.path, r.body) for r in server.requests if r.path.startswith("/slots/")]
+
+
+def name_of(store: Store, run_id: str) -> str | None:
+    return saved_slot(store, run_id, "")
 
 
 @pytest.fixture
@@ -115,7 +121,20 @@ def test_a_restore_that_fails_is_a_warning(tmp_path: Path, store: Store) -> None
     assert result.status != "error" and result.output == "Hello.", result.error
     assert result.prefill.restored_tokens is None
     (warning,) = [w for w in warnings if "restored" in w]
-    assert f"run {parent}" in warning and "invalid slot save file" in warning
+    assert "localhand-slot-0.bin" in warning and "invalid slot save file" in warning
+
+
+def test_a_task_run_again_gets_its_earlier_runs_cache(tmp_path: Path, store: Store) -> None:
+    """A batch's retry or resume runs the same task (its id) afresh: its first prompt is the
+    earlier run's, so that run's saved slot is restored."""
+    with FakeOllama(HELLO, models=QWEN, props=True, slot_save=True) as fake:
+        first = run(fake, tmp_path, store, task_id="batch-task-7")
+        again = run(fake, tmp_path, store, task_id="batch-task-7")
+        other = run(fake, tmp_path, store, task_id="batch-task-8")
+        restores = [p for p, _ in slot_actions(fake) if "restore" in p]
+    assert first.prefill.restored_tokens is None and other.prefill.restored_tokens is None
+    assert again.prefill.restored_tokens == fake.saved_slots["localhand-slot-0.bin"]
+    assert restores == ["/slots/0?action=restore"]
 
 
 def test_without_slot_save_path_nothing_is_kept_and_nothing_said(

@@ -3,7 +3,7 @@ measures what it saves): a run's slot saved when it ends (``keep``, ``--slot-sav
 ring of ``saved_slots`` names) and restored into the slot of a run continuing it before it asks
 (``restore``), so that other work in between costs no second prefill; and while an editor's
 user types, the system prompt and tools a run opens with sent to its slot (``warm_prefix``).
-Best effort: a failed save or restore is a warning, a failed warm-up says nothing."""
+A failed save or restore is a warning, a failed warm-up says nothing."""
 
 from __future__ import annotations
 
@@ -47,17 +47,17 @@ def keep(ready: Prepared, model: ChatModel | PlainChatModel) -> None:
 
 
 def restore(ready: Prepared, model: ChatModel) -> int | None:
-    """The tokens of the continued run's saved slot restored into this run's, or None."""
+    """Tokens restored from the continued run's slot (else the task's last: a batch's rerun)."""
     store, parent = ready.store, ready.continuing.parent if ready.continuing else None
-    if store is None or parent is None or ready.settings.saved_slots == 0:
+    if store is None or ready.settings.saved_slots == 0 or model.server_kind != "openai":
         return None
-    from localhand.store.lineage import saved_slot  # off the first request's path
+    from localhand.store.lineage import saved_slot  # only for a server that may hold slots
 
-    name = saved_slot(store, parent)
+    name = saved_slot(store, parent, ready.task.id)
     if name is None or (restored := model.slot_file("restore", name)) is None:
         return None
     if restored.error:
-        ready.warn(f"the cache of run {parent} was not restored ({restored.error}): read again")
+        ready.warn(f"the saved cache {name} was not restored ({restored.error}): it is read again")
     return None if restored.error else restored.tokens
 
 

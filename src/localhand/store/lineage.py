@@ -65,12 +65,14 @@ def next_slot_name(store: Store, size: int) -> str:
 def slot_saved(store: Store, name: str, run_id: str) -> None:
     """``name`` holds ``run_id``'s slot now, no longer an earlier run's."""
     with store._write() as db:
-        db.execute(
-            "INSERT OR REPLACE INTO saved_slots VALUES (?, ?, ?)", (name, run_id, time.time())
-        )
+        db.execute("REPLACE INTO saved_slots VALUES (?, ?, ?)", (name, run_id, time.time()))
 
 
-def saved_slot(store: Store, run_id: str) -> str | None:
-    """The name ``run_id``'s slot was saved under, unless a later run took it."""
-    rows = store._query("SELECT name FROM saved_slots WHERE run_id = ?", (run_id,))
+def saved_slot(store: Store, parent: str | None, task_id: str) -> str | None:
+    """The name ``parent``'s slot (else ``task_id``'s latest run's) is saved under, if any."""
+    rows = store._query(
+        "SELECT s.name FROM saved_slots s JOIN runs r ON r.id = s.run_id WHERE r.id = ?"
+        " OR (? IS NULL AND r.task_id = ?) ORDER BY s.saved_at DESC LIMIT 1",
+        (parent, parent, task_id),
+    )
     return str(rows[0][0]) if rows else None

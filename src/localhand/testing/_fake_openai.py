@@ -97,11 +97,32 @@ class OpenAIEndpoints:
         self._send(200, _line(props), "application/json")
 
     def _slot_action(self, body: Any) -> None:
-        """llama-server's ``POST /slots/{id}?action=...`` (``slot_action``)."""
-        fake = self.server.fake
-        held = len(json.dumps(fake._last_messages)) // 4  # about a token per four characters
-        status, answer = slot_action(self.path, body, fake.slot_save, fake.saved_slots, held)
-        self._send(status, _line(answer), "application/json")
+        """llama-server's ``POST /slots/{id}?action=...``, with ``slot_save`` (its
+        ``--slot-save-path``) or without; a slot holds about a token per four characters."""
+        fake, parts = self.server.fake, urlsplit(self.path)
+        slot, action = (
+            int(parts.path.rsplit("/", 1)[-1]),
+            parse_qs(parts.query).get("action", [""])[0],
+        )
+        name, files = body.get("filename") if isinstance(body, dict) else None, fake.saved_slots
+        error = (
+            (501, UNSUPPORTED) if not fake.slot_save
+            else (400, "Invalid action") if action not in ("save", "restore")
+            else (400, "[json.exception.out_of_range.403] key 'filename' not found")
+            if not isinstance(name, str)
+            else (400, "Invalid filename") if not name or "/" in name or name in (".", "..")
+            else (400, NOT_RESTORED) if action == "restore" and name not in files
+            else None
+        )  # fmt: skip
+        if error is not None:
+            kind = "not_supported_error" if error[0] == 501 else "invalid_request_error"
+            refused = {"error": {"code": error[0], "message": error[1], "type": kind}}
+            return self._send(error[0], _line(refused), "application/json")
+        held = len(json.dumps(fake._last_messages)) // 4 if action == "save" else files[str(name)]
+        files[str(name)] = held
+        done = ("n_saved", "n_written") if action == "save" else ("n_restored", "n_read")
+        answer = {"id_slot": int(slot), "filename": name, done[0]: held, done[1]: held * 18_000}
+        self._send(200, _line({**answer, "timings": {f"{action}_ms": 0.4}}), "application/json")
 
     def _v1_error(self, code: int, message: str) -> None:
         error = {"message": message, "type": _error_type(code), "param": None, "code": None}
@@ -364,29 +385,3 @@ def _cached_details(cached: int | None) -> dict[str, Any]:
 
 UNSUPPORTED = "This server does not support slots action. Start it with `--slot-save-path`"
 NOT_RESTORED = "Unable to restore slot: No available space in KV cache or invalid slot save file"
-
-
-def slot_action(
-    path: str, body: Any, saving: bool, files: dict[str, int], held: int
-) -> tuple[int, dict[str, Any]]:
-    """llama-server's answer to slot action ``path``, ``saving`` (``--slot-save-path``) or not;
-    ``files``: name to tokens (a save adds ``held``)."""
-    parts = urlsplit(path)
-    slot, action = int(parts.path.rsplit("/", 1)[-1]), parse_qs(parts.query).get("action", [""])[0]
-    name = body.get("filename") if isinstance(body, dict) else None
-    error = (
-        (501, UNSUPPORTED) if not saving
-        else (400, "Invalid action") if action not in ("save", "restore")
-        else (400, "[json.exception.out_of_range.403] key 'filename' not found")
-        if not isinstance(name, str)
-        else (400, "Invalid filename") if not name or "/" in name or name in (".", "..")
-        else (400, NOT_RESTORED) if action == "restore" and name not in files
-        else None
-    )  # fmt: skip
-    if error is not None:
-        kind = "not_supported_error" if error[0] == 501 else "invalid_request_error"
-        return error[0], {"error": {"code": error[0], "message": error[1], "type": kind}}
-    tokens = files[str(name)] = held if action == "save" else files[str(name)]
-    done = ("n_saved", "n_written") if action == "save" else ("n_restored", "n_read")
-    answer = {"id_slot": slot, "filename": name, done[0]: tokens, done[1]: tokens * 18_000}
-    return 200, {**answer, "timings": {f"{action}_ms": 0.4}}
