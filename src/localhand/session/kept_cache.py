@@ -29,18 +29,19 @@ if TYPE_CHECKING:
 
 def keep(ready: Prepared, model: ChatModel | PlainChatModel) -> None:
     """Save the slot of the run that ends under a ring name, which the store remembers."""
-    store, size = ready.store, ready.settings.saved_slots
-    run_id = store.open_run_for(ready.task.id) if store is not None and size > 0 else None
-    if store is None or run_id is None:
+    store, size, declared_model = ready.store, ready.settings.saved_slots, declared(model)
+    if store is None or size == 0 or declared_model.server_kind != "openai":
         return
     from localhand.store.lineage import next_slot_name, slot_saved  # off the first request's path
 
+    saved = None
     try:
+        if (run_id := store.open_run_for(ready.task.id)) is None:
+            return
         name = next_slot_name(store, size)
-        if (saved := declared(model).slot_file("save", name)) is not None and not saved.error:
+        if (saved := declared_model.slot_file("save", name)) is not None and not saved.error:
             slot_saved(store, name, run_id)
     except Exception as exc:  # a store that fails here must not cost the run its Result
-        saved = None
         ready.warn(f"this run's cache was not kept: {exc}")
     if saved is not None and saved.error and not saved.unsupported:
         ready.warn(f"this run's cache was not saved on the server ({saved.error})")
