@@ -27,13 +27,14 @@ MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
 def lazy_map(tree: ast.Module) -> dict[str, str]:
-    """A package's ``_LAZY = {"Name": "submodule"}``, if it has one."""
+    """Each name of a package's ``_LAZY = {"submodule": "Name Other"}`` and its submodule, if
+    the package has one."""
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets
         ):
             value = ast.literal_eval(node.value)
-            return value if isinstance(value, dict) else {}
+            return {name: module for module, names in value.items() for name in names.split()}
     return {}
 
 

@@ -1,9 +1,11 @@
 """Names a package re-exports, loaded on first use (PEP 562), so that importing the package, or
 one module of it, does not import all of it.
 
-    __getattr__, __dir__ = lazy_exports(__name__, {"PlanExecutor": "executor", ...})
+    __getattr__, __dir__, __all__ = lazy_exports(__name__, {"executor": "MODES PlanExecutor"})
 
-Type checkers and IDEs see the names through the package's ``if TYPE_CHECKING:`` imports.
+Type checkers and IDEs see the names through the package's ``if TYPE_CHECKING:`` imports,
+written ``from m import Name as Name``: that form re-exports a name for mypy's strict mode
+without a literal ``__all__``, which is derived from the same table as the loader.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ if TYPE_CHECKING:
 
 def lazy_exports(
     package: str, where: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package``: ``where`` maps each name to the
-    submodule (relative to ``package``) that defines it. A name is imported once, then cached
-    in the package's namespace."""
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``__getattr__``, ``__dir__`` and ``__all__`` for ``package``: ``where`` maps each
+    submodule (relative to ``package``) to the names it defines, separated by spaces. A name
+    is imported once, then cached in the package's namespace."""
+    owner = {name: module for module, names in where.items() for name in names.split()}
 
     def __getattr__(name: str) -> Any:
-        module = where.get(name)
+        module = owner.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{module}"), name)
@@ -33,6 +36,6 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *where})
+        return sorted({*vars(sys.modules[package]), *owner})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(owner)

@@ -29,7 +29,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +103,8 @@ class Difference:
 class ReplayReport:
     run_id: str
     """The recorded run."""
-    replay_run_id: str | None
-    """The replay's own run in the store (None when not recorded)."""
+    replay_run_id: str
+    """The replay's own run in the store."""
     workspace: Path
     workspace_source: str
     """``snapshot``, ``copy of DIR`` or ``copy of the current workspace DIR``."""
@@ -132,10 +132,7 @@ class ReplayReport:
             "workspace_source": self.workspace_source,
             "replies_recorded": self.replies_recorded,
             "replies_used": self.replies_used,
-            "differences": [
-                {"index": d.index, "recorded": d.recorded, "replayed": d.replayed}
-                for d in self.differences
-            ],
+            "differences": [asdict(d) for d in self.differences],
             "notes": self.notes,
             "recorded": self.recorded,
             "result": self.result.to_dict(),
@@ -148,8 +145,6 @@ def replay_run(
     *,
     workspace: str | Path | None = None,
     keep: bool = False,
-    record: bool = True,
-    bus: EventBus | None = None,
 ) -> ReplayReport:
     """Replay run ``ref`` (an id, a unique prefix or ``last``) and compare it with the recording.
 
@@ -170,13 +165,11 @@ def replay_run(
     try:
         source = _prepare(store, info.id, original, workspace, target, notes)
         task = _task(store, info.task_id, started, events, target, notes)
-        bus = bus or EventBus()
+        bus = EventBus()
         log = EventLog()
         bus.subscribe(log)
-        replay_id = None
-        if record:
-            replay_id = store.begin_run(task, model=info.model, kind="replay", replay_of=info.id)
-            bus.subscribe(store.recorder())
+        replay_id = store.begin_run(task, model=info.model, kind="replay", replay_of=info.id)
+        bus.subscribe(store.recorder())
         model = ReplayModel(replies, name=str(started.get("model") or info.model or "replay"))
         follow_ups = top / "follow-ups"  # not the user's data directory
         result = run_task(

@@ -32,8 +32,6 @@ leave the workspace nor name files that hold credentials.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +43,7 @@ from localhand.config.options import BACKENDS
 from localhand.config.schema import checked_schema, load_schema
 from localhand.errors import ConfigError
 from localhand.evidence.verify import Check, CommandCheck, FileContains, FileExists
-from localhand.paths import data_dir
+from localhand.paths import data_dir, write_private
 from localhand.run.task import Task
 from localhand.safety.risk.paths import is_secret_file
 from localhand.safety.trust.store import use_named
@@ -101,7 +99,7 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
     file in localhand's data directory (a follow-up localhand wrote, where commands cannot
     write) is its own: neither pinned nor held to its folder."""
     path = Path(path)
-    own = _in_data_dir(path)
+    own = inside(path, data_dir())
     if pin and not own:
         data = read_data(path, "task file", lambda p: use_named(p, "task file").text)
     else:
@@ -120,10 +118,6 @@ def load_task_file(path: str | Path, *, pin: bool = True) -> Task:
         raise ConfigError(f"task file {path}: {exc}") from None
 
 
-def _in_data_dir(path: Path) -> bool:
-    return inside(path, data_dir())
-
-
 def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) -> Task:
     """One task from a mapping with the task-file fields (``localhand batch`` reads one per JSONL
     line); a relative ``workspace`` is resolved against ``base`` and stays near it
@@ -139,18 +133,12 @@ def task_from_dict(data: Any, base: str | Path, root: str | Path | None = None) 
 
 
 def write_task_file(task: Task, directory: Path) -> Path:
-    """Write ``task`` as ``<directory>/<id>.json``, atomically; returns the path."""
+    """Write ``task`` as ``<directory>/<id>.json``, atomically (``write_private``); returns the
+    path."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{task.id}.json"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".task-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(task.to_dict(), handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(task.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    write_private(target, text.encode("utf-8"))
     return target
 
 

@@ -25,7 +25,8 @@ from localhand.errors import (
     ToolsUnsupported,
 )
 from localhand.models.base import ChatModel, ChatOptions
-from localhand.models.ollama import OllamaModel, estimate_prompt_tokens
+from localhand.models.ollama import OllamaModel
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.testing import FakeOllama, Fault
 from localhand.types import ToolCall
 
@@ -227,7 +228,6 @@ def test_prompt_cache_hits_are_not_false_alarms(warnings: list[str], make: Make)
 def test_context_length_unknown_when_the_server_is_down(warnings: list[str], make: Make) -> None:
     model = make(f"http://127.0.0.1:{free_port()}")
     assert model.context_length() is None
-    assert model.capabilities() is None
 
 
 # -- retries -----------------------------------------------------------------------------------
@@ -372,12 +372,11 @@ def test_the_task_deadline_caps_the_request(
 
 
 # -- discovery ---------------------------------------------------------------------------------
-def test_models_are_listed_with_their_capabilities(warnings: list[str], make: Make) -> None:
+def test_models_are_listed(warnings: list[str], make: Make) -> None:
     models = {"qwen3:8b": {}, "mistral-nemo:latest": {"tools": True, "thinking": False}}
     with FakeOllama(models=models) as fake:
         model = make(fake)
         assert model.list_models() == ["qwen3:8b", "mistral-nemo:latest"]
-        assert model.capabilities() == ["completion", "tools"]
 
 
 def test_list_models_when_the_server_is_down(warnings: list[str], make: Make) -> None:

@@ -18,46 +18,30 @@ from typing import TYPE_CHECKING
 from localhand._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from localhand.batch.driver import BatchOptions, BatchReport, run_batch
-    from localhand.batch.endpoints import Endpoint, pool_endpoints, read_pool
-    from localhand.batch.pool import EndpointPool, EndpointStatus
-    from localhand.batch.pooled import PooledModel
-    from localhand.batch.progress import Row
-    from localhand.batch.state import BatchState
-    from localhand.batch.tasks import BatchTask, load_batch
+    from localhand.batch.driver import BatchOptions as BatchOptions
+    from localhand.batch.driver import BatchReport as BatchReport
+    from localhand.batch.driver import run_batch as run_batch
+    from localhand.batch.endpoints import Endpoint as Endpoint
+    from localhand.batch.endpoints import pool_endpoints as pool_endpoints
+    from localhand.batch.endpoints import read_pool as read_pool
+    from localhand.batch.pool import EndpointPool as EndpointPool
+    from localhand.batch.pool import EndpointStatus as EndpointStatus
+    from localhand.batch.pooled import PooledModel as PooledModel
+    from localhand.batch.progress import Row as Row
+    from localhand.batch.state import BatchState as BatchState
+    from localhand.batch.tasks import BatchTask as BatchTask
+    from localhand.batch.tasks import load_batch as load_batch
 
 _LAZY = {
-    "BatchOptions": "driver",
-    "BatchReport": "driver",
-    "run_batch": "driver",
-    "Endpoint": "endpoints",
-    "pool_endpoints": "endpoints",
-    "read_pool": "endpoints",
-    "EndpointPool": "pool",
-    "EndpointStatus": "pool",
-    "PooledModel": "pooled",
-    "Row": "progress",
-    "BatchState": "state",
-    "BatchTask": "tasks",
-    "load_batch": "tasks",
+    "driver": "BatchOptions BatchReport run_batch",
+    "endpoints": "Endpoint pool_endpoints read_pool",
+    "pool": "EndpointPool EndpointStatus",
+    "pooled": "PooledModel",
+    "progress": "Row",
+    "state": "BatchState",
+    "tasks": "BatchTask load_batch",
 }
 """Where each name lives, loaded on first use: importing one batch module (or the CLI) does
 not load all of batch mode (the pool, Rich's progress bars, the executors)."""
 
-__all__ = [
-    "BatchOptions",
-    "BatchReport",
-    "BatchState",
-    "BatchTask",
-    "Endpoint",
-    "EndpointPool",
-    "EndpointStatus",
-    "PooledModel",
-    "Row",
-    "load_batch",
-    "pool_endpoints",
-    "read_pool",
-    "run_batch",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LAZY)

@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from localhand.dashboard.workspaces import clip
+from localhand.session.verify_gate import clip
 
 LOC_CHARS = 64
 MSG_CHARS = 300
@@ -31,20 +31,17 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def problems(errors: Any) -> list[dict[str, Any]]:
     """Validation errors without their ``input`` (or ``ctx``, which can quote it)."""
-    found = []
-    for error in errors:
-        loc = [
-            part if isinstance(part, int) else clip(str(part), LOC_CHARS)
-            for part in error.get("loc", ())
-        ]
-        found.append(
-            {
-                "loc": loc,
-                "msg": clip(str(error.get("msg", "invalid")), MSG_CHARS),
-                "type": str(error.get("type", "value_error")),
-            }
-        )
-    return found
+    return [
+        {
+            "loc": [
+                part if isinstance(part, int) else clip(str(part), LOC_CHARS)
+                for part in error.get("loc", ())
+            ],
+            "msg": clip(str(error.get("msg", "invalid")), MSG_CHARS),
+            "type": str(error.get("type", "value_error")),
+        }
+        for error in errors
+    ]
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from localhand.errors import ConfigError
+from localhand.session.verify_gate import clip
 
 SHOWN_CHARS = 200
-"""Longest piece of a page-supplied path quoted back in an error message."""
+"""Longest piece of a page-supplied path quoted back in an error message: requests are never
+echoed back whole."""
 
 
 class WorkspaceRefused(ConfigError):
@@ -30,19 +32,15 @@ def resolve_workspace(requested: str, roots: Sequence[Path], cwd: Path | None = 
     if "\0" in name:
         raise WorkspaceRefused("the workspace path contains a NUL character")
     real = Path(os.path.realpath((cwd or Path.cwd()) / Path(name).expanduser()))
+    shown = clip(name, SHOWN_CHARS)
     if not any(real == root or real.is_relative_to(root) for root in roots):
-        where = "" if str(real) == name else f" (it resolves to {clip(str(real))})"
+        where = "" if str(real) == name else f" (it resolves to {clip(str(real), SHOWN_CHARS)})"
         raise WorkspaceRefused(
-            f"workspace {clip(name)} is outside the dashboard's workspace roots{where}: "
+            f"workspace {shown} is outside the dashboard's workspace roots{where}: "
             f"{', '.join(str(r) for r in roots)}. Pick a directory inside one of them, or add "
             "a root to [dashboard] workspaces in localhand.toml (or restart with "
             "`localhand serve --workspace-root DIR`)"
         )
     if not real.is_dir():
-        raise WorkspaceRefused(f"workspace {clip(name)} is not a directory on this machine")
+        raise WorkspaceRefused(f"workspace {shown} is not a directory on this machine")
     return real
-
-
-def clip(text: str, limit: int = SHOWN_CHARS) -> str:
-    """``text`` shortened for an error message: requests are never echoed back whole."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"

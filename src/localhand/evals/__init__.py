@@ -22,40 +22,26 @@ from typing import TYPE_CHECKING
 from localhand._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from localhand.evals.compare import compare_reports
-    from localhand.evals.html import render_html
-    from localhand.evals.report import build_report, load_report
-    from localhand.evals.runner import EvalOptions, EvalOutcome, run_eval
-    from localhand.evals.stats import wilson
-    from localhand.evals.suites import Suite, SuiteTask, load_suite
+    from localhand.evals.compare import compare_reports as compare_reports
+    from localhand.evals.html import render_html as render_html
+    from localhand.evals.report import build_report as build_report
+    from localhand.evals.report import load_report as load_report
+    from localhand.evals.runner import EvalOptions as EvalOptions
+    from localhand.evals.runner import EvalOutcome as EvalOutcome
+    from localhand.evals.runner import run_eval as run_eval
+    from localhand.evals.stats import wilson as wilson
+    from localhand.evals.suites import Suite as Suite
+    from localhand.evals.suites import SuiteTask as SuiteTask
+    from localhand.evals.suites import load_suite as load_suite
 
 _LAZY = {
-    "compare_reports": "compare",
-    "render_html": "html",
-    "build_report": "report",
-    "load_report": "report",
-    "EvalOptions": "runner",
-    "EvalOutcome": "runner",
-    "run_eval": "runner",
-    "wilson": "stats",
-    "Suite": "suites",
-    "SuiteTask": "suites",
-    "load_suite": "suites",
+    "compare": "compare_reports",
+    "html": "render_html",
+    "report": "build_report load_report",
+    "runner": "EvalOptions EvalOutcome run_eval",
+    "stats": "wilson",
+    "suites": "Suite SuiteTask load_suite",
 }
 """Where each name lives, loaded on first use."""
 
-__all__ = [
-    "EvalOptions",
-    "EvalOutcome",
-    "Suite",
-    "SuiteTask",
-    "build_report",
-    "compare_reports",
-    "load_report",
-    "load_suite",
-    "render_html",
-    "run_eval",
-    "wilson",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LAZY)

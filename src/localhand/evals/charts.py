@@ -60,15 +60,13 @@ def _text(x: float, y: float, text: str, **extra: Any) -> str:
     return f'<text x="{x:.1f}" y="{y:.1f}" {style}>{escape(text)}</text>'
 
 
-def _whisker(x1: float, x2: float, y: float, **data: Any) -> str:
-    """A confidence interval: a line with end ticks."""
-    ticks = "".join(
-        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" />' for x in (x1, x2)
+def _interval(lines: list[tuple[float, float, float, float]], width: float, **data: Any) -> str:
+    """A confidence interval: its line, then the ticks at its ends (each ``x1, x2, y1, y2``)."""
+    drawn = "".join(
+        f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y1:.1f}" y2="{y2:.1f}" />'
+        for x1, x2, y1, y2 in lines
     )
-    return (
-        f'<g class="ci" stroke="{TEXT}" stroke-width="1.5" {_attrs(**data)}>'
-        f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y:.1f}" y2="{y:.1f}" />{ticks}</g>'
-    )
+    return f'<g class="ci" stroke="{TEXT}" stroke-width="{width}" {_attrs(**data)}>{drawn}</g>'
 
 
 def _segment(x: float, y: float, width: float, colour: str, title: str, **data: Any) -> str:
@@ -106,15 +104,12 @@ def outcomes(models: list[dict[str, Any]]) -> str:
             body.append(_segment(x, y, width, COLOURS[status], title, **data))
             x += width
         passed = model["rates"]["pass"]
+        low, high = (LABEL_W + passed[end] * BAR_W for end in ("low", "high"))
+        mid = y + BAR_H / 2
+        ends = [(end, end, mid - 5, mid + 5) for end in (low, high)]
+        data = {"data_low": passed["low"], "data_high": passed["high"]}
         body.append(
-            _whisker(
-                LABEL_W + passed["low"] * BAR_W,
-                LABEL_W + passed["high"] * BAR_W,
-                y + BAR_H / 2,
-                data_model=model["model"],
-                data_low=passed["low"],
-                data_high=passed["high"],
-            )
+            _interval([(low, high, mid, mid), *ends], 1.5, data_model=model["model"], **data)
         )
         note = f"{pct(passed['rate'])} pass ({pct(passed['low'])}–{pct(passed['high'])})"
         body.append(_text(LABEL_W + BAR_W + 12, y + 13, note, class_="value"))
@@ -160,14 +155,9 @@ def tiers(models: list[dict[str, Any]]) -> str:
             )
             mid = x + bar / 2
             low, high = top + plot * (1 - passed["low"]), top + plot * (1 - passed["high"])
-            body.append(
-                f'<g class="ci" stroke="{TEXT}" stroke-width="1.2" '
-                + _attrs(data_model=model["model"], data_tier=tier)
-                + f'><line x1="{mid:.1f}" x2="{mid:.1f}" y1="{low:.1f}" y2="{high:.1f}" />'
-                f'<line x1="{mid - 4:.1f}" x2="{mid + 4:.1f}" y1="{low:.1f}" y2="{low:.1f}" />'
-                f'<line x1="{mid - 4:.1f}" x2="{mid + 4:.1f}" y1="{high:.1f}" y2="{high:.1f}" />'
-                "</g>"
-            )
+            ends = [(mid - 4, mid + 4, end, end) for end in (low, high)]
+            data = {"data_model": model["model"], "data_tier": tier}
+            body.append(_interval([(mid, mid, low, high), *ends], 1.2, **data))
     return _svg("tiers", height, body, "Pass rate by tier")
 
 
@@ -228,8 +218,6 @@ def seconds(value: float | None) -> str:
 def _number(value: float, unit: str) -> str:
     if unit == "s":
         return seconds(value)
-    if unit == "%":
-        return pct(value)
     if unit == "tokens":
         return f"{value:,.0f}"
     return f"{value:g}"

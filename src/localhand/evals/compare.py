@@ -91,7 +91,7 @@ def _pair(
     rates = {}
     for status in STATUSES:
         ra, rb = before["rates"][status], after["rates"][status]
-        rates[status] = {"a": ra, "b": rb, **difference(_rate(ra), _rate(rb)).to_dict()}
+        rates[status] = {"a": ra, "b": rb, **difference(Rate(**ra), Rate(**rb)).to_dict()}
     figures = {}
     for name, (key, sub) in FIGURES.items():
         va = before[key][sub] if sub else before[key]
@@ -110,10 +110,6 @@ def _pair(
         },
         "tasks": _flips(runs_a, runs_b),
     }
-
-
-def _rate(data: dict[str, Any]) -> Rate:
-    return Rate(int(data["k"]), int(data["n"]), data["rate"], data["low"], data["high"])
 
 
 def _flips(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[dict[str, Any]]:

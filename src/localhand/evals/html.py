@@ -5,6 +5,7 @@ attached to an issue or opened from disk. The look is the dashboard's."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -90,6 +91,7 @@ def render_html(report: dict[str, Any]) -> str:
         f"{settings.get('repeat', 1)} repeat(s) · {report.get('created', '')} · "
         f"localhand {report.get('localhand', '')} · backend {settings.get('backend', '')}"
     )
+    notes = "".join(f"<dt>{escape(t)}</dt><dd>{escape(d)}</dd>" for t, d in NOTES)
     body = [
         f"<h1>{escape(title)}</h1>",
         f'<p class="meta">{escape(meta)}</p>',
@@ -99,7 +101,7 @@ def render_html(report: dict[str, Any]) -> str:
         _card("Cost per run", _costs(models)),
         _card("Guardrail stops", charts.guardrails(models)),
         _card("Tasks", _grid(report["tasks"], [m["model"] for m in models])),
-        _card("What the figures are", _notes()),
+        _card("What the figures are", f'<dl class="notes">{notes}</dl>'),
     ]
     data = json.dumps(report, ensure_ascii=False).replace("</", "<\\/")
     return (
@@ -117,96 +119,67 @@ def _card(title: str, content: str) -> str:
     return f'<section class="card"><h2>{escape(title)}</h2>{content}</section>'
 
 
-def _cell(model: str, field: str, text: str, extra: str = "") -> str:
-    return (
-        f'<td class="num" data-model="{escape(model)}" data-field="{field}">'
-        f"{escape(text)}{extra}</td>"
-    )
+Column = tuple[str, str, Callable[[dict[str, Any]], str]]
+SUMMARY: tuple[Column, ...] = (
+    ("runs", "runs", lambda m: str(m["runs"])),
+    ("pass", "pass", lambda m: pct(m["rates"]["pass"]["rate"])),
+    ("unverified", "unverified", lambda m: pct(m["rates"].get("unverified", {}).get("rate"))),
+    ("partial", "partial_pass", lambda m: pct(m["rates"]["partial_pass"]["rate"])),
+    ("fail", "fail", lambda m: pct(m["rates"]["fail"]["rate"])),
+    ("error", "error", lambda m: pct(m["rates"]["error"]["rate"])),
+    ("iterations", "median_iterations", lambda m: _num(m["median_iterations"])),
+    ("tokens", "tokens", lambda m: _num(m["tokens"]["median_per_run"])),
+    ("wall time", "wall_s", lambda m: charts.seconds(m["wall_s"]["median_per_run"])),
+    ("time to 1st token", "ttft_s", lambda m: charts.seconds(m["ttft_s"]["median"])),
+    ("nudges", "nudges", lambda m: _per(m["nudges"])),
+    ("constrained", "constrained", lambda m: _per(m["constrained"])),
+    ("guardrail stops", "guardrails", lambda m: str(sum(m["guardrails"].values()))),
+    ("prefix reuse", "prefix_reuse", lambda m: pct(m["prefix_reuse"]["share"])),
+)
+"""The summary's columns after the model's: heading, ``data-field`` and the cell's text."""
+UNDER: dict[str, Callable[[dict[str, Any]], str]] = {
+    "pass": lambda m: f"{pct(m['rates']['pass']['low'])}–{pct(m['rates']['pass']['high'])}",
+    "ttft_s": lambda m: f"{m['ttft_s']['exact']}/{m['ttft_s']['requests']} exact",
+}
+"""What a cell shows under its figure, small: the interval, how many were measured exactly."""
 
 
 def _summary(models: list[dict[str, Any]]) -> str:
-    heads = [
-        "model",
-        "runs",
-        "pass",
-        "unverified",
-        "partial",
-        "fail",
-        "error",
-        "iterations",
-        "tokens",
-        "wall time",
-        "time to 1st token",
-        "nudges",
-        "constrained",
-        "guardrail stops",
-        "prefix reuse",
-    ]
     rows = []
     for m in models:
-        name = m["model"]
-        passed = m["rates"]["pass"]
-        ttft = m["ttft_s"]
-        reuse = m["prefix_reuse"]["share"]
-        cells = [
-            f"<td>{escape(name)}</td>",
-            _cell(name, "runs", str(m["runs"])),
-            _cell(
-                name,
-                "pass",
-                pct(passed["rate"]),
-                f'<br><span class="ci">{pct(passed["low"])}–{pct(passed["high"])}</span>',
-            ),
-            _cell(name, "unverified", pct(m["rates"].get("unverified", {}).get("rate"))),
-            _cell(name, "partial_pass", pct(m["rates"]["partial_pass"]["rate"])),
-            _cell(name, "fail", pct(m["rates"]["fail"]["rate"])),
-            _cell(name, "error", pct(m["rates"]["error"]["rate"])),
-            _cell(name, "median_iterations", _num(m["median_iterations"])),
-            _cell(name, "tokens", _num(m["tokens"]["median_per_run"])),
-            _cell(name, "wall_s", charts.seconds(m["wall_s"]["median_per_run"])),
-            _cell(
-                name,
-                "ttft_s",
-                charts.seconds(ttft["median"]),
-                f'<br><span class="ci">{ttft["exact"]}/{ttft["requests"]} exact</span>',
-            ),
-            _cell(name, "nudges", _per(m["nudges"])),
-            _cell(name, "constrained", _per(m["constrained"])),
-            _cell(name, "guardrails", str(sum(m["guardrails"].values()))),
-            _cell(name, "prefix_reuse", pct(reuse)),
-        ]
+        name = escape(m["model"])
+        cells = [f"<td>{name}</td>"]
+        for _, field, text in SUMMARY:
+            under = UNDER.get(field)
+            extra = f'<br><span class="ci">{escape(under(m))}</span>' if under else ""
+            cells.append(
+                f'<td class="num" data-model="{name}" data-field="{field}">'
+                f"{escape(text(m))}{extra}</td>"
+            )
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    head = "".join(f'<th class="{"" if i == 0 else "num"}">{h}</th>' for i, h in enumerate(heads))
+    head = "".join(f'<th class="num">{heading}</th>' for heading, _, _ in SUMMARY)
     return (
-        f'<table class="summary"><thead><tr>{head}</tr></thead>'
+        f'<table class="summary"><thead><tr><th class="">model</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
 
-def _costs(models: list[dict[str, Any]]) -> str:
-    def values(get: Any) -> list[tuple[str, float | None]]:
-        return [(m["model"], get(m)) for m in models]
+COSTS: tuple[tuple[str, str, Callable[[dict[str, Any]], float | None], str], ...] = (
+    ("tokens", "Median tokens per run", lambda m: m["tokens"]["median_per_run"], "tokens"),
+    ("wall", "Median wall time per run", lambda m: m["wall_s"]["median_per_run"], "s"),
+    ("ttft", "Median time to first token", lambda m: m["ttft_s"]["median"], "s"),
+    ("iterations", "Median iterations per run", lambda m: m["median_iterations"], ""),
+)
+"""The cost charts: name, title, the figure of a model's summary, its unit."""
 
-    parts = [
-        (
-            "tokens",
-            "Median tokens per run",
-            values(lambda m: m["tokens"]["median_per_run"]),
-            "tokens",
-        ),
-        ("wall", "Median wall time per run", values(lambda m: m["wall_s"]["median_per_run"]), "s"),
-        ("ttft", "Median time to first token", values(lambda m: m["ttft_s"]["median"]), "s"),
-        ("iterations", "Median iterations per run", values(lambda m: m["median_iterations"]), ""),
-    ]
-    return (
-        '<div class="charts">'
-        + "".join(
-            f'<h2 style="margin-top:8px">{escape(title)}</h2>'
-            + charts.metric(name, title, vals, unit)
-            for name, title, vals, unit in parts
-        )
-        + "</div>"
+
+def _costs(models: list[dict[str, Any]]) -> str:
+    drawn = "".join(
+        f'<h2 style="margin-top:8px">{escape(title)}</h2>'
+        + charts.metric(name, title, [(m["model"], figure(m)) for m in models], unit)
+        for name, title, figure, unit in COSTS
     )
+    return f'<div class="charts">{drawn}</div>'
 
 
 def _grid(tasks: list[dict[str, Any]], models: list[str]) -> str:
@@ -245,11 +218,6 @@ def _shade(counts: dict[str, Any], runs: int) -> str:
     if counts.get("pass", 0) or counts.get("partial_pass", 0):
         return "#fdf5dc"
     return "#fdeaea"
-
-
-def _notes() -> str:
-    items = "".join(f"<dt>{escape(t)}</dt><dd>{escape(d)}</dd>" for t, d in NOTES)
-    return f'<dl class="notes">{items}</dl>'
 
 
 def _num(value: float | None) -> str:

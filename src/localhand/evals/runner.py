@@ -128,7 +128,10 @@ def _check(options: EvalOptions) -> list[str]:
 
 def _records(runs: list[Cell], rows: dict[str, Row], db: Path | None) -> list[dict[str, Any]]:
     """Each run's report entry: where it ran, and its figures from its Result and events."""
-    store = _store(db)
+    try:
+        store: Store | None = open_store(db)
+    except ConfigError:  # the batch said so already: figures from the Results only
+        store = None
     records = []
     try:
         for cell in runs:
@@ -153,13 +156,6 @@ def _records(runs: list[Cell], rows: dict[str, Row], db: Path | None) -> list[di
         if store is not None:
             store.close()
     return records
-
-
-def _store(db: Path | None) -> Store | None:
-    try:
-        return open_store(db)
-    except ConfigError:  # the batch said so already: figures from the Results only
-        return None
 
 
 def _events(store: Store | None, task_id: str) -> tuple[str | None, list[dict[str, Any]] | None]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 Z95 = 1.959963984540054
 """The two-sided 95% normal quantile."""
@@ -34,13 +35,7 @@ class Rate:
     high: float
 
     def to_dict(self) -> dict[str, float | int]:
-        return {
-            "k": self.k,
-            "n": self.n,
-            "rate": round(self.rate, 4),
-            "low": round(self.low, 4),
-            "high": round(self.high, 4),
-        }
+        return _rounded(self)
 
 
 def wilson(k: int, n: int, z: float = Z95) -> Rate:
@@ -74,12 +69,12 @@ class Difference:
         return self.low > 0 or self.high < 0
 
     def to_dict(self) -> dict[str, float | bool]:
-        return {
-            "diff": round(self.diff, 4),
-            "low": round(self.low, 4),
-            "high": round(self.high, 4),
-            "significant": self.significant,
-        }
+        return {**_rounded(self), "significant": self.significant}
+
+
+def _rounded(record: Rate | Difference) -> dict[str, Any]:
+    """A record's fields, its floats to four places (as the report keeps its figures)."""
+    return {key: round(v, 4) if isinstance(v, float) else v for key, v in asdict(record).items()}
 
 
 def difference(a: Rate, b: Rate) -> Difference:

@@ -3,6 +3,7 @@ behaviour, one line per model; the full figures are in the JSON and the HTML pag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.markup import escape
@@ -38,54 +39,45 @@ def _rate(rate: dict[str, Any]) -> str:
     return f"{pct(rate['rate'])} [dim]{pct(rate['low'])}–{pct(rate['high'])}[/]"
 
 
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+OUTCOMES: tuple[Column, ...] = (
+    ("RUNS", lambda m: str(m["runs"])),
+    ("PASS (95% CI)", lambda m: _rate(m["rates"]["pass"])),
+    # a report from before unverified was counted has no rate for it: –
+    ("UNVERIFIED", lambda m: pct(m["rates"].get("unverified", {}).get("rate"))),
+    ("PARTIAL", lambda m: pct(m["rates"]["partial_pass"]["rate"])),
+    ("FAIL", lambda m: pct(m["rates"]["fail"]["rate"])),
+    ("ERROR", lambda m: pct(m["rates"]["error"]["rate"])),
+    ("PASSES ON", lambda m: _pass_evidence(m.get("pass_evidence"))),
+)
+"""The outcome table's columns after the model's (the pass rate per tier follows them)."""
+COSTS: tuple[Column, ...] = (
+    ("ITER", lambda m: _num(m["median_iterations"], 1)),
+    ("TOKENS", lambda m: _num(m["tokens"]["median_per_run"])),
+    ("TIME", lambda m: seconds(m["wall_s"]["median_per_run"])),
+    ("TTFT", lambda m: seconds(m["ttft_s"]["median"])),
+    ("NUDGES", lambda m: str(m["nudges"]["total"])),
+    ("CONSTR", lambda m: str(m["constrained"]["total"])),
+    ("REUSE (EST.)", lambda m: pct(m["prefix_reuse"]["share"])),
+    ("CACHE HIT", lambda m: _cache_hit(m.get("server_cache"))),  # a report from before it: unknown
+    ("DRAFTS OK", lambda m: pct((m.get("server_cache") or {}).get("draft_acceptance"))),
+    (WRAPS, lambda m: escape(", ".join(f"{k} {n}" for k, n in m["guardrails"].items()) or "none")),
+)
+"""The cost and behaviour table's columns after the model's."""
+
+
 def report_tables(report: dict[str, Any]) -> list[Any]:
     """What ``localhand eval`` prints: outcomes per model (with the pass rate per tier), then
     what the runs cost and how the model behaved."""
     models = report["models"]
     tiers = sorted({t for m in models for t in m["tiers"]}, key=int)
-    outcomes = _table(
-        "MODEL",
-        "RUNS",
-        "PASS (95% CI)",
-        "UNVERIFIED",
-        "PARTIAL",
-        "FAIL",
-        "ERROR",
-        "PASSES ON",
-        *(f"TIER {t}" for t in tiers),
-    )
-    costs = _table(
-        "MODEL", "ITER", "TOKENS", "TIME", "TTFT", "NUDGES", "CONSTR", "REUSE (EST.)",
-        "CACHE HIT", "DRAFTS OK", WRAPS,
-    )  # fmt: skip
+    outcomes = _table("MODEL", *(name for name, _ in OUTCOMES), *(f"TIER {t}" for t in tiers))
+    costs = _table("MODEL", *(name for name, _ in COSTS))
     for m in models:
         name = escape(m["model"])
-        rates = m["rates"]
-        outcomes.add_row(
-            name,
-            str(m["runs"]),
-            _rate(rates["pass"]),
-            pct(rates.get("unverified", {}).get("rate")),  # a report from before it: –
-            pct(rates["partial_pass"]["rate"]),
-            pct(rates["fail"]["rate"]),
-            pct(rates["error"]["rate"]),
-            _pass_evidence(m.get("pass_evidence")),
-            *(pct(m["tiers"][t]["pass"]["rate"]) if t in m["tiers"] else "–" for t in tiers),
-        )
-        guard = ", ".join(f"{k} {n}" for k, n in m["guardrails"].items()) or "none"
-        costs.add_row(
-            name,
-            _num(m["median_iterations"], 1),
-            _num(m["tokens"]["median_per_run"]),
-            seconds(m["wall_s"]["median_per_run"]),
-            seconds(m["ttft_s"]["median"]),
-            str(m["nudges"]["total"]),
-            str(m["constrained"]["total"]),
-            pct(m["prefix_reuse"]["share"]),
-            _cache_hit(m.get("server_cache")),  # a report from before it: unknown
-            pct((m.get("server_cache") or {}).get("draft_acceptance")),  # none drafted: –
-            escape(guard),
-        )
+        by_tier = (pct(m["tiers"][t]["pass"]["rate"]) if t in m["tiers"] else "–" for t in tiers)
+        outcomes.add_row(name, *(cell(m) for _, cell in OUTCOMES), *by_tier)
+        costs.add_row(name, *(cell(m) for _, cell in COSTS))
     return [outcomes, "", costs]
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,6 +25,7 @@ class Announced(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
+@dataclass(frozen=True, slots=True)
 class Hooks:
     """The user's hooks for one run in ``workspace``.
 
@@ -35,21 +36,14 @@ class Hooks:
     ``bus``. ``run_id`` gives the store's id of the run (it returns None: the task id is used).
     """
 
-    def __init__(
-        self,
-        hooks: Sequence[Hook],
-        workspace: str | Path,
-        *,
-        bus: EventBus,
-        task_id: str,
-        run_id: Callable[[], str | None],
-        isolate_network: bool,
-        approver: Approver,
-    ) -> None:
-        self.hooks = tuple(hooks)
-        self.workspace = Path(workspace)
-        self.bus, self.task_id, self._run_id = bus, task_id, run_id
-        self.isolate_network, self.approver = isolate_network, approver
+    hooks: Sequence[Hook]
+    workspace: Path
+    _: KW_ONLY
+    bus: EventBus
+    task_id: str
+    run_id: Callable[[], str | None]
+    isolate_network: bool
+    approver: Approver
 
     def of(self, kind: str, tool: str | None = None, path: str | None = None) -> list[Hook]:
         """The hooks of ``kind`` that apply to a call of ``tool`` on ``path``."""
@@ -97,7 +91,7 @@ class Hooks:
         self, kind: str, call: ToolCall | None = None, result: ToolResult | None = None
     ) -> dict[str, Any]:
         """What a hook reads on its stdin."""
-        run_id = self._run_id()
+        run_id = self.run_id()
         event: dict[str, Any] = {
             "hook": kind,
             "run_id": run_id or self.task_id,

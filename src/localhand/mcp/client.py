@@ -266,7 +266,7 @@ async def _client(server: McpServer, stderr: StderrTail, stack: AsyncExitStack) 
         cwd=server.cwd,
         encoding_error_handler="replace",
     )
-    return Client(stdio_client(params, errlog=stderr.stream()), client_info=info)
+    return Client(stdio_client(params, errlog=stderr.stream), client_info=info)
 
 
 async def _list_tools(client: Client, server: McpServer, warn: Callable[[str], None]) -> list[Tool]:
@@ -335,13 +335,10 @@ class StderrTail:
         self._size = 0
         self._lock = threading.Lock()
         self._read_fd, self._write_fd = os.pipe()
-        self._writer = os.fdopen(self._write_fd, "w", encoding="utf-8", errors="replace")
+        self.stream = os.fdopen(self._write_fd, "w", encoding="utf-8", errors="replace")
+        """The file the server's stderr goes to."""
         self._thread = threading.Thread(target=self._read, name="mcp-stderr", daemon=True)
         self._thread.start()
-
-    def stream(self) -> Any:
-        """The file the server's stderr goes to."""
-        return self._writer
 
     def _read(self) -> None:
         while True:
@@ -372,7 +369,7 @@ class StderrTail:
     def close(self) -> None:
         """Close localhand's end of the pipe: the reader ends once the server's end is closed."""
         with suppress(OSError):
-            self._writer.close()
+            self.stream.close()
 
 
 def _quiet_sdk_logging() -> None:

@@ -66,7 +66,6 @@ class OfferedRegistry(ToolRegistry):
     def __init__(self, tools: Sequence[Tool], held: Sequence[Tool]) -> None:
         finder = Tool.from_function(ToolFinder(held).find_tools)
         super().__init__([*tools, finder, *held])
-        self.held = list(held)
         self._offered = [*(tool.name for tool in tools), finder.name]
 
     def definitions(self) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@ Blocks are read by their ``type`` attribute, so this module needs nothing of the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from localhand.tools.limits import ToolLimits
@@ -53,7 +52,8 @@ def describe(block: Any) -> str:
         return f"[{kind}: {mime}, {size}; not shown, since the model here reads text only]"
     if kind == "resource_link":
         uri = getattr(block, "uri", "")
-        about = _joined((getattr(block, "name", None), getattr(block, "mime_type", None)))
+        named = (getattr(block, "name", None), getattr(block, "mime_type", None))
+        about = ", ".join(str(item) for item in named if item)
         note = getattr(block, "description", None)
         return (
             f"[resource link: {uri}{f' ({about})' if about else ''}{f': {note}' if note else ''}]"
@@ -108,10 +108,6 @@ def _size(base64_data: str) -> str:
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KiB"
     return f"{size / 1024 / 1024:.1f} MiB"
-
-
-def _joined(items: Iterable[Any]) -> str:
-    return ", ".join(str(item) for item in items if item)
 
 
 __all__ = ["cap", "describe", "tool_result"]

@@ -46,10 +46,10 @@ MANY_TOOLS = 16
 
 @dataclass(frozen=True)
 class McpTool(Tool):
-    """A tool of an MCP server: ``name`` is what the model calls, ``mcp_name`` the server's."""
+    """A tool of an MCP server: ``name`` is what the model calls, ``server`` the server's name
+    (the ``tool_call`` event carries it)."""
 
     server: str = ""
-    mcp_name: str = ""
     model: Any = field(default=None, repr=False, compare=False)
     """The pydantic model of the flat schema (``schema.arguments_model``)."""
     aliases: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -73,16 +73,14 @@ class McpTool(Tool):
         return result
 
 
+@dataclass(frozen=True, slots=True)
 class McpGate:
     """Asks before an MCP call when the policy says so (see the module docstring)."""
 
-    def __init__(
-        self, policy: ApprovalPolicy, approver: Approver, bus: EventBus, task_id: str
-    ) -> None:
-        self.policy = policy
-        self.approver = approver
-        self.bus = bus
-        self.task_id = task_id
+    policy: ApprovalPolicy
+    approver: Approver
+    bus: EventBus
+    task_id: str
 
     def refusal(
         self, server: McpServer, tool: str, arguments: dict[str, Any], annotations: Any = None
@@ -187,7 +185,6 @@ def build_tools(
                 parameters=parameters,
                 function=_caller(clients, server, listing, gate),
                 server=server.name,
-                mcp_name=listing.name,
                 model=model,
                 aliases=aliases,
             )
@@ -233,9 +230,8 @@ def _caller(
 
 def _warn_missing(clients: McpClients, warn: Callable[[str], None]) -> None:
     """A name in ``tools`` or ``exclude`` that the server does not have is most likely a typo."""
-    have: dict[str, set[str]] = {server.name: set() for server in clients.servers}
-    for server, tool in clients.tools():
-        have[server.name].add(tool.name)
+    tools = clients.tools()
+    have = {s.name: {tool.name for server, tool in tools if server is s} for s in clients.servers}
     for server in clients.servers:
         name = server.name
         for listed in (*(server.tools or ()), *server.exclude):

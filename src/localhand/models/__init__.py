@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from localhand.models.scripted import ScriptedModel, Streamed
 
 # the scripted model is for tests and replays: a run to a server loads it only if asked for
-__getattr__, __dir__ = lazy_exports(__name__, {"ScriptedModel": "scripted", "Streamed": "scripted"})
+__getattr__, __dir__, _ = lazy_exports(__name__, {"scripted": "ScriptedModel Streamed"})
 
 __all__ = [
     "ChatModel",

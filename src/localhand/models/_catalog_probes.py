@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from localhand.models._common import positive
 from localhand.models._http import Client, HTTPError, Timeout
 from localhand.models._ollama_wire import trained_context
 from localhand.models._served_context import root_of
@@ -87,7 +88,7 @@ def _ollama_model(client: Client, entry: dict[str, Any], timeout: float) -> Foun
     caps = show.get("capabilities")
     return Found(
         name,
-        size=_whole(entry.get("size")),
+        size=positive(entry.get("size")),
         context=trained_context(show.get("model_info")),
         tools=("tools" in caps) if isinstance(caps, list) else None,
         detail=detail,
@@ -110,7 +111,7 @@ def openai_models(base_url: str, timeout: float) -> tuple[str, list[Found]]:
     if data == "absent" or not isinstance(data, list | None):
         raise CatalogError("/v1/models is not an OpenAI model list")
     slot = props.get("default_generation_settings") if isinstance(props, dict) else None
-    n_ctx = _whole(slot.get("n_ctx")) if isinstance(slot, dict) else None
+    n_ctx = positive(slot.get("n_ctx")) if isinstance(slot, dict) else None
     template = str(props.get("chat_template") or "") if isinstance(props, dict) else ""
     kind = "llama-server" if isinstance(props, dict) and slot is not None else "openai"
     found = []
@@ -119,12 +120,12 @@ def openai_models(base_url: str, timeout: float) -> tuple[str, list[Found]]:
             continue
         raw = item.get("meta")
         meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        vllm = _whole(item.get("max_model_len"))
+        vllm = positive(item.get("max_model_len"))
         kind = "vllm" if vllm and kind == "openai" else kind
         found.append(
             Found(
                 str(item["id"]),
-                size=_whole(meta.get("size")),
+                size=positive(meta.get("size")),
                 context=n_ctx or vllm,
                 # llama-server's template takes tools when it speaks of them (with --jinja);
                 # other servers do not say.
@@ -132,12 +133,6 @@ def openai_models(base_url: str, timeout: float) -> tuple[str, list[Found]]:
             )
         )
     return kind, found
-
-
-def _whole(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return int(value)
 
 
 def _reason(exc: Exception) -> str:

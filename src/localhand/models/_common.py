@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from localhand.errors import ModelError
 from localhand.models.base import ChatOptions
@@ -43,6 +43,14 @@ class Garbled(Exception):
     """An answer, or a line of a streamed one, that is not the server's JSON; the message says
     so for a person. Retried, as a cut connection is, while nothing of the answer was handed
     out: a proxy's error page or a garbled line may not come again."""
+
+
+def positive(value: Any) -> int | None:
+    """``value`` as a whole number above zero (a window, a slot count, a size), else None:
+    what a server's JSON says may be a float, a boolean, a string or nothing."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return int(value)
 
 
 def deadline_of(options: ChatOptions | None) -> float | None:

@@ -139,9 +139,6 @@ class GrammarFilter:
             allowed = np.concatenate([allowed, np.zeros(size - allowed.size, dtype=bool)])
         return allowed
 
-    def close(self) -> None:
-        """Nothing to free by hand (the matcher is garbage-collected); kept for the caller."""
-
 
 def grammar_for(
     vocabulary: Vocabulary,

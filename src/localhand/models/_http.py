@@ -37,7 +37,7 @@ from localhand.models._http_connect import Conn, Origin, alive, connect, split_u
 from localhand.nesting import json_loads
 
 __all__ = ["Client", "ConnectFailed", "ConnectionCut", "HTTPError", "ProtocolError", "Response"]
-__all__ += ["TLSFailed", "Timeout"]
+__all__ += ["TLSFailed", "Timeout", "json_or_none"]
 
 MAX_REDIRECTS = 20
 KEEPALIVE_S = 5.0
@@ -348,3 +348,24 @@ def _split(url: str) -> tuple[Origin, str]:
         return split_url(url)
     except ValueError as exc:
         raise ProtocolError(str(exc)) from None
+
+
+def json_or_none(
+    base_url: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    timeout: float,
+    headers: Mapping[str, str] | None = None,
+) -> Any:
+    """One request on a client of its own, for a probe that may fail quietly: the JSON of a
+    200 answer, else None (no answer, another status, not JSON)."""
+    client = Client(base_url, headers)
+    try:
+        response = client.request(method, path, body, timeout=timeout, connect_timeout=timeout)
+        return response.json() if response.status == 200 else None
+    except (HTTPError, OSError, ValueError):
+        return None
+    finally:
+        client.close()

@@ -1,5 +1,6 @@
 """What the two network backends share above their transport: the connection's settings as
-attributes of the backend (``model.request_timeout = 30`` works as it always has), and
+attributes of the backend (``model.request_timeout = 30`` works as it always has), listing the
+server's models (``listed_names`` reads both servers' listings, for ``missing`` too), and
 closing."""
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ class NetworkBackend(BaseChatModel):
         """The settings the next request goes out with."""
         return self.transport.connection
 
+    def list_models(self) -> list[str]:
+        """The names of the models the server lists (Ollama's ``/api/tags``, ``/v1/models``)."""
+        return listed_names(self.transport.fetch("GET", self.transport.wire.models_path))
+
     def close(self) -> None:
         """Close the connections kept alive; the backend stays usable (it opens new ones)."""
         self.transport.close()
@@ -84,3 +89,18 @@ class NetworkBackend(BaseChatModel):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def listed_names(data: Any) -> list[str]:
+    """The model names in a listing: Ollama's ``/api/tags`` (``models[].model`` or ``name``) or
+    an OpenAI-compatible ``/v1/models`` (``data[].id``; Ollama's says ``null`` when empty)."""
+    if not isinstance(data, dict):
+        return []
+    items = data.get("models") if "models" in data else data.get("data")
+    names = []
+    for item in items or [] if isinstance(items, list | None) else []:
+        if isinstance(item, dict):
+            name = item.get("model") or item.get("name") or item.get("id")
+            if isinstance(name, str) and name:
+                names.append(name)
+    return names

@@ -19,9 +19,8 @@ from localhand.errors import (
     ServerUnavailable,
     ToolsUnsupported,
 )
-from localhand.models._common import Garbled
+from localhand.models._common import Garbled, positive
 from localhand.models._served_figures import ollama_usage
-from localhand.models.tokens import estimate_prompt_tokens  # noqa: F401 - re-exported
 from localhand.types import Message, Reply, ToolCall
 
 if TYPE_CHECKING:
@@ -159,9 +158,7 @@ def trained_context(info: Any) -> int | None:
     value = info.get(f"{info.get('general.architecture')}.context_length")
     if value is None:
         value = next((v for k, v in info.items() if str(k).endswith(".context_length")), None)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return int(value)
+    return positive(value)
 
 
 def arguments(value: Any) -> dict[str, Any]:

@@ -33,15 +33,16 @@ def ollama_reply(
 ) -> Iterator[StreamChunk]:
     """``chunks`` of an ``/api/chat`` stream whose tool calls go to ``calls``, the last one
     with the whole reply."""
-    text = _Text()
+    deltas: list[StreamChunk] = []
     for chunk in chunks:
         if not chunk.done:
-            text.add(chunk)
+            deltas.append(chunk)
             yield chunk
             continue
         usage = chunk.usage
+        content, thinking = _text(deltas)
         data = {
-            "message": {"content": text.content, "thinking": text.thinking, "tool_calls": calls},
+            "message": {"content": content, "thinking": thinking, "tool_calls": calls},
             "prompt_eval_count": usage.prompt_tokens if usage else 0,
             "eval_count": usage.completion_tokens if usage else 0,
             "done_reason": chunk.done_reason,
@@ -64,14 +65,15 @@ def openai_reply(
     ``chat.completion``. A server that sends no usage in streams (llama-cpp-python's server
     ignores ``stream_options``) gets ``estimate`` of the reply's text instead of zeros: the
     budget, the ledger and the Result count what was spent either way."""
-    text = _Text()
+    deltas: list[StreamChunk] = []
     for chunk in _prepend(first, rest):
         if not chunk.done:
-            text.add(chunk)
+            deltas.append(chunk)
             yield chunk
             continue
-        usage = chunk.usage or estimate(text.content + text.thinking)
-        message: dict[str, Any] = {"content": text.content, "reasoning_content": text.thinking}
+        content, thinking = _text(deltas)
+        usage = chunk.usage or estimate(content + thinking)
+        message: dict[str, Any] = {"content": content, "reasoning_content": thinking}
         if calls:
             message["tool_calls"] = [calls[index] for index in sorted(calls)]
         data = {
@@ -86,24 +88,9 @@ def openai_reply(
         yield replace(chunk, reply=replace(to_reply(data), usage=usage))
 
 
-class _Text:
-    """The text of a reply so far, answer and thinking apart."""
-
-    def __init__(self) -> None:
-        self._content: list[str] = []
-        self._thinking: list[str] = []
-
-    def add(self, chunk: StreamChunk) -> None:
-        self._content.append(chunk.content)
-        self._thinking.append(chunk.thinking)
-
-    @property
-    def content(self) -> str:
-        return "".join(self._content)
-
-    @property
-    def thinking(self) -> str:
-        return "".join(self._thinking)
+def _text(deltas: list[StreamChunk]) -> tuple[str, str]:
+    """The text of a reply's deltas: its answer and its thinking, apart."""
+    return "".join(d.content for d in deltas), "".join(d.thinking for d in deltas)
 
 
 def _prepend(first: StreamChunk, rest: Iterator[StreamChunk]) -> Iterator[StreamChunk]:

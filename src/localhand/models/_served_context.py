@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from localhand.models._http import Client, HTTPError
+from localhand.models._common import positive
+from localhand.models._http import json_or_none
 
 
 def root_of(base_url: str) -> str:
@@ -29,11 +30,7 @@ def root_of(base_url: str) -> str:
 def server_props(base_url: str, timeout: float = 5.0) -> dict[str, Any] | None:
     """llama-server's ``GET /props`` of the server at ``base_url`` (``.../v1``); None when it
     does not answer with an object (vLLM, LM Studio, Ollama's ``/v1``)."""
-    client = Client(root_of(base_url))
-    try:
-        props = _get(client, "/props", timeout)
-    finally:
-        client.close()
+    props = json_or_none(root_of(base_url), "GET", "/props", timeout=timeout)
     return props if isinstance(props, dict) else None
 
 
@@ -42,30 +39,14 @@ def served_context(
 ) -> int | None:
     """The window, in tokens, the server at ``base_url`` (``.../v1``) gives ``model``, from its
     ``props`` (``server_props``) or else its model list."""
+    settings = props.get("default_generation_settings") if props else None
+    n_ctx = positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    if n_ctx:
+        return n_ctx
     root = root_of(base_url)
-    client = Client(root)
-    try:
-        settings = props.get("default_generation_settings") if props else None
-        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-        if isinstance(n_ctx, int) and _tokens(n_ctx):
-            return n_ctx
-        listed = _get(client, base_url.rstrip("/")[len(root) :] + "/models", timeout)
-        for entry in (listed.get("data") if isinstance(listed, dict) else None) or []:
-            if isinstance(entry, dict) and entry.get("id") in (model, model.split("/")[-1]):
-                length = entry.get("max_model_len")
-                return length if isinstance(length, int) and _tokens(length) else None
-        return None
-    finally:
-        client.close()
-
-
-def _get(client: Client, path: str, timeout: float) -> Any:
-    try:
-        response = client.request("GET", path, timeout=timeout, connect_timeout=timeout)
-        return response.json() if response.status == 200 else None
-    except (HTTPError, OSError, ValueError):
-        return None
-
-
-def _tokens(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    path = base_url.rstrip("/")[len(root) :] + "/models"
+    listed = json_or_none(root, "GET", path, timeout=timeout)
+    for entry in (listed.get("data") if isinstance(listed, dict) else None) or []:
+        if isinstance(entry, dict) and entry.get("id") in (model, model.split("/")[-1]):
+            return positive(entry.get("max_model_len"))
+    return None

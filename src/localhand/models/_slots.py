@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from localhand.models._common import positive
 from localhand.models._http import Client, HTTPError
 from localhand.models._served_context import root_of
 
@@ -71,10 +72,7 @@ def held(base_url: str) -> list[int]:
 def published_total(props: dict[str, Any] | None) -> int | None:
     """llama-server's ``total_slots`` (its ``--parallel``) in its ``/props``, or None when it
     does not say."""
-    total = props.get("total_slots") if props else None
-    if isinstance(total, int) and not isinstance(total, bool) and total >= 1:
-        return total
-    return None
+    return positive(props.get("total_slots")) if props else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,13 +78,9 @@ class Watchdog:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout=1)
 
-    def limit_s(self) -> float:
-        """The allowance that applies now: the first chunk's, or the idle one."""
-        return self.idle_s if self.chunks else self.first_s
-
     def _due(self) -> tuple[float, Why]:
         why: Why = "idle" if self.chunks else "first"
-        due = self._last + self.limit_s()
+        due = self._last + (self.idle_s if self.chunks else self.first_s)  # the allowance now
         if self.deadline is not None and self.deadline <= due:
             return self.deadline, "deadline"
         return due, why

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from localhand.models._http import Client, HTTPError
+from localhand.models._http import json_or_none
 from localhand.models._served_context import root_of
 
 PROBE_TOOL = "localhand_probe_tool_q7z"
@@ -45,16 +45,10 @@ def template_renders_tools(
     """Whether the template of the server at ``base_url`` (``.../v1``) renders the tools it
     is sent: True, False, or None when the server cannot say (no ``/apply-template``).
     ``headers``: the backend's own (its API key, for a server started with one)."""
-    client = Client(root_of(base_url), headers)
-    try:
-        response = client.request(
-            "POST", "/apply-template", PROBE_BODY, timeout=timeout, connect_timeout=timeout
-        )
-        data = response.json() if response.status == 200 else None
-    except (HTTPError, OSError, ValueError):
-        return None
-    finally:
-        client.close()
+    root = root_of(base_url)
+    data = json_or_none(
+        root, "POST", "/apply-template", PROBE_BODY, timeout=timeout, headers=headers
+    )
     prompt = data.get("prompt") if isinstance(data, dict) else None
     if not isinstance(prompt, str) or not prompt:
         return None

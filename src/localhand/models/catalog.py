@@ -139,16 +139,8 @@ def _openai_places(backend: str, host: str | None) -> list[tuple[str, str]]:
 
 
 def _listed(found: Found, backend: str, where: str, profile: Callable[[str], str]) -> Listed:
-    return Listed(
-        found.name,
-        backend,
-        where,
-        found.size,
-        found.context,
-        found.tools,
-        profile(found.name),
-        found.detail,
-    )
+    """``found`` as listed: what the server said, where, and the profile localhand applies."""
+    return Listed(backend=backend, where=where, profile=profile(found.name), **asdict(found))
 
 
 def _builtin_profile(name: str) -> str:

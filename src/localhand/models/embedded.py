@@ -328,8 +328,6 @@ class EmbeddedModel(base.BaseChatModel):
                 yield choice.get("text") or "", reason
         finally:
             stream.close()  # stops decoding (also when the caller stops reading): context usable
-            if grammar is not None:
-                grammar.close()
 
     def _render(self, loaded: _Loaded, messages: list[dict[str, str]]) -> str:
         try:

@@ -7,29 +7,14 @@ when known, and how to get the one asked for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from localhand.models._network import listed_names
 from localhand.profiles import GENERIC, profile_for
 
 __all__ = ["has_models", "listed_names", "pick_tool_model"]
 
 _SHOWN = 20
 """Models named in a message at most: a server with a hundred would bury the point."""
-
-
-def listed_names(data: Any) -> list[str]:
-    """The model names in a listing: Ollama's ``/api/tags`` (``models[].model`` or ``name``) or
-    an OpenAI-compatible ``/v1/models`` (``data[].id``; Ollama's says ``null`` when empty)."""
-    if not isinstance(data, dict):
-        return []
-    items = data.get("models") if "models" in data else data.get("data")
-    names = []
-    for item in items or [] if isinstance(items, list | None) else []:
-        if isinstance(item, dict):
-            name = item.get("model") or item.get("name") or item.get("id")
-            if isinstance(name, str) and name:
-                names.append(name)
-    return names
 
 
 def has_models(names: Sequence[str], tool_model: str | None = None) -> str:

@@ -48,7 +48,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Unpack
 
 from localhand.errors import ConfigError, ModelError
@@ -58,7 +59,6 @@ from localhand.models._ollama_wire import (
     OllamaWire,
     canonical,
     chat_body,
-    estimate_prompt_tokens,
     parse_host,
     request_headers,
     to_reply,
@@ -68,11 +68,12 @@ from localhand.models._ollama_wire import (
 )
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
+from localhand.models.tokens import estimate_prompt_tokens
 from localhand.models.transport import Transport
 from localhand.profiles import Profile, profile_for, sampling_options, thinking_switch, wire_history
 from localhand.types import Message, Reply
 
-__all__ = ["OllamaModel", "estimate_prompt_tokens"]
+__all__ = ["OllamaModel"]
 
 
 class OllamaModel(NetworkBackend):
@@ -172,13 +173,10 @@ class OllamaModel(NetworkBackend):
     def stream(
         self, messages: Sequence[Message], options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
-        """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
-        deadline = deadline_of(options)
-        wire = [wire_message(m) for m in wire_history(messages, self.profile)]
-        estimate = estimate_prompt_tokens(wire, [])
-        num_ctx = self._size_context(estimate)
-        body = self._request_body(wire, num_ctx, stream=True, options=options)
-        yield from self._streamed(body, deadline, estimate, num_ctx)
+        """Stream one answer without tools (see ``StreamingChatModel`` for the contract):
+        ``stream_reply``'s chunks, the last without its reply."""
+        for chunk in self.stream_reply(messages, None, options):
+            yield replace(chunk, reply=None) if chunk.done else chunk
 
     def stream_reply(
         self,
@@ -186,36 +184,25 @@ class OllamaModel(NetworkBackend):
         tools: Sequence[dict[str, Any]] | None = None,
         options: ChatOptions | None = None,
     ) -> Iterator[StreamChunk]:
-        """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
+        """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``), checked for
+        truncation at its end."""
+        from localhand.models._ollama_stream import read_chunks  # off the first request's path
         from localhand.models._reply_stream import ollama_reply  # off the first request's path
 
         body, estimate, num_ctx = self._chat_request(messages, tools, options, stream=True)
-        calls: list[Any] = []
-        chunks = self._streamed(body, deadline_of(options), estimate, num_ctx, calls)
-        try:
-            yield from ollama_reply(chunks, calls, self._model)
-        finally:
-            chunks.close()  # a reply stopped early: the connection goes, the server stops
-
-    def _streamed(
-        self,
-        body: dict[str, Any],
-        deadline: float | None,
-        estimate: int,
-        num_ctx: int,
-        calls: list[Any] | None = None,
-    ) -> Generator[StreamChunk, None, None]:
-        """The answer to a ``/api/chat`` ``body`` with ``stream: true``, checked for truncation
-        at its end; the tool calls Ollama sends go to ``calls`` when it is given."""
-        from localhand.models._ollama_stream import read_chunks  # off the first request's path
+        calls: list[Any] = []  # the tool calls Ollama sends, whole
 
         def read(lines: Iterator[str]) -> Iterator[StreamChunk]:
             return read_chunks(lines, self._wire, calls)
 
-        for chunk in self.transport.stream_ndjson("/api/chat", body, read, deadline):
-            if chunk.done and chunk.usage is not None:
-                self._check_truncation(estimate, num_ctx, chunk.usage.prompt_tokens)
-            yield chunk
+        chunks = self.transport.stream_ndjson("/api/chat", body, read, deadline_of(options))
+        try:
+            for chunk in ollama_reply(chunks, calls, self._model):
+                if chunk.done and chunk.usage is not None:
+                    self._check_truncation(estimate, num_ctx, chunk.usage.prompt_tokens)
+                yield chunk
+        finally:
+            chunks.close()  # a reply stopped early: the connection goes, the server stops
 
     def _chat_request(
         self,
@@ -226,36 +213,21 @@ class OllamaModel(NetworkBackend):
         stream: bool,
     ) -> tuple[dict[str, Any], int, int]:
         """The body for a reply with tools (or a ``format``), the prompt's estimated tokens
-        and the window it gets (both for the truncation check)."""
+        and the window it gets (both for the truncation check). The profile's sampling goes
+        under the user's ``options``. ``think`` is sent only when asked for (``--think``, or
+        this request's ``options.think``): as the family spells it (gpt-oss's levels); unasked,
+        the model's own default stands, and a model that cannot think is never sent
+        ``think: true``."""
         schema = options.format if options is not None else None
         sent_tools = [] if schema is not None else list(tools or [])  # format replaces tools
         wire = [wire_message(m) for m in wire_history(messages, self.profile)]
         estimate = estimate_prompt_tokens(wire, sent_tools)
         num_ctx = self._size_context(estimate)
-        body = self._request_body(wire, num_ctx, stream=stream, options=options)
-        if sent_tools:
-            body["tools"] = sent_tools
-        if schema is not None:
-            body["format"] = schema
-        return body, estimate, num_ctx
-
-    def _request_body(
-        self,
-        wire: list[dict[str, Any]],
-        num_ctx: int,
-        *,
-        stream: bool,
-        options: ChatOptions | None = None,
-    ) -> dict[str, Any]:
-        """The body, with the profile's sampling under the user's ``options``. ``think`` is
-        sent only when asked for (``--think``, or this request's ``options.think``): as the
-        family spells it (gpt-oss's levels); unasked, the model's own default stands, and a
-        model that cannot think is never sent ``think: true``."""
         asked = options.think if options is not None and options.think is not None else self.think
         switch = thinking_switch(self.profile, asked)
         think = switch.ollama_think if switch.ollama_think is not None else asked
         sampling = sampling_options(self.profile, switch.thinks, "ollama")
-        return chat_body(
+        body = chat_body(
             self._model,
             wire,
             num_ctx=num_ctx,
@@ -265,22 +237,16 @@ class OllamaModel(NetworkBackend):
             think=None if asked is None else think,
             keep_alive=self.keep_alive,
         )
+        if sent_tools:
+            body["tools"] = sent_tools
+        if schema is not None:
+            body["format"] = schema
+        return body, estimate, num_ctx
 
     # -- discovery, for backend auto-selection ----------------------------------------------------
-    def list_models(self) -> list[str]:
-        """The names of the models the server has (``/api/tags``)."""
-        data = self.transport.fetch("GET", "/api/tags")
-        names = [m.get("model") or m.get("name") for m in data.get("models") or []]
-        return [n for n in names if n]
-
     def context_length(self) -> int | None:
         """The model's trained context length from ``/api/show``, or None if unknown."""
         return trained_context((self._model_details() or {}).get("model_info"))
-
-    def capabilities(self) -> list[str] | None:
-        """What the model can do per ``/api/show`` (``completion``, ``tools``, ``thinking``...)."""
-        caps = (self._model_details() or {}).get("capabilities")
-        return list(caps) if isinstance(caps, list) else None
 
     # -- context window --------------------------------------------------------------------------
     @property
@@ -297,9 +263,7 @@ class OllamaModel(NetworkBackend):
         loaded with is kept when it is that large (no reload); otherwise the run starts with
         the window it will need, so that Ollama loads the model once, now, rather than again
         in the middle of the run, where a reload also throws away the prompt cache."""
-        limit = self.context_limit
-        if self._num_ctx == 0:  # once a backend: a batch's tasks share it (and its window)
-            self._adopt_loaded_window(limit)
+        limit = self._adopt_loaded_window()
         with self._lock:
             self._num_ctx = max(self._num_ctx, self._window_for(tokens, limit))
             return self._num_ctx
@@ -307,9 +271,7 @@ class OllamaModel(NetworkBackend):
     def _size_context(self, estimate: int) -> int:
         """The ``num_ctx`` of one request: the window chosen for the run, grown only when this
         prompt would not fit it (and then said, since Ollama reloads the model)."""
-        limit = self.context_limit
-        if self._num_ctx == 0:
-            self._adopt_loaded_window(limit)
+        limit = self._adopt_loaded_window()
         wanted = self._window_for(estimate, limit)
         with self._lock:  # only grow: a new num_ctx reloads the model
             before = self._num_ctx
@@ -328,15 +290,19 @@ class OllamaModel(NetworkBackend):
         wanted = max(self.num_ctx_min, 1 << max(0, tokens + self.reply_reserve - 1).bit_length())
         return min(wanted, limit)
 
-    def _adopt_loaded_window(self, limit: int) -> None:
-        """Start from the window the model is already loaded with (``/api/ps``), an earlier
-        run's, when it is within our bounds: asking for another one would make Ollama reload
-        the model (seconds) and lose its prompt cache, at the start of every run of a batch or
-        a plan. Failing is fine: we size from scratch."""
+    def _adopt_loaded_window(self) -> int:
+        """Before the first window is chosen (once a backend: a batch's tasks share it, and
+        its window), start from the window the model is already loaded with (``/api/ps``), an
+        earlier run's, when it is within our bounds: asking for another one would make Ollama
+        reload the model (seconds) and lose its prompt cache, at the start of every run of a
+        batch or a plan. Failing is fine: we size from scratch. Returns ``context_limit``."""
+        limit = self.context_limit
+        if self._num_ctx:
+            return limit
         try:
             data = self.transport.probe("GET", "/api/ps")
         except (ModelError, Retry):
-            return
+            return limit
         wanted = canonical(self._model)
         for entry in data.get("models") or []:
             if not isinstance(entry, dict) or canonical(str(entry.get("model") or "")) != wanted:
@@ -345,6 +311,7 @@ class OllamaModel(NetworkBackend):
             if isinstance(window, int) and self.num_ctx_min <= window <= limit:
                 with self._lock:
                     self._num_ctx = max(self._num_ctx, window)
+        return limit
 
     def _check_truncation(self, estimate: int, num_ctx: int, evaluated: int) -> None:
         why = truncation(estimate, num_ctx, evaluated)

@@ -55,7 +55,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, TypeVar, Unpack
 
 from localhand.errors import BadResponse, ConfigError, ToolsUnsupported
 from localhand.models._common import deadline_of
@@ -88,6 +88,7 @@ _log = logging.getLogger("localhand")
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 """llama-server's default address."""
 ToolMode = Literal["auto", "native", "schema"]
+T = TypeVar("T")
 
 
 class OpenAISettings(ConnectionSettings, total=False):
@@ -222,16 +223,12 @@ class OpenAICompatModel(NetworkBackend):
     ) -> Reply:
         deadline = deadline_of(options)
         fmt = options.format if options is not None else None
-        while True:
-            schema_mode = self.tool_mode == "schema"
+
+        def ask(schema_mode: bool) -> Any:
             body = self._request(messages, tools, fmt, schema_mode, think=think_of(options))
-            try:
-                data = self.transport.ask("/chat/completions", body, deadline, self._completion)
-            except (FormatRefused, ToolsUnsupported) as exc:
-                if self._fall_back(exc):
-                    continue
-                raise
-            break
+            return self.transport.ask("/chat/completions", body, deadline, self._completion)
+
+        data, schema_mode = self._taken(ask)
         return self._reply(data, schema_mode and bool(tools) and fmt is None)
 
     def stream(
@@ -250,20 +247,18 @@ class OpenAICompatModel(NetworkBackend):
         """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
         deadline = deadline_of(options)
         fmt = options.format if options is not None else None
-        while True:  # a refusal comes before the first delta: ask again as ``chat`` would
-            schema_mode = self.tool_mode == "schema"
-            calls: dict[int, dict[str, Any]] = {}
+        calls: dict[int, dict[str, Any]] = {}
+
+        def ask(schema_mode: bool) -> tuple[StreamChunk, Iterator[StreamChunk]]:
+            # a refusal comes before the first delta: asked again as ``chat`` would
+            calls.clear()
             body = self._request(
                 messages, tools, fmt, schema_mode, stream=True, think=think_of(options)
             )
             chunks = self._streamed(body, deadline, calls)
-            try:
-                first = next(chunks)
-            except (FormatRefused, ToolsUnsupported) as exc:
-                if self._fall_back(exc):
-                    continue
-                raise
-            break
+            return next(chunks), chunks
+
+        (first, chunks), schema_mode = self._taken(ask)
         schema_calls = schema_mode and bool(tools) and fmt is None
 
         def reply(data: Mapping[str, Any]) -> Reply:
@@ -289,21 +284,26 @@ class OpenAICompatModel(NetworkBackend):
 
         return self.transport.stream_sse("/chat/completions", body, read, deadline)
 
-    def _fall_back(self, refusal: Exception) -> bool:
-        """Whether to ask again after ``refusal``: a ``response_format`` the server refused
-        (then in llama.cpp's older dialect), or tools it refused in ``auto`` mode (then in
-        schema mode, with a warning)."""
-        if isinstance(refusal, FormatRefused) and self.format_style != "json_object":
-            self.format_style = "json_object"
-            return True
-        if isinstance(refusal, ToolsUnsupported) and self.tool_mode == "auto":
-            self.tool_mode = "schema"
-            self._warn(
-                f"{str(refusal).split(' Pick')[0].rstrip('.')}. Switching to schema mode: tool "
-                "calls are now asked for as JSON constrained by response_format."
-            )
-            return True
-        return False
+    def _taken(self, ask: Callable[[bool], T]) -> tuple[T, bool]:
+        """``ask(schema_mode)``'s answer and the schema mode it was asked in, asked again after
+        a refusal: a ``response_format`` the server refused (then in llama.cpp's older
+        dialect), or tools it refused in ``auto`` mode (then in schema mode, with a warning)."""
+        while True:
+            schema_mode = self.tool_mode == "schema"
+            try:
+                return ask(schema_mode), schema_mode
+            except FormatRefused:
+                if self.format_style == "json_object":
+                    raise
+                self.format_style = "json_object"
+            except ToolsUnsupported as refusal:
+                if self.tool_mode != "auto":
+                    raise
+                self.tool_mode = "schema"
+                self._warn(
+                    f"{str(refusal).split(' Pick')[0].rstrip('.')}. Switching to schema mode: "
+                    "tool calls are now asked for as JSON constrained by response_format."
+                )
 
     def _completion(self, data: Any) -> dict[str, Any]:
         """``data`` if it is a chat completion; else the address is not the API's."""
@@ -323,14 +323,6 @@ class OpenAICompatModel(NetworkBackend):
             content, calls = decode(reply.content)
             reply = replace(reply, content=content, tool_calls=calls)
         return reply
-
-    # -- discovery -------------------------------------------------------------------------------
-    def list_models(self) -> list[str]:
-        """The ids the server lists at ``/v1/models``."""
-        page = self.transport.fetch("GET", "/models")
-        items = page.get("data") if isinstance(page, dict) else None
-        # Ollama says "data": null when it has no models
-        return [str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id")]
 
     # -- requests --------------------------------------------------------------------------------
     def _request(

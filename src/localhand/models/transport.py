@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import BadResponse, ModelError, ModelNotFound, ModelTimeout
@@ -87,6 +87,11 @@ class Wire(Protocol):
     @property
     def hung_hint(self) -> str:
         """What to do when a request that is not a reply times out."""
+        ...
+
+    @property
+    def models_path(self) -> str:
+        """Where the server lists its models (``/api/tags``, ``/models``)."""
         ...
 
     def unavailable(self) -> ModelError:
@@ -180,7 +185,7 @@ class Transport:
     # -- streams -------------------------------------------------------------------------------
     def stream_ndjson(
         self, path: str, body: Any, read: ReadChunks[str], deadline: float | None
-    ) -> Iterator[StreamChunk]:
+    ) -> Generator[StreamChunk, None, None]:
         """POST ``body`` and stream the answer, one JSON object a line; ``read`` turns the
         lines (blank ones left out) into chunks."""
         return self._stream(path, body, "application/x-ndjson", _ndjson, read, deadline)
@@ -207,7 +212,7 @@ class Transport:
         split: Callable[[Iterable[bytes]], Iterator[Item]],
         read: ReadChunks[Item],
         deadline: float | None,
-    ) -> Iterator[StreamChunk]:
+    ) -> Generator[StreamChunk, None, None]:
         base, hint = self.reply_limit()
         client = self._http()
         headers = {"Accept": accept}
@@ -333,12 +338,9 @@ class Transport:
         # off the first request's path
         from localhand.models.missing import has_models, listed_names
 
-        path = getattr(self.wire, "models_path", None)
-        if not path:
-            return error
         try:
             timeout = min(5.0, self.connection.metadata_timeout)
-            data = self._attempt("GET", path, None, timeout, self.wire.hung_hint)
+            data = self._attempt("GET", self.wire.models_path, None, timeout, self.wire.hung_hint)
         except (ModelError, Retry):
             return error
         return ModelNotFound(f"{error} {has_models(listed_names(data))}")

@@ -20,82 +20,46 @@ from typing import TYPE_CHECKING
 from localhand._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from localhand.plan.brain import Brain, Correction, parse_correction
-    from localhand.plan.corrections import (
-        BUDGET_WARNING_RATIO,
-        MAX_RETRIES_PER_STEP,
-        MAX_TOTAL_CORRECTIONS,
-    )
-    from localhand.plan.draft import Draft, DraftError, draft_plan
-    from localhand.plan.executor import MODES, Mode, PlanExecutor
-    from localhand.plan.memory import MemoryEntry, RollingMemory
-    from localhand.plan.model import Plan, Step, load_plan, plan_from_data
-    from localhand.plan.mutator import (
-        MAX_ADDED_STEPS,
-        PlanMutationError,
-        ProtoStep,
-        StepBudgetExceeded,
-        insert_before,
-        replace_command,
-    )
-    from localhand.plan.result import PlanResult
+    from localhand.plan.brain import Brain as Brain
+    from localhand.plan.brain import Correction as Correction
+    from localhand.plan.brain import parse_correction as parse_correction
+    from localhand.plan.corrections import BUDGET_WARNING_RATIO as BUDGET_WARNING_RATIO
+    from localhand.plan.corrections import MAX_RETRIES_PER_STEP as MAX_RETRIES_PER_STEP
+    from localhand.plan.corrections import MAX_TOTAL_CORRECTIONS as MAX_TOTAL_CORRECTIONS
+    from localhand.plan.draft import Draft as Draft
+    from localhand.plan.draft import DraftError as DraftError
+    from localhand.plan.draft import draft_plan as draft_plan
+    from localhand.plan.executor import MODES as MODES
+    from localhand.plan.executor import Mode as Mode
+    from localhand.plan.executor import PlanExecutor as PlanExecutor
+    from localhand.plan.memory import MemoryEntry as MemoryEntry
+    from localhand.plan.memory import RollingMemory as RollingMemory
+    from localhand.plan.model import Plan as Plan
+    from localhand.plan.model import Step as Step
+    from localhand.plan.model import load_plan as load_plan
+    from localhand.plan.model import plan_from_data as plan_from_data
+    from localhand.plan.mutator import MAX_ADDED_STEPS as MAX_ADDED_STEPS
+    from localhand.plan.mutator import PlanMutationError as PlanMutationError
+    from localhand.plan.mutator import ProtoStep as ProtoStep
+    from localhand.plan.mutator import StepBudgetExceeded as StepBudgetExceeded
+    from localhand.plan.mutator import insert_before as insert_before
+    from localhand.plan.mutator import replace_command as replace_command
+    from localhand.plan.result import PlanResult as PlanResult
 
 _LAZY = {
-    "Brain": "brain",
-    "Correction": "brain",
-    "parse_correction": "brain",
-    "BUDGET_WARNING_RATIO": "corrections",
-    "MAX_RETRIES_PER_STEP": "corrections",
-    "MAX_TOTAL_CORRECTIONS": "corrections",
-    "Draft": "draft",
-    "DraftError": "draft",
-    "draft_plan": "draft",
-    "MODES": "executor",
-    "Mode": "executor",
-    "PlanExecutor": "executor",
-    "MemoryEntry": "memory",
-    "RollingMemory": "memory",
-    "Plan": "model",
-    "Step": "model",
-    "load_plan": "model",
-    "plan_from_data": "model",
-    "MAX_ADDED_STEPS": "mutator",
-    "PlanMutationError": "mutator",
-    "ProtoStep": "mutator",
-    "StepBudgetExceeded": "mutator",
-    "insert_before": "mutator",
-    "replace_command": "mutator",
-    "PlanResult": "result",
+    "brain": "Brain Correction parse_correction",
+    "corrections": "BUDGET_WARNING_RATIO MAX_RETRIES_PER_STEP MAX_TOTAL_CORRECTIONS",
+    "draft": "Draft DraftError draft_plan",
+    "executor": "MODES Mode PlanExecutor",
+    "memory": "MemoryEntry RollingMemory",
+    "model": "Plan Step load_plan plan_from_data",
+    "mutator": (
+        "MAX_ADDED_STEPS PlanMutationError ProtoStep StepBudgetExceeded insert_before"
+        " replace_command"
+    ),
+    "result": "PlanResult",
 }
 """Where each name lives, loaded on first use: importing the CLI (or one plan module) does
 not load all of plan mode."""
 
-__all__ = [
-    "BUDGET_WARNING_RATIO",
-    "MAX_ADDED_STEPS",
-    "MAX_RETRIES_PER_STEP",
-    "MAX_TOTAL_CORRECTIONS",
-    "MODES",
-    "Brain",
-    "Correction",
-    "Draft",
-    "DraftError",
-    "MemoryEntry",
-    "Mode",
-    "Plan",
-    "PlanExecutor",
-    "PlanMutationError",
-    "PlanResult",
-    "ProtoStep",
-    "RollingMemory",
-    "Step",
-    "StepBudgetExceeded",
-    "draft_plan",
-    "insert_before",
-    "load_plan",
-    "parse_correction",
-    "plan_from_data",
-    "replace_command",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LAZY)

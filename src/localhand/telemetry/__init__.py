@@ -115,9 +115,9 @@ def _warn_missing(warn: Callable[[str], None]) -> None:
     )
 
 
-_PROVIDERS = {"ollama": "ollama", "openai": "openai", "embedded": "llama_cpp"}
 _KINDS = {"ollama": "ollama", "embedded": "llama_cpp"}
-"""The servers whose backend names them (an OpenAI-compatible one keeps the settings' name)."""
+"""The conventions' ``gen_ai.provider.name`` of each backend a server names as its own
+(``ChatModel.server_kind``); any other (an OpenAI-compatible server) keeps the settings' name."""
 
 
 def provider_name(settings: Settings) -> str:
@@ -126,7 +126,7 @@ def provider_name(settings: Settings) -> str:
     until the model is built (``backend_chosen``)."""
     if settings.backend == "auto":
         return "llama_cpp" if settings.model.endswith(".gguf") else "ollama"
-    return _PROVIDERS.get(settings.backend, settings.backend)
+    return _KINDS.get(settings.backend, settings.backend)
 
 
 __all__ = [

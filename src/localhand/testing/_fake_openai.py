@@ -29,10 +29,6 @@ _EPOCH = int(datetime.fromisoformat("2025-06-01T12:00:00+00:00").timestamp())
 _EFFORTS = ("high", "medium", "low", "none")
 
 
-def _error_type(code: int) -> str:
-    return {400: "invalid_request_error", 404: "not_found_error"}.get(code, "api_error")
-
-
 def _line(obj: Any) -> bytes:
     """What Go's ``json.NewEncoder(w).Encode`` writes: compact JSON and a newline."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
@@ -44,11 +40,10 @@ class OpenAIEndpoints:
     server: _Server
     path: str
     close_connection: bool
-    _send: Callable[[int, bytes, str], None]
+    _send: Callable[..., None]
     _start_chunked: Callable[[int, str], None]
     _write_chunk: Callable[[bytes], None]
     _drop: Callable[[], None]
-    _send_half: Callable[[bytes, str], None]
     _exchange: Callable[..., Any]
 
     def _v1_routes(self, path: str) -> dict[str, dict[str, Callable[[Any], None]]]:
@@ -125,20 +120,13 @@ class OpenAIEndpoints:
         self._send(200, _line({**answer, "timings": {f"{action}_ms": 0.4}}), "application/json")
 
     def _v1_error(self, code: int, message: str) -> None:
-        error = {"message": message, "type": _error_type(code), "param": None, "code": None}
+        kind = {400: "invalid_request_error", 404: "not_found_error"}.get(code, "api_error")
+        error = {"message": message, "type": kind, "param": None, "code": None}
         self._send(code, _line({"error": error}), "application/json")
 
     # -- models ------------------------------------------------------------------------------
     def _v1_models(self, body: Any) -> None:
-        data = [
-            {
-                "id": m.name,
-                "object": "model",
-                "created": _EPOCH,
-                "owned_by": m.name.split("/")[0] if "/" in m.name else "library",
-            }
-            for m in self.server.fake._models.values()
-        ]
+        data = [_model_item(m.name) for m in self.server.fake._models.values()]
         # A Go nil slice: an Ollama without models says "data": null, not [].
         self._send(200, _line({"object": "list", "data": data or None}), "application/json")
 
@@ -147,9 +135,7 @@ class OpenAIEndpoints:
         model = self.server.fake._find(name)
         if model is None:
             return self._v1_error(404, f"model '{name}' not found")
-        owner = name.split("/")[0] if "/" in name else "library"
-        item = {"id": name, "object": "model", "created": _EPOCH, "owned_by": owner}
-        self._send(200, _line(item), "application/json")
+        self._send(200, _line(_model_item(name)), "application/json")
 
     # -- chat ---------------------------------------------------------------------------------
     def _v1_chat(self, body: Any) -> None:
@@ -208,6 +194,14 @@ class OpenAIEndpoints:
         if calls:
             message["tool_calls"] = calls
         prompt, evals = metrics["prompt_eval_count"], metrics["eval_count"]
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": evals,
+            "total_tokens": prompt + evals,
+        }
+        # Ollama's /v1 says its cache hits as OpenAI does, when there were some
+        if cached := metrics.get("prompt_eval_cached_count"):
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         return {
             "id": f"chatcmpl-{random.randrange(999)}",
             "object": "chat.completion",
@@ -221,13 +215,7 @@ class OpenAIEndpoints:
                     "finish_reason": "tool_calls" if calls else reply["done_reason"],
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": evals,
-                "total_tokens": prompt + evals,
-                # Ollama's /v1 says its cache hits as OpenAI does, when there were some
-                **_cached_details(metrics.get("prompt_eval_cached_count")),
-            },
+            "usage": usage,
         }
 
     def _v1_stream(
@@ -288,7 +276,7 @@ class OpenAIEndpoints:
             self._send(200, page, "text/html")
         elif fault.kind == "reset":
             reply = _line({"id": "chatcmpl-1", "choices": [{"message": "x" * 200}]})
-            self._send_half(reply, "application/json")
+            self._send(200, reply, "application/json", half=True)
         elif not stream:  # a failure while generating, unstreamed: 500
             self._v1_error(500, fault.error)
         else:
@@ -299,6 +287,11 @@ class OpenAIEndpoints:
             error = {"message": fault.error, "type": "api_error", "param": None, "code": None}
             self._write_chunk(b"data: " + _line({"error": error}) + b"\n")
             self._write_chunk(b"")
+
+
+def _model_item(name: str) -> dict[str, Any]:
+    owner = name.split("/")[0] if "/" in name else "library"
+    return {"id": name, "object": "model", "created": _EPOCH, "owned_by": owner}
 
 
 def _bind_problem(body: dict[str, Any]) -> str | None:
@@ -377,10 +370,6 @@ def _to_native(body: dict[str, Any]) -> dict[str, Any] | str:
             )
         native_body["think"] = False if effort == "none" else effort
     return native_body
-
-
-def _cached_details(cached: int | None) -> dict[str, Any]:
-    return {"prompt_tokens_details": {"cached_tokens": cached}} if cached else {}
 
 
 UNSUPPORTED = "This server does not support slots action. Start it with `--slot-save-path`"

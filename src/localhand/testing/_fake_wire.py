@@ -121,16 +121,14 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             "quantization_level": m.quantization_level,
         }
 
+    def _listed(self, m: _Model, size: int) -> dict[str, Any]:
+        """What ``/api/tags`` and ``/api/ps`` say of every model."""
+        digest, details = hashlib.sha256(m.name.encode()).hexdigest(), self._details(m)
+        return {"name": m.name, "model": m.name, "size": size, "digest": digest, "details": details}
+
     def _tags(self, body: Any) -> None:
         models = [
-            {
-                "name": m.name,
-                "model": m.name,
-                "modified_at": _CREATED_AT,
-                "size": 5_225_387_923,
-                "digest": hashlib.sha256(m.name.encode()).hexdigest(),
-                "details": self._details(m),
-            }
+            {**self._listed(m, 5_225_387_923), "modified_at": _CREATED_AT}
             for m in self.server.fake._models.values()
         ]
         self._json(200, {"models": models})
@@ -140,11 +138,7 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
         fake = self.server.fake
         models = [
             {
-                "name": m.name,
-                "model": m.name,
-                "size": 6_654_289_920,
-                "digest": hashlib.sha256(m.name.encode()).hexdigest(),
-                "details": self._details(m),
+                **self._listed(m, 6_654_289_920),
                 "expires_at": "2030-01-01T00:05:00Z",
                 "size_vram": 0,
                 "context_length": window,
@@ -333,7 +327,7 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             data = json.dumps(
                 self._chunk(model, {"role": "assistant", "content": "x" * 200}, done_reason="stop")
             ).encode()
-            self._send_half(data, "application/json; charset=utf-8")
+            self._send(200, data, "application/json; charset=utf-8", half=True)
         elif not stream:  # stream_error without streaming: Ollama answers 500
             self._json(500, {"error": fault.error})
         else:
@@ -342,24 +336,19 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
             self._write_chunk(b"")
 
     # -- low-level writing --------------------------------------------------------------------
-    def _send(self, status: int, data: bytes, content_type: str) -> None:
+    def _send(self, status: int, data: bytes, content_type: str, *, half: bool = False) -> None:
+        """Answer ``data``; with ``half``, announce it whole but send half of it and cut the
+        connection: ``Fault.reset`` of an unstreamed reply."""
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        if self.command != "HEAD":
+        if half:
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self._drop()
+        elif self.command != "HEAD":
             self.wfile.write(data)
-
-    def _send_half(self, data: bytes, content_type: str) -> None:
-        """Announce ``data`` (200, its whole length), send half of it and cut the connection:
-        ``Fault.reset`` of an unstreamed reply."""
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data[: len(data) // 2])
-        self.wfile.flush()
-        self._drop()
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, _encode(obj), "application/json; charset=utf-8")

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from localhand.testing._fake_faults import Fault, Item
+from localhand.testing._fake_generation import reply_tokens
 from localhand.testing._fake_models import _canonical, _make_model, _Model
 from localhand.testing._fake_wire import _Handler, _Server
 
@@ -324,10 +325,7 @@ class FakeOllama:
                 self._loads.append((model.name, window))
         prompt = int(reply.get("prompt_eval_count", prompt))
         cached = min(int(reply.get("prompt_eval_cached_count", cached)), prompt)
-        message = reply["message"]
-        size = len(message["content"]) + len(message.get("thinking", ""))
-        size += len(json.dumps(message["tool_calls"])) if message.get("tool_calls") else 0
-        evals = int(reply.get("eval_count", max(1, size // 4)))
+        evals = int(reply.get("eval_count", reply_tokens(reply["message"])))
         load = 1_500_000_000 if first_load else 2_000_000
         prompt_ns, eval_ns = (prompt - cached) * 300_000, evals * 25_000_000
         metrics = {
