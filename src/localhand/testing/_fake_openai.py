@@ -95,10 +95,8 @@ class OpenAIEndpoints:
         """llama-server's ``POST /slots/{id}?action=...``, with ``slot_save`` (its
         ``--slot-save-path``) or without; a slot holds about a token per four characters."""
         fake, parts = self.server.fake, urlsplit(self.path)
-        slot, action = (
-            int(parts.path.rsplit("/", 1)[-1]),
-            parse_qs(parts.query).get("action", [""])[0],
-        )
+        slot = int(parts.path.rsplit("/", 1)[-1])
+        action = parse_qs(parts.query).get("action", [""])[0]
         name, files = body.get("filename") if isinstance(body, dict) else None, fake.saved_slots
         error = (
             (501, UNSUPPORTED) if not fake.slot_save
@@ -116,7 +114,7 @@ class OpenAIEndpoints:
         held = len(json.dumps(fake._last_messages)) // 4 if action == "save" else files[str(name)]
         files[str(name)] = held
         done = ("n_saved", "n_written") if action == "save" else ("n_restored", "n_read")
-        answer = {"id_slot": int(slot), "filename": name, done[0]: held, done[1]: held * 18_000}
+        answer = {"id_slot": slot, "filename": name, done[0]: held, done[1]: held * 18_000}
         self._send(200, _line({**answer, "timings": {f"{action}_ms": 0.4}}), "application/json")
 
     def _v1_error(self, code: int, message: str) -> None:
