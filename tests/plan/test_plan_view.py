@@ -9,11 +9,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from localhand.cli.plan_view import PlanView
 from localhand.events import ApprovalNeeded, EventBus, Guardrail, TaskFinished, Warning
 from localhand.models import ScriptedModel
 from localhand.plan import PlanExecutor, RollingMemory, plan_from_data
 from localhand.plan import events as ev
-from localhand.plan.view import PlanView
 from localhand.session.finish import finish
 
 PLAN = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.plan.view import PlanView
+from localhand.cli.plan_view import PlanView
 from localhand.safety.approval.approver import TerminalApprover, prompt
 from localhand.safety.risk.classify import Risk
 from pty_helpers import shown_on

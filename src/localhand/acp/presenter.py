@@ -23,7 +23,7 @@ from acp.schema import PlanEntryStatus
 from localhand.acp.editor import Editor
 from localhand.acp.tools import OUTPUT_CHARS, title_of
 from localhand.events import AnswerDelta, Event, ModelReply, Warning
-from localhand.plan.view import plan_summary, step_failure
+from localhand.plan.result import plan_summary, step_failure
 from localhand.types import ToolCall
 
 SEEN = frozenset(

@@ -54,7 +54,7 @@ def after_run(view: Any, result: dict[str, Any]) -> None:
         return
     from localhand.store import open_store  # not needed to parse the options
 
-    show_diff = bool(getattr(view, "show_diff", False)) or diff_requested()
+    show_diff = diff_requested()
     store: Store | None
     try:  # the store the run is recorded in (RunRecording's): its id, its before-copy
         store = open_store(None)
@@ -79,16 +79,10 @@ def print_change(
 ) -> None:
     """The summary (and with ``show_diff`` the diff) of ``result``'s change, then how to undo
     it. ``show_hint`` is the command that prints the diff, offered when it is not shown."""
-    from localhand.store.run_diff import change_of  # not needed to parse the options
+    from localhand.store.run_diff import kept_change  # not needed to parse the options
 
     result = result or {}
-    kept = store.archive(run_id) if store is not None and run_id else None
-    change = change_of(
-        result,
-        before=kept.data if kept is not None else None,
-        workspace=_workspace(store, run_id) or None,
-        finished_at=finished_at,
-    )
+    change = kept_change(result, store, run_id, finished_at)
     if change.files:
         hint = "" if show_diff else show_hint
         for line in summary_lines(change, console.width, show_hint=hint):
@@ -183,15 +177,6 @@ def _run_id(store: Store | None, task_id: str) -> str | None:
         return store.find_run(task_id).run.id
     except ConfigError:
         return None
-
-
-def _workspace(store: Store | None, run_id: str | None) -> str:
-    if store is None or not run_id:
-        return ""
-    try:
-        return store.run(run_id).workspace
-    except ConfigError:
-        return ""
 
 
 @dataclass(frozen=True, slots=True)

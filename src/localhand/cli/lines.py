@@ -10,7 +10,6 @@ logs and grep.
 from __future__ import annotations
 
 import shutil
-import textwrap
 from typing import Any
 
 from rich.cells import cell_len
@@ -83,47 +82,38 @@ def fold(text: str, width: int | None, indent: str = "    ┆ ") -> list[Text]:
 
 
 def wrap(text: str, width: int | None) -> str:
-    """``text`` (an answer, for a terminal) with each line longer than ``width`` wrapped at
-    spaces, never mid-word, keeping its indentation; a word longer than the width stays
-    whole. None: unchanged."""
+    """``text`` (an answer, for a terminal) wrapped as ``StreamWrap`` wraps a streamed one;
+    None: unchanged."""
     if width is None:
         return text
-    out = []
-    for line in text.split("\n"):
-        if cell_len(line) <= width:
-            out.append(line)
-            continue
-        indent = line[: len(line) - len(line.lstrip())]
-        out.extend(
-            textwrap.wrap(
-                line,
-                width,
-                subsequent_indent=indent,
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-            or [line]
-        )
-    return "\n".join(out)
+    wrapping = StreamWrap(width)
+    return wrapping.feed(text) + wrapping.flush()
 
 
 class StreamWrap:
-    """``wrap`` for text that comes in pieces (a streamed answer): ``feed`` returns what can
-    be written now, a word held back until its end shows whether it fits; ``flush`` the rest."""
+    """An answer, streamed or whole, with each line longer than ``width`` wrapped at spaces,
+    never mid-word, keeping its indentation; a word longer than the width stays whole.
+    ``feed`` returns what can be written now, a word held back until its end shows whether it
+    fits; ``flush`` the rest."""
 
     def __init__(self, width: int) -> None:
         self.width = width
         self.column = 0
         self.word = ""
+        self.indent = ""
+        """The line's leading spaces, repeated on each line it wraps to."""
+        self.worded = False
 
     def feed(self, text: str) -> str:
         out: list[str] = []
         for char in text:
             if char == "\n":
                 out.append(self._word() + "\n")
-                self.column = 0
+                self.column, self.indent, self.worded = 0, "", False
             elif char == " ":
                 out.append(self._word())
+                if not self.worded:
+                    self.indent += " "
                 if self.column < self.width:
                     out.append(" ")
                     self.column += 1
@@ -138,10 +128,10 @@ class StreamWrap:
         word, self.word = self.word, ""
         if not word:
             return ""
-        size = cell_len(word)
-        if self.column > 0 and self.column + size > self.width:
-            self.column = size
-            return "\n" + word
+        size, self.worded = cell_len(word), True
+        if self.column > len(self.indent) and self.column + size > self.width:
+            self.column = len(self.indent) + size
+            return "\n" + self.indent + word
         self.column += size
         return word
 

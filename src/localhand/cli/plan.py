@@ -22,7 +22,6 @@ from localhand.cli.args import (
     add_view_options,
     exit_code_of,
     fail,
-    inert,
     number,
     settings_of,
     stderr,
@@ -33,12 +32,9 @@ from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 
 if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands start faster
-    from collections.abc import Callable
-
-    from localhand.events import Event
+    from localhand.cli.plan_view import PlanView
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
-    from localhand.plan.view import PlanView
 
 MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODE = "planner"  # localhand.config.settings.Settings.plan_mode, for the help
@@ -49,9 +45,9 @@ def plan(args: Namespace) -> int:
     # The docstring is the command's help. Without --mode (``args.mode`` None), the plan file's
     # mode says, else LOCALHAND_PLAN_MODE, else [plan] default_mode, else planner.
     from localhand.cancel import Cancellation
+    from localhand.cli.plan_view import PlanView  # not needed to parse the options
     from localhand.events import EventBus  # not needed to parse the options
     from localhand.plan.model import load_plan  # not needed to parse the options
-    from localhand.plan.view import PlanView  # not needed to parse the options
     from localhand.run.task import Task  # not needed to parse the options
 
     # not needed to parse the options
@@ -61,12 +57,12 @@ def plan(args: Namespace) -> int:
 
     task_id = uuid.uuid4().hex[:12]
     bus = EventBus()
-    view = PlanView(stderr())
+    view = PlanView(verbose=args.verbose, quiet=args.quiet)
     stream = current_stream()
     if stream is not None:
         bus.subscribe(stream)
     elif not args.json_output:
-        bus.subscribe(plan_view(verbose=args.verbose, quiet=args.quiet, view=view))
+        bus.subscribe(view)
     file, goal = args.file, args.goal
     try:
         if (file is None) == (goal is None):
@@ -113,33 +109,6 @@ def plan(args: Namespace) -> int:
         sys.stdout.write((result.to_json() if args.json_output else result.output) + "\n")
         sys.stdout.flush()
     return exit_code_of(result.status, result.termination_reason)
-
-
-def plan_view(
-    *, verbose: bool, quiet: bool, view: PlanView | None = None
-) -> Callable[[Event], None]:
-    """Plan mode's live view as ``-v`` and ``-q`` ask: ``-q`` shows only the final status
-    line, ``-v`` adds the model's profile and sampling line. It ends with what the server
-    said the draft and the repairs cost, as the loop's view does."""
-    from rich.markup import escape  # rich loads only when used
-
-    from localhand.cli.server_figures import server_totals_line  # not needed to parse the options
-    from localhand.plan.view import PlanView  # not needed to parse the options
-
-    shown = view or PlanView(stderr())
-
-    def show(event: Event) -> None:
-        if quiet and event.type != "task_finished":
-            return
-        if verbose and event.type == "model_status":
-            message = " ".join(str(event.to_dict()["message"]).split())
-            shown.console.print(f"  [dim]· {escape(inert(message))}[/]")
-        shown(event)
-        ended = event.type == "task_finished" and not quiet
-        if ended and (totals := server_totals_line(event.to_dict()["result"].get("prefill"))):
-            shown.console.print(f"[dim]{escape(totals)}[/]")
-
-    return show
 
 
 def _draft_approved(the_plan: Plan, yes: bool, view: PlanView) -> bool:

@@ -27,15 +27,3 @@ def printable_data(data: Any) -> Any:
     if isinstance(data, list | tuple):
         return [printable_data(value) for value in data]
     return data
-
-
-class Printable:
-    """An event as the views read it (``type``, ``to_dict()``), its strings made printable:
-    a live one's fields, or a stored one's (``localhand show``)."""
-
-    def __init__(self, kind: str, data: dict[str, Any]) -> None:
-        self.type = kind
-        self._data = printable_data(data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._data

@@ -242,9 +242,9 @@ def _view_for(spec: Task, args: Namespace) -> Callable[[Event], None]:
     """What shows the run on the terminal, as ``-v``, ``-q`` and ``--show-thinking`` ask:
     plan mode's view for a plan task."""
     if spec.is_plan:
-        from localhand.cli.plan import plan_view  # not needed to parse the options
+        from localhand.cli.plan_view import PlanView  # not needed to parse the options
 
-        return plan_view(verbose=args.verbose, quiet=args.quiet)
+        return PlanView(verbose=args.verbose, quiet=args.quiet)
     from localhand.cli.view import TerminalView  # not needed to parse the options
 
     return TerminalView(verbose=args.verbose, quiet=args.quiet, show_thinking=args.show_thinking)

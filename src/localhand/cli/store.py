@@ -12,7 +12,8 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from localhand.cli.args import (
     number,
     settings_of,
 )
-from localhand.cli.printable import Printable, printable
+from localhand.cli.printable import printable
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
@@ -113,6 +114,8 @@ def show(args: argparse.Namespace) -> int:
 
     RUN is a run id (or a unique prefix), ``last``, or the Result's ``task_id``: a task run
     several times shows its latest run, and a note on stderr says so."""
+    from localhand.cli.plan_view import PlanView  # not needed to parse the options
+    from localhand.cli.view import TimelineView  # not needed to parse the options
     from localhand.safety.secrets.scrub import scrub_data  # not needed to parse the options
     from localhand.store.run_diff import stored_change  # not needed to parse the options
 
@@ -136,10 +139,11 @@ def show(args: argparse.Namespace) -> int:
     replay = f" · replay of {info.replay_of}" if info.replay_of else ""
     replay += f" · continues {info.continues}" if info.continues else ""
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
+    # as the terminal showed it live: plan mode's view for a plan run, else the loop's
     plan = "steps" in (info.result or {}) or any(e.type == "plan_started" for e in events)
-    view = _view_for(plan, out)
-    for event in events:  # as the terminal showed it live
-        view(Printable(event.type, scrub_data(event.data)))
+    view = PlanView(out, live=False, verbose=True) if plan else TimelineView(out)
+    for event in events:
+        view(replace(event, data=scrub_data(event.data)))
     if info.error and not any(e.type == "task_finished" for e in events):  # older stores
         out.print(f"[bold red]■ {info.status}:[/] {_shown(scrub_data(info.error))}")
     if info.status == "interrupted":
@@ -328,15 +332,6 @@ COMMANDS = {
     "replay": Command(replay, replay_arguments),
     "serve": Command(serve, serve_arguments),
 }
-
-
-def _view_for(plan: bool, out: Console) -> Callable[[Any], None]:
-    """The live view the run was shown with: plan mode's for a plan run, else the loop's."""
-    from localhand.cli.plan import plan_view  # not needed to parse the options
-    from localhand.cli.view import TimelineView  # not needed to parse the options
-    from localhand.plan.view import PlanView  # not needed to parse the options
-
-    return plan_view(verbose=True, quiet=False, view=PlanView(out)) if plan else TimelineView(out)
 
 
 def _open(db: Path | None) -> Store:

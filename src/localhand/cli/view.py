@@ -35,7 +35,7 @@ from localhand.cli.lines import (
     one_line,
     terminal_width,
 )
-from localhand.cli.printable import Printable
+from localhand.cli.printable import printable_data
 from localhand.cli.running import Waiting, arguments_shown, running_label
 from localhand.cli.server_figures import server_figures_line, server_totals_line
 from localhand.events import Event
@@ -105,7 +105,8 @@ class TerminalView:
         if self.quiet and event.type not in QUIET_EVENTS:
             return
         with self._lock:
-            streaming_thought = event.type == "answer_delta" and event.to_dict()["thinking"]
+            e = printable_data(event.to_dict())
+            streaming_thought = event.type == "answer_delta" and e["thinking"]
             ends_waiting = event.type not in WHILE_WAITING and not streaming_thought
             if self._waiting is not None and ends_waiting:
                 self._stop_waiting()
@@ -115,7 +116,7 @@ class TerminalView:
                 self._end_line()  # the next line (a warning, the summary) starts on its own
             handler = getattr(self, f"on_{event.type}", None)
             if handler is not None:
-                handler(Printable(event.type, event.to_dict()))
+                handler(e)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -151,8 +152,7 @@ class TerminalView:
         return terminal_width(self.console, self._own)
 
     # -- the answer and the thinking --------------------------------------------------------
-    def on_answer_delta(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_answer_delta(self, e: dict[str, Any]) -> None:
         if e["thinking"]:  # progress to watch, not the answer: folded on stderr, if asked for
             self._streamed = True
             if self.show_thinking:
@@ -189,8 +189,7 @@ class TerminalView:
         self._open = None
 
     # -- the run -----------------------------------------------------------------------------
-    def on_task_started(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_task_started(self, e: dict[str, Any]) -> None:
         routing = e.get("routing") or {}
         how = f"up to {e['max_iterations']} iterations"
         if routing.get("agentic") is False:
@@ -199,15 +198,13 @@ class TerminalView:
         where = f" · workspace {escape(e['workspace'])}" if self.verbose else ""
         self.line(f"  [dim]model {escape(e['model'])}{where} · {how}[/]")
 
-    def on_model_request(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_model_request(self, e: dict[str, Any]) -> None:
         if e["constrained"]:
             self.line("  [yellow]↻ reply was not a valid call; asking again, constrained[/]")
         self._streamed = False
         self._start_waiting("waiting for the model's reply")
 
-    def on_model_progress(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_model_progress(self, e: dict[str, Any]) -> None:
         waiting = self._waiting
         if waiting is None:
             return
@@ -234,8 +231,7 @@ class TerminalView:
         if self.live:
             self._start_waiting(self._pending[0] if self._pending else "working")
 
-    def on_model_reply(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_model_reply(self, e: dict[str, Any]) -> None:
         if e.get("thinking") and self.show_thinking and not self._streamed:
             self._print_thinking(e["thinking"])
         self._pending = [running_label(call) for call in e["tool_calls"]]
@@ -249,8 +245,7 @@ class TerminalView:
         # a final answer is printed at the end; a non-answer shows as a nudge
         self._run_next()
 
-    def on_tool_call(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_tool_call(self, e: dict[str, Any]) -> None:
         mark = "[green]✓[/]" if e["ok"] else "[red]✗[/]"
         head = Text.from_markup(
             f"  {e['iteration']:>3} │ {mark} [bold cyan]{escape(e['tool_name'])}[/] "
@@ -276,61 +271,52 @@ class TerminalView:
             self._pending.pop(0)
         self._run_next()
 
-    def on_nudge(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_nudge(self, e: dict[str, Any]) -> None:
         self.line(f"  [yellow]↻ nudge {e['nudge_number']}: {escape(one_line(e['message']))}[/]")
 
-    def on_guardrail(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_guardrail(self, e: dict[str, Any]) -> None:
         self.message(f"  [bold red]■ stopped by {e['guardrail']}:[/] {escape(e['reason'])}")
 
-    def on_warning(self, event: Event) -> None:
-        self.message(f"  [yellow]! {escape(event.to_dict()['message'])}[/]")
+    def on_warning(self, e: dict[str, Any]) -> None:
+        self.message(f"  [yellow]! {escape(e['message'])}[/]")
 
-    def on_model_status(self, event: Event) -> None:
-        message = event.to_dict()["message"]
+    def on_model_status(self, e: dict[str, Any]) -> None:
+        message = e["message"]
         if self.verbose:
             self.line(f"  [dim]· {escape(one_line(message))}[/]")
         elif self._waiting is not None:  # loading a model, say: the running line says so
             self._waiting.label = f"waiting for the model's reply ({one_line(message)})"
 
-    def on_approval_decided(self, event: Event) -> None:
-        e = event.to_dict()
+    def on_approval_decided(self, e: dict[str, Any]) -> None:
         mark = "[green]✓ approved[/]" if e["approved"] else "[red]✗ denied[/]"
         command = escape(shown(one_line(e["command"])))
         self.line(f"  {mark} [dim]({escape(e['by'])})[/] {command}")
         if e["approved"] and self._pending:
             self._run_next()  # it runs now; its tool_call moves on to the next
 
-    def on_hook_ran(self, event: Event) -> None:
-        self.line(hook_line(event.to_dict()))
+    def on_hook_ran(self, e: dict[str, Any]) -> None:
+        self.line(hook_line(e))
         self._run_next()  # the call it ran around goes on (or the checks, after a stop hook)
 
-    def on_verification(self, event: Event) -> None:
+    def on_verification(self, e: dict[str, Any]) -> None:
         # Loaded at the first check: the end of a run, never before its first request.
         from localhand.evidence.reports import evidence_words
 
-        for check in event.to_dict()["checks"]:
+        for check in e["checks"]:
             mark = "[green]✓ pass[/]" if check["passed"] else "[red]✗ fail[/]"
             words = evidence_words(check)  # "report: 12 passed, 0 failed" / "exit code only"
             said = f" [dim]({escape(words)})[/]" if words else ""
             self.line(f"  {mark} [bold]verify[/] {escape(one_line(check['name']))}{said}")
 
-    def on_task_finished(self, event: Event) -> None:
-        r = event.to_dict()["result"]
-        colour = STATUS_COLOURS.get(r["status"], "red")
+    def on_task_finished(self, e: dict[str, Any]) -> None:
+        r = e["result"]
         files = ", ".join(r["files_modified"]) or "none"
-        self.message(
-            f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · "
+        said = (
             f"{r['iterations_used']} iterations · {r['tokens_in']}+{r['tokens_out']} tokens · "
             f"{r['duration_s']:.1f} s · files modified: {escape(files)}"
         )
-        if r["error"]:
-            self.message(f"[bold red]error:[/] {escape(r['error'])}")
-        if self.quiet:
+        if not self.finished(r, said):
             return
-        if totals := server_totals_line(r.get("prefill")):
-            self.message(f"[dim]{totals}[/]")
         if r["status"] == "unverified":
             self.message(f"[cyan]? {escape(unverified_line(r.get('suggested_check')))}[/]")
         if changed := r.get("check_files_changed"):  # absent from older records
@@ -340,6 +326,19 @@ class TerminalView:
             listed = escape(shown(", ".join(sensitive)))
             self.message(f"[bold yellow]! sensitive changes:[/] {listed}")
         after_run(self, r)  # the change: files with +/- lines, --diff, the whole undo command
+
+    def finished(self, r: dict[str, Any], said: str) -> bool:
+        """A Result's status line (``said`` after its status and reason), its error and, unless
+        ``-q``, what the server said the run cost; False when ``-q`` wants nothing more."""
+        colour = STATUS_COLOURS.get(r["status"], "red")
+        self.message(f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · {said}")
+        if r["error"]:
+            self.message(f"[bold red]error:[/] {escape(r['error'])}")
+        if self.quiet:
+            return False
+        if totals := server_totals_line(r.get("prefill")):
+            self.message(f"[dim]{totals}[/]")
+        return True
 
 
 def unverified_line(suggested: str | None) -> str:
@@ -361,22 +360,22 @@ class TimelineView(TerminalView):
     def __init__(self, console: Console | None = None, answer: TextIO | None = None) -> None:
         super().__init__(console, answer, live=False, verbose=True)  # a record: all of it
 
-    def on_model_request(self, event: Any) -> None:
+    def on_model_request(self, e: dict[str, Any]) -> None:
         """Nothing: a replay awaits no reply."""
 
-    def on_model_progress(self, event: Any) -> None:
+    def on_model_progress(self, e: dict[str, Any]) -> None:
         """Nothing: one a second while a reply streamed; the reply itself follows."""
 
-    def on_answer_delta(self, event: Any) -> None:
+    def on_answer_delta(self, e: dict[str, Any]) -> None:
         """Nothing: ``show`` prints the whole answer once, from the Result, at the end."""
 
     def __call__(self, event: Any) -> None:
-        event = Printable(event.type, event.to_dict())
+        e = printable_data(event.to_dict())
         handler = getattr(self, f"on_{event.type}", None)
         if handler is not None:
-            handler(event)
-        elif event.type != "model_request":
-            skip = ("type", "task_id", "ts")
-            fields = {k: v for k, v in event.to_dict().items() if k not in skip}
+            handler(e)
+        else:
+            skip = ("type", "task_id", "ts", "seq", "run_id")  # the store's, for the replay
+            fields = {k: v for k, v in e.items() if k not in skip}
             text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
             self.console.print(f"  [magenta]• {event.type}[/] [dim]{escape(text[:200])}[/]")

@@ -22,6 +22,7 @@ import io
 import os
 import stat
 import tarfile
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,14 +118,22 @@ def stored_change(store: Store, run: RunInfo) -> dict[str, Any] | None:
     if run.result is None:
         return None
     result = scrub_data(run.result)
-    kept = store.archive(run.id)
-    change = change_of(
-        result,
-        before=kept.data if kept is not None else None,
-        workspace=run.workspace or None,
-        finished_at=run.finished_at,
-    )
+    change = kept_change(result, store, run.id, run.finished_at)
     return {**change.to_dict(), "undo": undo_command(result, store, run.id)}
+
+
+def kept_change(
+    result: dict[str, Any], store: Store | None, run_id: str | None, finished_at: float | None
+) -> RunChange:
+    """``change_of`` a recorded run (``run_id`` in ``store``), against the before-copy the
+    store kept of its workspace; without either, from the Result alone."""
+    kept, workspace = None, ""
+    if store is not None and run_id:
+        kept = store.archive(run_id)
+        with suppress(ConfigError):
+            workspace = store.run(run_id).workspace
+    before = kept.data if kept is not None else None
+    return change_of(result, before=before, workspace=workspace or None, finished_at=finished_at)
 
 
 def undo_command(result: dict[str, Any] | None, store: Store | None, run_id: str | None) -> str:

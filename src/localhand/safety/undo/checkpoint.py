@@ -324,6 +324,7 @@ def _to_json(checkpoint: Checkpoint) -> dict[str, Any]:
     }
 
 
-def _is_relative(path: str) -> bool:
-    parts = path.split("/")
-    return bool(path) and "\0" not in path and all(p not in ("", ".", "..") for p in parts)
+def _is_relative(path: object) -> bool:  # a manifest's path, not yet trusted
+    if not isinstance(path, str) or not path or "\0" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))

@@ -1,17 +1,23 @@
-"""The live terminal view of a plan run: a bus subscriber writing to stderr.
+"""The live terminal view of a plan run (and ``localhand show``'s, for one): the loop's view
+(``localhand.cli.view``) with plan mode's lines added.
 
 It closes the seed's gap of events emitted but never shown: the agent thinking, retries,
-revisions and budget warnings each get a line as they happen.
+revisions and budget warnings each get a line as they happen. Warnings, stops, hooks, the
+model's status (``-v``), ``-q`` and the closing lines are the loop's view's own, so a plan
+run and a loop run say them alike.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 
+from localhand.cli.lines import hook_line
+from localhand.cli.printable import printable_data
+from localhand.cli.view import TerminalView
 from localhand.events import Event
+from localhand.plan.result import plan_summary, step_failure
 
 RISK_STYLE = {"safe": "green", "moderate": "yellow", "dangerous": "bold red"}
 STATUS_MARK = {
@@ -21,21 +27,27 @@ STATUS_MARK = {
     "skipped": "[yellow]⤼[/]",
 }
 OUTPUT_LINES = 6
+SHOWN = frozenset(
+    {
+        "plan_started", "step_started", "approval_needed", "step_finished", "hook_ran",
+        "agent_thinking", "retry_attempt", "plan_revised", "step_skipped", "agent_stuck",
+        "plan_cancelled", "warning", "budget_warning", "guardrail", "model_status",
+        "task_finished",
+    }
+)  # fmt: skip
+"""The events a plan run shows: the model's own requests and replies (its corrections) are
+said by the plan's lines, and nothing is awaited on a line of its own."""
 
 
-class PlanView:
+class PlanView(TerminalView):
     """Prints plan events; ``show_plan`` prints a plan (a drafted one, before it runs)."""
 
-    def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
-
     def __call__(self, event: Event) -> None:
-        handler = getattr(self, f"on_{event.type}", None)
-        if handler is not None:
-            handler(_inert(event.to_dict()))
+        if event.type in SHOWN:
+            super().__call__(event)
 
     def show_plan(self, plan: dict[str, Any], title: str = "Plan") -> None:
-        plan = _inert(plan)  # also when called directly, for the drafted plan to approve
+        plan = printable_data(plan)  # also when called directly, for the drafted plan to approve
         self.console.print(f"[bold]{escape(title)}:[/] {escape(plan['goal'])}")
         for number, step in enumerate(plan["steps"], start=1):
             style = RISK_STYLE.get(step["risk"], "")
@@ -75,16 +87,7 @@ class PlanView:
             self.console.print(f"    [dim]{escape(line[:200])}[/]")
 
     def on_hook_ran(self, e: dict[str, Any]) -> None:
-        if e["blocked"]:
-            ended = "[red]blocked the step[/]"
-        elif e["timed_out"]:
-            ended = "[yellow]timed out[/]"
-        else:
-            ended = f"exit {e['exit_code'] if e['exit_code'] is not None else '?'}"
-        said = f": {escape(e['output_summary'])}" if e["output_summary"] else ""
-        self.console.print(
-            f"  [bold]hook {e['hook']}[/] [dim]{escape(e['command'])}[/] → {ended}[dim]{said}[/]"
-        )
+        self.line(hook_line(e))  # the loop's line; a step awaits no running line after it
 
     def on_agent_thinking(self, e: dict[str, Any]) -> None:
         self.console.print(
@@ -118,65 +121,7 @@ class PlanView:
             f"[bold red]■ plan stopped ({e['termination_reason']}):[/] {escape(e['reason'])}"
         )
 
-    def on_warning(self, e: dict[str, Any]) -> None:
-        self.console.print(f"  [yellow]! {escape(e['message'])}[/]")
-
-    on_budget_warning = on_warning  # said as any warning is
-
-    def on_guardrail(self, e: dict[str, Any]) -> None:
-        self.console.print(f"  [bold red]■ stopped by {e['guardrail']}:[/] {escape(e['reason'])}")
+    on_budget_warning = TerminalView.on_warning  # said as any warning is
 
     def on_task_finished(self, e: dict[str, Any]) -> None:
-        r = e["result"]
-        colour = {"pass": "green", "partial_pass": "yellow"}.get(r["status"], "red")
-        self.console.print(
-            f"[bold {colour}]■ {r['status']}[/] ({r['termination_reason']}) · {plan_summary(r)}"
-        )
-        if r["error"]:
-            self.console.print(f"[bold red]error:[/] {escape(r['error'])}")
-
-
-def step_failure(e: dict[str, Any]) -> str:
-    """Why a step (its ``step_finished``) failed, in the words every door uses: ``stopped``,
-    ``timed out`` or ``exit code N`` (a refused step says its refusal)."""
-    if e.get("refused"):
-        return f"not run: {e['refused']}"
-    if e.get("stopped"):
-        return "stopped"
-    return "timed out" if e.get("timed_out") else f"exit code {e.get('exit_code')}"
-
-
-def plan_summary(r: dict[str, Any]) -> str:
-    """A plan Result's closing line after its status: steps done and skipped, the model's
-    corrections, tokens and time (the terminal's, and the editor's); a plan that never ran
-    has no steps to count."""
-    steps = r.get("steps") or []
-    done = sum(1 for step in steps if step["status"] == "done")
-    parts = [f"{done}/{len(steps)} steps done"] if steps else []
-    skipped = sum(1 for step in steps if step["status"] == "skipped")
-    if skipped:
-        parts.append(f"{skipped} skipped")
-    if r.get("model_used"):
-        parts.append(_count(r["corrections_used"], "correction"))
-        parts.append(_count(r["steps_added"], "step") + " added")
-        parts.append(f"{r['tokens_in']}+{r['tokens_out']} tokens")
-    parts.append(f"{r.get('duration_s') or 0:.1f} s")
-    return " · ".join(parts)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _inert(data: Any) -> Any:
-    """``data`` with every string shown inert (``approval.escape``, newlines kept): the
-    plan's commands and reasons are the model's, and are shown for approval."""
-    from localhand.safety.approval.approver import escape  # as approvals show text
-
-    if isinstance(data, str):
-        return "\n".join(escape(line) for line in data.split("\n"))
-    if isinstance(data, dict):
-        return {key: _inert(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_inert(value) for value in data]
-    return data
+        self.finished(e["result"], plan_summary(e["result"]))
