@@ -51,7 +51,7 @@ RUN_PATH = {
     *package("localhand.run", "agent", "agent_config", "asking", "cache_reuse", "guardrails"),
     *package("localhand.run", "ledger", "lifecycle", "nudges", "routing", "task", "tiny"),
     *package("localhand.safety", "approval", "box", "risk", "secrets", "trust"),
-    *package("localhand.safety.approval", "approver"),
+    *package("localhand.safety.approval", "announce", "approver"),
     *package(
         "localhand.safety.box", "bound", "git", "home", "limits", "mounts", "own_files", "proc"
     ),

@@ -346,6 +346,11 @@ WORKSPACE = "<workspace>"
 """How a summary's workspace path is counted, and how ``replay`` writes it to compare."""
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last an ellipsis when it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def summarize(text: str, limit: int = SUMMARY_CHARS, workspace: str = "") -> str:
     """One line, at most ``limit`` characters, for the timeline. Each ``workspace`` path in it
     counts as ``WORKSPACE`` and is never cut, so a summary is cut at the same place whatever

@@ -69,14 +69,21 @@ def test_schema_mode_fallback_replaces_the_text_with_its_own(tmp_path: Path) -> 
 
 
 def test_small_windows_get_short_descriptions(tmp_path: Path) -> None:
-    definitions = default_tools(tmp_path).definitions()
+    long_winded = {
+        "type": "function",
+        "function": {
+            "name": "probe",
+            "description": "Probe the workspace. It takes long and says much.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+    definitions = [*default_tools(tmp_path).definitions(), long_winded]
     gemma = profile_for("gemma3:4b")
-    full, short = (describe_tools(definitions, gemma, short=s) for s in (False, True))
-    assert len(short) < len(full)
+    full = describe_tools(definitions, gemma)
+    short = describe_tools(sized_definitions(definitions, 4096), gemma)
+    assert "says much" in full and "says much" not in short
+    assert "Probe the workspace" in short
     assert short.count("\n- ") == full.count("\n- ") == len(definitions)
-    with served("gemma3:4b", context_length=4096) as (_fake, small):
-        text = with_tool_text([{"role": "system", "content": ""}], gemma, definitions, small)
-    assert text[0]["content"].strip() == short
 
 
 def test_result_carries_the_first_prompt_tokens(tmp_path: Path) -> None:

@@ -226,7 +226,7 @@ def test_a_reason_typed_with_a_no_is_kept_in_the_decision_event(
     terminal: tuple[int, str],
 ) -> None:
     from localhand.events import EventBus, EventLog
-    from localhand.session.approvals import AnnouncedApprover
+    from localhand.safety.approval.announce import AnnouncedApprover
 
     master, name = terminal
     os.write(master, b"n use a \x1b[2Jtemp dir\n")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from acp import RequestError
 
+from localhand.events import clip
 from localhand.paths import data_dir, private_dir, write_private
 
 SESSIONS_DIR = "acp-sessions"
@@ -60,7 +61,7 @@ def save_record(record: SessionRecord) -> None:
 def title_of(prompt: str) -> str:
     """A session's title: its first prompt's first line that has text, cut to 80 characters."""
     line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
-    return line if len(line) <= 80 else line[:79] + "…"
+    return clip(line, 80)
 
 
 def listed(workspace: Path | None, store: str) -> list[SessionRecord]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localhand.config.files import read_config, withheld_table
+from localhand.config.files import read_config, table_of, withheld_table
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 
@@ -87,8 +87,7 @@ def read_pool(env: dict[str, str] | None = None, cwd: Path | None = None) -> lis
     if config is None:
         return []
     data, path = config.data, config.path
-    table = data.get("localhand")
-    pool = table.get("pool") if isinstance(table, dict) and "pool" in table else data.get("pool")
+    pool = table_of(data, "pool")
     if pool is None or withheld_table(config, "pool", "endpoints"):
         return []
     where = f"{path} [pool]"

@@ -8,11 +8,8 @@ again to resume).
 
 from __future__ import annotations
 
-import json
-import sys
 from argparse import ArgumentParser, Namespace
 from pathlib import Path
-from typing import Any
 
 from localhand.cli.args import (
     Command,
@@ -25,7 +22,7 @@ from localhand.cli.args import (
     stderr,
 )
 from localhand.cli.continuing import add_output_schema_option, schema_in
-from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
+from localhand.cli.jsonl import add_jsonl_option, current_stream, print_json, with_jsonl
 from localhand.config.options import LOOP, POOL_HOSTS, ModelOptions
 from localhand.errors import ConfigError
 
@@ -73,7 +70,7 @@ def batch(args: Namespace) -> int:
             settings,
             options,
             console=err,
-            on_result=stream.result if stream else _print_json if args.json_output else None,
+            on_result=stream.result if stream else print_json if args.json_output else None,
         )
     except ConfigError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
@@ -147,8 +144,3 @@ def batch_arguments(parser: ArgumentParser) -> None:
 
 
 COMMANDS = {"batch": Command(with_jsonl(batch), batch_arguments)}
-
-
-def _print_json(result: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-    sys.stdout.flush()

@@ -8,8 +8,6 @@ when every run ended in ``error``, 130 on Ctrl-C (run the same command again to 
 
 from __future__ import annotations
 
-import json
-import sys
 from argparse import ArgumentParser, BooleanOptionalAction, Namespace
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from localhand.cli.args import (
     settings_of,
     stderr,
 )
+from localhand.cli.jsonl import print_json
 from localhand.config.options import POOL_HOSTS, SERVER, ModelOptions
 from localhand.errors import ConfigError
 
@@ -95,8 +94,7 @@ def _run(args: Namespace) -> int:
     )
     report = outcome.report
     if args.json_output:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        print_json(report)
     for part in report_tables(report):
         out.print(part)
     err.print(f"report: {outcome.json_path} · {outcome.html_path}")
@@ -118,7 +116,7 @@ def _compare(paths: list[Path], json_output: bool) -> int:
     before, after = load_report(paths[0]), load_report(paths[1])
     diff = compare_reports(before, after)
     if json_output:
-        sys.stdout.write(json.dumps(diff, ensure_ascii=False) + "\n")
+        print_json(diff)
         return 0
     out = Console(highlight=False, soft_wrap=True)
     out.print(f"A: {paths[0]} ({before.get('created')})\nB: {paths[1]} ({after.get('created')})")

@@ -56,7 +56,24 @@ def line(kind: str, time_s: float, run_id: str, iteration: int | None, payload: 
         "iteration": iteration,
         "payload": payload,
     }
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return dumps(record)
+
+
+def dumps(data: Any) -> str:
+    """``data`` as one line of JSON, safe to print on a terminal."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    # JSON escapes the C0 controls but writes DEL and the C1 controls (\x9b is CSI) as they
+    # are; as \u escapes they mean the same and do nothing to a terminal.
+    return text.translate(_C1_ESCAPES)
+
+
+_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def print_json(data: Any) -> None:
+    """``data`` as one JSON line on stdout: what ``--json`` prints."""
+    sys.stdout.write(dumps(data) + "\n")
+    sys.stdout.flush()
 
 
 class JsonlStream:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from localhand.cli.args import (
     number,
     settings_of,
 )
+from localhand.cli.jsonl import print_json
 from localhand.cli.printable import printable
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
@@ -50,7 +50,7 @@ def runs(args: argparse.Namespace) -> int:
     store = _open(args.db)
     found = store.runs(args.limit)
     if args.json_output:
-        _print_json([{k: v for k, v in info.to_dict().items() if k != "result"} for info in found])
+        print_json([{k: v for k, v in info.to_dict().items() if k != "result"} for info in found])
         return 0
     from rich.table import Table  # rich loads only when used
 
@@ -132,7 +132,7 @@ def show(args: argparse.Namespace) -> int:
     if args.json_output:
         run_data = scrub_data(info.to_dict())
         found = [scrub_data(e.to_dict()) for e in events]
-        _print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
+        print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
     out = _console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
@@ -141,7 +141,10 @@ def show(args: argparse.Namespace) -> int:
     out.print(f"[bold]run {info.id}[/] · {_status(info.status)} · {started}{replay}")
     # as the terminal showed it live: plan mode's view for a plan run, else the loop's
     plan = "steps" in (info.result or {}) or any(e.type == "plan_started" for e in events)
-    view = PlanView(out, live=False, verbose=True) if plan else TimelineView(out)
+    # a stored event has what the views read of an event (type, to_dict)
+    view: Callable[[Any], None] = (
+        PlanView(out, live=False, verbose=True) if plan else TimelineView(out)
+    )
     for event in events:
         view(replace(event, data=scrub_data(event.data)))
     if info.error and not any(e.type == "task_finished" for e in events):  # older stores
@@ -197,7 +200,7 @@ def replay(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         fail(str(exc))
     if args.json_output:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
         return 0 if report.ok else 1
     out = _console(soft_wrap=True)
     out.print(
@@ -364,13 +367,3 @@ def _status(status: str) -> str:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
-
-
-def _print_json(data: Any) -> None:
-    text = json.dumps(data, ensure_ascii=False, default=str)
-    # JSON escapes the C0 controls but writes DEL and the C1 controls (\x9b is CSI) as they
-    # are; as \u escapes they mean the same and do nothing to a terminal.
-    sys.stdout.write(text.translate(_C1_ESCAPES) + "\n")
-
-
-_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}

@@ -104,6 +104,12 @@ def read_user_config(env: Mapping[str, str] | None = None) -> ConfigFile | None:
     return ConfigFile(path, data, in_workspace=False)
 
 
+def table_of(data: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """``[localhand.NAME]`` when the file has it, else ``[NAME]``, else ``default``."""
+    nested = data.get("localhand")
+    return nested[name] if isinstance(nested, dict) and name in nested else data.get(name, default)
+
+
 def inside(path: str | Path, root: str | Path) -> bool:
     """Whether ``path`` is ``root`` or lies under it (both compared as real paths)."""
     real, top = os.path.realpath(path), os.path.realpath(root)

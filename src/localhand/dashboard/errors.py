@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from localhand.session.verify_gate import clip
+from localhand.events import clip
 
 LOC_CHARS = 64
 MSG_CHARS = 300

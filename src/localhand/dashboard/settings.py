@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localhand.config.files import read_config, withheld_table
+from localhand.config.files import read_config, table_of, withheld_table
 from localhand.errors import ConfigError
 
 KNOWN_KEYS = frozenset({"workspaces"})
@@ -80,9 +80,7 @@ def broad_roots(settings: DashboardSettings) -> list[Path]:
 
 
 def _table(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    nested = data.get("localhand")
-    table = nested.get("dashboard") if isinstance(nested, dict) else None
-    table = table if table is not None else data.get("dashboard", {})
+    table = table_of(data, "dashboard", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: dashboard must be a table, [dashboard]")
     return table

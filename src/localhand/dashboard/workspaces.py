@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from localhand.errors import ConfigError
-from localhand.session.verify_gate import clip
+from localhand.events import clip
 
 SHOWN_CHARS = 200
 """Longest piece of a page-supplied path quoted back in an error message: requests are never

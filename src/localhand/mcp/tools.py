@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
-from localhand.events import ApprovalDecided, ApprovalNeeded, EventBus, Warning
+from localhand.events import ApprovalNeeded, EventBus, Warning
 from localhand.mcp.config import McpServer
 from localhand.mcp.labels import call_risk
 from localhand.mcp.naming import offered_names, shown
 from localhand.mcp.offering import offer_within
 from localhand.mcp.results import tool_result
 from localhand.mcp.schema import arguments_model, description, flat_schema
+from localhand.safety.approval.announce import ask_announced
 from localhand.safety.approval.approver import ApprovalPolicy, Approver
 from localhand.tools import Tool, ToolRegistry
 from localhand.tools.deadline import mark_reached, remaining_s
@@ -93,30 +94,17 @@ class McpGate:
         command = f"MCP server '{server.name}', tool '{tool}', arguments:\n{args}"
         risk = call_risk(server.name, tool, annotations, always=self.policy == "always")
         reason = risk.reasons[0]
-        step = f"mcp:{server.name}/{tool}"
-        self.bus.emit(
-            ApprovalNeeded(
-                task_id=self.task_id,
-                step_id=step,
-                command=command,
-                risk=risk.level,
-                reasons=list(risk.reasons),
-                warning_message=f"MCP call: {reason}",
-                description=f"{tool} on the MCP server {server.describe()}",
-                added_by_agent=True,
-            )
+        needed = ApprovalNeeded(
+            task_id=self.task_id,
+            step_id=f"mcp:{server.name}/{tool}",
+            command=command,
+            risk=risk.level,
+            reasons=list(risk.reasons),
+            warning_message=f"MCP call: {reason}",
+            description=f"{tool} on the MCP server {server.describe()}",
+            added_by_agent=True,
         )
-        approved = self.approver.approve(command, risk)
-        self.bus.emit(
-            ApprovalDecided(
-                task_id=self.task_id,
-                step_id=step,
-                command=command,
-                approved=approved,
-                by=self.approver.decided_by,
-                reason="" if approved else self.approver.reason,
-            )
-        )
+        approved = ask_announced(self.approver, risk, needed, self.bus.emit)
         if approved:
             return None
         why = self.approver.refusal

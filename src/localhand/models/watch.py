@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from localhand.events import clip
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.types import Message, Reply, Usage
@@ -159,8 +160,7 @@ class Watched:
         """What was stopped and why, for a warning a person reads."""
         if self.loop is None:
             return ""
-        span = json.dumps(self.loop.span, ensure_ascii=False)
-        span = span if len(span) <= 60 else span[:59] + "…"
+        span = clip(json.dumps(self.loop.span, ensure_ascii=False), 60)
         return (
             f"the reply kept repeating {span} ({self.loop.repeats:.0f} times in its "
             f"{self.loop.channel}): stopped it after {self.tokens} tokens and "

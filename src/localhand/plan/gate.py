@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from localhand.events import ApprovalDecided, ApprovalNeeded, Event
+from localhand.events import ApprovalNeeded, Event
 from localhand.plan.model import Step
+from localhand.safety.approval.announce import ask_announced
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, needs_approval
 from localhand.safety.risk.classify import Risk
 
@@ -31,36 +32,21 @@ class ApprovalGate:
         if not teacher and not needs_approval(risk, self.policy):
             return None
         warning = warning_message(step)
-        self.emit(
-            ApprovalNeeded(
-                task_id=self.task_id,
-                step_id=step.id,
-                command=step.command,
-                risk=step.risk,
-                reasons=list(step.risk_reasons),
-                warning_message=warning,
-                description=step.description,
-                explanation=step.explanation,
-                added_by_agent=step.added or step.modified,
-            )
+        needed = ApprovalNeeded(
+            task_id=self.task_id,
+            step_id=step.id,
+            command=step.command,
+            risk=step.risk,
+            reasons=list(step.risk_reasons),
+            warning_message=warning,
+            description=step.description,
+            explanation=step.explanation,
+            added_by_agent=step.added or step.modified,
         )
-        broken: str | None = None
         try:
-            approved = bool(self.approver.approve(step.command, risk))
+            approved = ask_announced(self.approver, risk, needed, self.emit)
         except Exception as exc:  # a broken approver refuses; it must not end the plan
-            approved, broken = False, f"approval failed ({exc}): {warning}"
-        self.emit(  # the answer on the timeline, as for the model's own commands
-            ApprovalDecided(
-                task_id=self.task_id,
-                step_id=step.id,
-                command=step.command,
-                approved=approved,
-                by="error" if broken else self.approver.decided_by,
-                reason="" if approved or broken else self.approver.reason,
-            )
-        )
-        if broken:
-            return broken
+            return f"approval failed ({exc}): {warning}"
         if approved:
             return None
         why = self.approver.refusal or "it was not approved"

@@ -105,14 +105,12 @@ def attach_files(workspace: Path, paths: Sequence[str], budget_chars: int) -> st
     return attach(workspace, paths, max(1, budget_chars // CODE_CHARS_PER_TOKEN)).text
 
 
-def announce(workspace: Path, paths: Sequence[str], cap_tokens: int = CAP_TOKENS) -> list[str]:
+def announce(workspace: Path, paths: Sequence[str]) -> list[str]:
     """What to tell the person before the run about the files it attaches: how much of the
     cap they take, and which are cut or left out (a model with a small window, in the simple
     path, gets a smaller cap: the prompt says what it cut)."""
-    attached = attach(workspace, paths, cap_tokens)
-    if attached.summary():
-        return [attached.summary()]
-    return []
+    summary = attach(workspace, paths).summary()
+    return [summary] if summary else []
 
 
 def expand(patterns: Sequence[str], workspace: Path, warn: Callable[[str], None]) -> list[str]:

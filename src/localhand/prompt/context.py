@@ -36,15 +36,13 @@ class Compaction:
     """Estimated (``localhand.models.tokens``)."""
 
 
-def compact_tool_results(
-    messages: Sequence[Message], tokens_to_save: int, keep_recent: int = KEEP_RECENT
-) -> Compaction:
+def compact_tool_results(messages: Sequence[Message], tokens_to_save: int) -> Compaction:
     """Stub out the oldest tool results, oldest first, until about ``tokens_to_save`` are
     saved (as ``localhand.models.tokens`` estimates them).
 
-    The last ``keep_recent`` results are never touched."""
+    The last ``KEEP_RECENT`` results are never touched."""
     tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
-    candidates = tool_indexes[:-keep_recent] if keep_recent else tool_indexes
+    candidates = tool_indexes[:-KEEP_RECENT]
     result = list(messages)
     compacted = chars_saved = tokens_saved = 0
     for index in candidates:

@@ -42,10 +42,9 @@ def template_hides_tools(profile: Profile, model: ChatModel) -> bool:
     return not profile.native_tools_llama_server
 
 
-def describe_tools(
-    definitions: Sequence[Mapping[str, Any]], profile: Profile, *, short: bool = False
-) -> str:
-    """The tools in a few lines, with one call written as the family writes it."""
+def describe_tools(definitions: Sequence[Mapping[str, Any]], profile: Profile) -> str:
+    """The tools in a few lines, with one call written as the family writes it. A small
+    window's definitions come already short (``sized_definitions``)."""
     lines = [
         f"{TOOL_TEXT_MARK} To call one, write the call as in this example, and nothing "
         f"after it:\n{profile.call_example}"
@@ -53,8 +52,6 @@ def describe_tools(
     for tool in definitions:
         function = tool.get("function", tool)
         about = " ".join(str(function.get("description") or "").split())
-        if short:
-            about = about.split(". ")[0].rstrip(".")
         lines.append(f"- {signature(function)}: {about}".rstrip(": "))
     return "\n".join(lines)
 
@@ -71,9 +68,7 @@ def with_tool_text(
         return messages
     if not messages or messages[0].get("role") != "system":
         return messages
-    window = known_window(model)
-    short = window is not None and window <= SHORT_WINDOW
-    text = describe_tools(definitions, profile, short=short)
+    text = describe_tools(definitions, profile)
     system = {**messages[0], "content": f"{messages[0].get('content') or ''}\n\n{text}"}
     return [system, *messages[1:]]
 

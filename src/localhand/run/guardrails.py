@@ -19,6 +19,7 @@ from localhand.errors import (
     Stall,
     WallClockTimeout,
 )
+from localhand.events import clip
 from localhand.nesting import depth
 from localhand.types import TIER_ITERATIONS, Prefill, ToolCall
 
@@ -160,4 +161,4 @@ def _short_args(call: ToolCall, limit: int = 60) -> str:
         text = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
     except RecursionError:
         text = f"arguments nested {depth(call.arguments)} levels deep"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)

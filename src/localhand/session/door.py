@@ -7,9 +7,9 @@ through the risk check and the approval policy (``verify_gate``); the sandbox; t
 then the tool loop, the simple path (``runner``) or plan mode (``plans``), whose outcome comes
 back to be finished in one place (``finish``: the checks, the schema answer, the conversation
 kept, the follow-up task, the stop hooks, the announcement). Approvals are
-announced on the run's timeline (``approvals``); recording in the store, and the live view,
-are the session's too (``recording``), and so are the run's traces when OpenTelemetry tracing is
-on (``localhand.telemetry``).
+announced on the run's timeline (``safety.approval.announce``); recording in the store, and
+the live view, are the session's too (``recording``), and so are the run's traces when
+OpenTelemetry tracing is on (``localhand.telemetry``).
 
 A run that never started (bad input the door cannot refuse as an error of its own, a refused
 verify command, a cancellation before its loop) ends with ``Result.failed`` (a plan's
@@ -36,6 +36,7 @@ from localhand.evidence.project_checks import with_detected_checks
 from localhand.plugins.entry_points import distrust_under
 from localhand.run.lifecycle import Outcome
 from localhand.run.task import Task
+from localhand.safety.approval.announce import AnnouncedApprover
 from localhand.safety.approval.approver import (
     Approver,
     DenyAll,
@@ -44,7 +45,6 @@ from localhand.safety.approval.approver import (
     declared_approver,
 )
 from localhand.safety.secrets.scrub import scrub_data
-from localhand.session.approvals import AnnouncedApprover
 from localhand.session.finish import finish
 from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve

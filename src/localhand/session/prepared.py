@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from localhand.config.settings import Settings
     from localhand.models.base import ChatModel
     from localhand.run.task import Task
+    from localhand.safety.approval.announce import AnnouncedApprover
     from localhand.safety.approval.approver import Approver
-    from localhand.session.approvals import AnnouncedApprover
     from localhand.session.continuing import Continuation
     from localhand.store import Store
     from localhand.tools.registry import ToolRegistry

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localhand.events import clip
 from localhand.evidence.verify import Check, CommandCheck
+from localhand.safety.approval.announce import AnnouncedApprover
 from localhand.safety.approval.approver import ApprovalPolicy, needs_approval
-from localhand.session.approvals import AnnouncedApprover
 from localhand.types import CheckResult
 
 STEP_ID = "verify"
@@ -65,15 +66,10 @@ def gate_checks(
             described = "verify command, run when the task ends"
             if not approver.approve(check.command, risk, description=described):
                 raise NotApproved(
-                    f"verify command {clip(check.command)!r} ({risk.level}) was not approved: "
+                    f"verify command {clip(check.command, 120)!r} ({risk.level}) was not approved: "
                     f"{approver.refusal}. The task did not start and nothing ran"
                 )
         if risk.level == "dangerous":
             check = CheckpointedCommand(check.command, check.timeout_s, before=checkpoint)
         gated.append(check)
     return tuple(gated)
-
-
-def clip(text: str, limit: int = 120) -> str:
-    """``text`` cut to ``limit`` characters for a message."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+from localhand.events import clip
 from localhand.paths import claimed_stores, db_path
 
 SHOWN = 3
@@ -62,7 +63,7 @@ def written_by(path: Path, found: str) -> list[str]:
             name = next((name for name in names if _is(os.path.join(root, name), targets)), None)
             if name is not None and len(said) < SHOWN:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started_at))
-                about = task if len(task) <= 60 else task[:59] + "…"
+                about = clip(task, 60)
                 where = os.path.join(workspace, name)
                 said.append(f"run {run_id} ({when}, task {about!r}) changed or created {where}")
     return said
