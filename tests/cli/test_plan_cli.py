@@ -228,7 +228,7 @@ def test_a_model_server_that_is_down_is_an_error_result(
     def down(settings: Any, on_warning: Any = None) -> ScriptedModel:
         return ScriptedModel([ServerUnavailable("nothing answers at http://127.0.0.1:9")])
 
-    monkeypatch.setattr(plans, "build_model", down)
+    monkeypatch.setattr(plans, "select_backend", down)
     shown = invoke("--goal", "anything", "--yes", "--workspace", str(demo))
     assert shown.exit_code == 2
     assert "nothing answers" in shown.stderr
@@ -316,7 +316,7 @@ def test_agentic_as_the_default_mode_repairs_the_plan(
         return "The notes were counted and packed."  # memory condensing, in the background
 
     monkeypatch.setattr(
-        plans, "build_model", lambda settings, on_warning=None: ScriptedModel([reply] * 3)
+        plans, "select_backend", lambda settings, on_warning=None: ScriptedModel([reply] * 3)
     )
     monkeypatch.chdir(demo)
     (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')

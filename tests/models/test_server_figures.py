@@ -187,7 +187,8 @@ def test_the_eval_report_sums_what_servers_said_apart_from_its_estimate() -> Non
     runs = [run_figures({"status": "pass", "prefill": p}, None, plan=False) for p in (said, silent)]
     cache = server_cache(runs)
     assert cache == {"share": 0.75, "tokens_prefilled": 50, "tokens_reused": 150,
-                     "prefill_s": 0.2, "requests": 5, "reported": 2}  # fmt: skip
+                     "prefill_s": 0.2, "requests": 5, "reported": 2,
+                     "draft_acceptance": None}  # fmt: skip
     assert _cache_hit(cache) == "75%"
     nothing = server_cache([run_figures({"status": "pass"}, None, plan=False)])
     assert nothing["share"] is None and _cache_hit(nothing) == "unknown"

@@ -51,6 +51,7 @@ from localhand.paths import db_path
 from localhand.run.task import Task
 from localhand.session.continuing import Continuation, continued_from_store
 from localhand.session.door import Session
+from localhand.session.kept_cache import warm_prefix
 from localhand.session.plans import PlanRequest
 
 AGENT_MODE, PLAN_MODE = "agent", "plan"
@@ -117,6 +118,8 @@ class LocalhandAgent:
     ) -> NewSessionResponse:
         session_id = uuid.uuid4().hex[:16]
         self._open(session_id, _workspace(cwd), mcp_servers)
+        loop = asyncio.get_running_loop()  # warm while the user types the first prompt:
+        loop.run_in_executor(None, warm_prefix, self.settings, _workspace(cwd))
         return NewSessionResponse(
             session_id=session_id,
             modes=SessionModeState(current_mode_id=AGENT_MODE, available_modes=MODES),

@@ -30,7 +30,7 @@ from localhand.config.settings import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models.base import ChatModel
-from localhand.session.runner import build_model
+from localhand.session.backend import select_backend
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -114,7 +114,7 @@ class SharedBackends:
 
     def _build(self, endpoint: Endpoint, model: str) -> ChatModel:
         at = self.settings.with_overrides(model=model, host=endpoint.url, backend=endpoint.backend)
-        return build_model(at, on_warning=self._warn, on_status=self._status)
+        return select_backend(at, self._warn, on_status=self._status)
 
     def close(self) -> None:
         with self._lock:

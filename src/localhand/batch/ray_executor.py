@@ -38,7 +38,7 @@ from localhand.errors import ConfigError, LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models._ollama_wire import canonical
 from localhand.run.task import Task
-from localhand.session.runner import build_model
+from localhand.session.backend import select_backend
 
 RESOURCE_PREFIX = "localhand/"
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'localhand[ray]'"
@@ -124,7 +124,7 @@ def _run_on_node(task: Task, settings: Settings, root: str, keep: bool, events: 
         bus.emit(Warning(task_id=task.id, message=message))
 
     try:
-        model = build_model(at, on_warning=warn)
+        model = select_backend(at, warn)
     except LocalhandError as exc:
         return asdict(TaskOutcome(error_result(task, settings, str(exc)), [where]))
     server = host or os.environ.get("OLLAMA_HOST") or "127.0.0.1:11434"

@@ -57,7 +57,7 @@ def doctor(args: Namespace) -> int:
         _print(checkups, args.verbose)
     if not any(c.reached for c in checkups):
         return 2
-    counted = [f for c in checkups for f in c.findings if f.severity != "note"]
+    counted = [f for c in checkups for f in c.findings if f.severity not in ("note", "suggestion")]
     return 1 if counted else 0
 
 

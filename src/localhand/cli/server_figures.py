@@ -1,6 +1,7 @@
 """What the model server said it spent, in the live view's words: a turn's prefill, cache hit
 and prefill rate (``server_figures_line``, with ``-v`` and in ``show``) and the run's totals
-(``server_totals_line``, at the end of every run). "unknown" where a server said nothing."""
+(``server_totals_line``, at the end of every run; a restore and drafts accepted too).
+"unknown" where a server said nothing."""
 
 from __future__ import annotations
 
@@ -34,7 +35,12 @@ def server_totals_line(prefill: dict[str, Any] | None) -> str:
     if done is not None and reused is not None and done + reused:
         hit = f"{100 * reused / (done + reused):.0f}%"
     took = "" if seconds is None else f" in {seconds:.1f} s"
-    return (
+    line = (
         f"server: prefilled {amount}{took} · cache hit {hit} "
         f"({prefill['reported']} of {prefill.get('requests', '?')} replies said)"
     )
+    if prefill.get("restored_tokens"):
+        line += f" · {prefill['restored_tokens']:,} tok restored"
+    if (accepted := prefill.get("draft_acceptance")) is not None:
+        line += f" · drafts accepted {100 * accepted:.0f}% of {prefill['draft_tokens']:,}"
+    return line

@@ -53,6 +53,8 @@ class Settings:
     """Largest context window localhand will ask Ollama for."""
     keep_alive: str | None = None
     """How long Ollama keeps the model loaded after a request (``5m``, ``-1``)."""
+    saved_slots: int = 8
+    """Runs whose caches llama-server keeps (``--slot-save-path``) for a run continuing one."""
     think: bool | str | None = None
     """Ask thinking models to think: ``true``, ``false``, ``low``, ``medium``, ``high``."""
     request_timeout: float = 300.0
@@ -208,6 +210,7 @@ ENV = {
     "backend": "LOCALHAND_BACKEND",
     "num_ctx_max": "LOCALHAND_NUM_CTX_MAX",
     "keep_alive": "LOCALHAND_KEEP_ALIVE",
+    "saved_slots": "LOCALHAND_SAVED_SLOTS",
     "think": "LOCALHAND_THINK",
     "request_timeout": "LOCALHAND_REQUEST_TIMEOUT",
     "max_reply_tokens": "LOCALHAND_MAX_REPLY_TOKENS",

@@ -29,6 +29,7 @@ LEAST: dict[str, tuple[type[int] | type[float], int, str]] = {
     "num_ctx_max": (int, 512, "must be at least 512"),
     "daily_token_budget": (int, 1, "must be a positive number of tokens"),
     "think_budget": (int, 0, "must be 0 (no budget) or a number of tokens"),
+    "saved_slots": (int, 0, "must be 0 (keep none) or how many runs' caches to keep"),
     "price_in": _PRICE,
     "price_out": _PRICE,
 }

@@ -49,6 +49,7 @@ KEYS: dict[str, Key] = {
     "host": _withheld("the server every prompt, file and command output is sent to"),
     "num_ctx_max": _allowed("memory the user's own server may use for the context"),
     "keep_alive": _allowed("how long the user's server keeps the model loaded"),
+    "saved_slots": _allowed("how many runs' caches the user's server keeps on its disk"),
     "think": _allowed("whether the model thinks before it answers"),
     "request_timeout": _allowed("how long one model request may take"),
     "max_reply_tokens": _allowed("the length of one reply"),

@@ -122,7 +122,10 @@ def server_cache(runs: list[dict[str, Any]]) -> dict[str, Any]:
     reused = sum(p.get("tokens_reused") or 0 for p in said)
     reported = sum(p.get("reported") or 0 for p in said)
     seconds = [p["prefill_s"] for p in said if p.get("prefill_s") is not None]
+    drafted = sum(p.get("draft_tokens") or 0 for p in said)
+    accepted = sum(p.get("draft_accepted") or 0 for p in said)
     return {
+        "draft_acceptance": round(accepted / drafted, 4) if drafted else None,
         "share": round(reused / (prefilled + reused), 4)
         if reported and prefilled + reused
         else None,

@@ -60,6 +60,7 @@ COSTS: tuple[Column, ...] = (
     ("CONSTR", lambda m: str(m["constrained"]["total"])),
     ("REUSE (EST.)", lambda m: pct(m["prefix_reuse"]["share"])),
     ("CACHE HIT", lambda m: _cache_hit(m.get("server_cache"))),  # a report from before it: unknown
+    ("DRAFTS OK", lambda m: pct((m.get("server_cache") or {}).get("draft_acceptance"))),
     (WRAPS, lambda m: escape(", ".join(f"{k} {n}" for k, n in m["guardrails"].items()) or "none")),
 )
 """The cost and behaviour table's columns after the model's."""

@@ -17,11 +17,12 @@ from pathlib import PurePath
 from typing import Any
 
 from localhand.models._catalog_probes import CatalogError, get_json
-from localhand.models._http import Client, HTTPError
+from localhand.models._http import Client
 from localhand.models._served_context import root_of
-from localhand.models._slots import published_total
+from localhand.models._slots import published_total, slot_file
 from localhand.models.advice import (
     SLOT_SAVE,
+    SPEC_NGRAM,
     SWA_FULL,
     Checkup,
     Finding,
@@ -49,8 +50,8 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
         props = get_json(client, "GET", "/props", timeout)
         name = PurePath(str(props.get("model_path") or "")).name or str(props.get("model_alias"))
         checkup = Checkup(place.where, "llama-server", name)
-        checkup.findings += _settings(props, needs)
-        checkup.findings += _slot_saving(client, timeout)
+        checkup.findings += _settings(props, needs) + _drafting(props, name)
+        checkup.findings += _slot_saving(client.base_url)
     except CatalogError as exc:
         client.close()
         failed = Finding("error", f"llama-server stopped answering ({exc})", "restart it")
@@ -85,15 +86,18 @@ def _settings(props: dict[str, Any], needs: Needs) -> list[Finding]:
     return found
 
 
-def _slot_saving(client: Client, timeout: float) -> list[Finding]:
-    try:
-        response = client.request(
-            "POST", "/slots/0?action=doctor", {}, timeout=timeout, connect_timeout=timeout
-        )
-        status = response.status
-    except (HTTPError, OSError):
+def _drafting(props: dict[str, Any], name: str) -> list[Finding]:
+    """N-gram drafts pay on an agent's replies, which copy what they read; not on a hybrid or
+    recurrent model, which cannot roll rejected drafts back cheaply."""
+    params = (props.get("default_generation_settings") or {}).get("params") or {}
+    if params.get("speculative.types") != "none" or hybrid(name):
         return []
-    if status != 501:
+    what = "replies that copy what the model read (edits) decode faster with n-gram drafts"
+    return [Finding("suggestion", what, SPEC_NGRAM, "/props params speculative.types=none")]
+
+
+def _slot_saving(root: str) -> list[Finding]:
+    if not slot_file(root, {}, 0, "doctor", "").unsupported:  # an unknown action saves nothing
         return []
     what = "slots cannot be saved, so a continued run pays its whole conversation again"
     return [Finding("note", what, SLOT_SAVE, "POST /slots/0?action=... answered 501")]

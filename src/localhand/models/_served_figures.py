@@ -7,7 +7,8 @@ server words it differently:
 
 - **llama-server** adds ``timings`` to every completion (and to the last chunk of a stream):
   ``prompt_n`` tokens prefilled, ``cache_n`` reused, ``prompt_ms`` / ``predicted_ms`` and the
-  rates ``prompt_per_second`` / ``predicted_per_second``.
+  rates ``prompt_per_second`` / ``predicted_per_second``; with speculative decoding
+  (``--spec-type``) also ``draft_n`` tokens drafted and ``draft_n_accepted`` accepted.
 - **vLLM, LM Studio, Ollama's /v1 and hosted APIs** say ``usage.prompt_tokens_details.
   cached_tokens``, part of ``usage.prompt_tokens``; no timings.
 - **Ollama's /api/chat** says ``prompt_eval_count`` (the whole prompt),
@@ -54,6 +55,8 @@ def openai_usage(data: Mapping[str, Any]) -> Usage:
         cached,
         _ms(timings.get("prompt_ms")),
         _ms(timings.get("predicted_ms")),
+        _count(timings.get("draft_n")),
+        _count(timings.get("draft_n_accepted")),
     )
 
 
@@ -77,9 +80,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
-    return int(value)
+    return None if (number := _ms(value)) is None else int(number)
 
 
 def _ms(value: Any) -> float | None:

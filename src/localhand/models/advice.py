@@ -2,8 +2,8 @@
 one place that says it, for the warning a run gives when the cache is thrown away,
 ``run/cache_reuse``, and for ``localhand doctor``, ``models/checkup``), and doctor's findings
 as values: a ``Finding`` is an ``error`` (localhand cannot use the server as asked), a
-``warning`` (it can, at a cost the fix removes) or a ``note`` (not counted); its ``basis`` is
-what it rests on (the field read, or the probe's figures).
+``warning`` (it can, at a cost the fix removes), a ``note`` or a ``suggestion`` (uncounted);
+its ``basis`` is what it rests on (the field read, or the probe's figures).
 
 The flag depends on how the model attends: a sliding-window model (Gemma 2/3, gpt-oss) keeps
 only its last window of keys unless llama-server has ``--swa-full``; a hybrid or recurrent
@@ -23,6 +23,7 @@ CHECKPOINTS = "--ctx-checkpoints 32"
 CACHE_PROMPT = "keep cache_prompt on (no --no-cache-prompt) and --cache-reuse 256"
 CACHED_TOKENS = "--enable-prompt-tokens-details"
 SLOT_SAVE = "--slot-save-path DIR"
+SPEC_NGRAM = "--spec-type ngram-simple"
 
 _WINDOWS: tuple[tuple[str, int], ...] = (("gemma-3-270m", 512), ("gemma-3-1b", 512))
 _WINDOWS += (("gemma-3n", 512), ("gemma-3", 1024), ("gemma-2", 4096), ("gpt-oss", 128))
@@ -72,7 +73,7 @@ def growing_prefix_fix(name: str | None) -> str:
     )
 
 
-Severity = Literal["error", "warning", "note"]
+Severity = Literal["error", "warning", "note", "suggestion"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from localhand.types import Message, Reply, Usage
 
 if TYPE_CHECKING:
+    from localhand.models._slots import SlotFile
     from localhand.profiles import Profile
 
 DEFAULT_MAX_REPLY_TOKENS = 4096
@@ -161,6 +162,10 @@ class ChatModel(PlainChatModel, Protocol):
         ``num_ctx``), before its first request."""
         ...
 
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
+        """The server slot it holds saved to, or restored from, a file there; None: no slot."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StreamChunk:
@@ -297,6 +302,9 @@ class BaseChatModel:
         )
 
     def plan_context(self, tokens: int) -> object:
+        return None
+
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
         return None
 
 

@@ -73,7 +73,7 @@ from localhand.models._openai_wire import (
 )
 from localhand.models._reply_stream import openai_reply
 from localhand.models._served_context import served_context, server_props
-from localhand.models._slots import claim, release
+from localhand.models._slots import SlotFile, claim, release, root_of, slot_file
 from localhand.models._template_probe import template_renders_tools as probe
 from localhand.models.base import ChatOptions, StreamChunk
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
@@ -370,6 +370,18 @@ class OpenAICompatModel(NetworkBackend):
             self._slot_asked = True
             self.slot = claim(self.base_url, lambda: self._server_props)
         return self.slot
+
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
+        """The slot this backend holds, saved to or restored from ``filename`` (``_slots``)."""
+        if (slot := self._claimed_slot()) is None:
+            return None
+        return slot_file(root_of(self.base_url), self._headers, slot, action, filename)
+
+    def warm(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> None:
+        """A one-token reply to ``messages`` on this backend's slot, to cache them there."""
+        if self._claimed_slot() is not None:
+            body = self._request(messages, tools, None, self.tool_mode == "schema")
+            self.transport.ask("/chat/completions", {**body, "max_tokens": 1}, None)
 
     def close(self) -> None:
         """Close the connection and give the slot back."""

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from localhand.plan.model import Plan
-from localhand.types import Prefill
+from localhand.types import Prefill, lean
 
 STEP_KEYS = (
     "id",
@@ -70,7 +70,8 @@ class PlanResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        return {**data, "prefill": lean(data["prefill"])}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)

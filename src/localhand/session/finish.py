@@ -8,6 +8,7 @@ unchecked and unannounced, and ``finish`` makes it the Result, in this order:
    ran, if it ran the project's (``adopted_check``: ``localhand.evidence.adopt``).
 2. **The conversation is kept** in the store, while the run is still open there, so that it can
    be continued (``--continue``); a run the model never answered in leaves nothing to continue.
+   On llama-server with ``--slot-save-path`` its cache is kept too (``kept_cache``).
 3. **The answer as JSON** (``--output-schema``, ``localhand.session.structured``): one more
    request, after the answer; a run whose JSON does not follow the schema fails.
 4. **What is left to do**: an ``unverified`` run says which command would check it
@@ -35,6 +36,7 @@ from localhand.evidence.verify import CommandCheck
 from localhand.paths import data_dir
 from localhand.run.lifecycle import Outcome, R, Run
 from localhand.safety.box.sandbox import current_sandbox
+from localhand.session.kept_cache import keep
 from localhand.session.runner import hooks_for
 from localhand.types import Result
 
@@ -78,6 +80,8 @@ def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -
     """Steps 2 to 5 for the Result of the tool loop or the simple path."""
     if ready is not None:
         _keep_conversation(ready, outcome.messages, _tests_collected(outcome))
+        if outcome.model is not None and _answered(outcome.messages):  # the server's cache too
+            keep(ready, outcome.model)
         if ready.output_schema is not None and outcome.model is not None:
             from localhand.session.structured import answer_as_json  # off the first request's path
 

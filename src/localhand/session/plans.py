@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from localhand.errors import ConfigError, ModelError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 from localhand.run.task import AGENTIC_TIMEOUT_S
-from localhand.session.runner import build_model, hooks_for
+from localhand.session.backend import select_backend
+from localhand.session.runner import hooks_for
 
 if TYPE_CHECKING:
     from localhand.plan.model import Plan
@@ -61,7 +62,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
     model = ready.model
     try:
         if model is None and (the_plan is None or chosen == "agentic"):
-            model = build_model(settings, on_warning=ready.warn)
+            model = select_backend(settings, ready.warn)
         spent, spent_prefill = None, None
         if the_plan is None:
             assert model is not None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
-from localhand.models.base import ChatModel, declared
+from localhand.models.base import declared
 from localhand.prompt.tool_text import known_window
 from localhand.run.agent import ToolLoop
 from localhand.run.ledger import Ledger
@@ -24,6 +24,7 @@ from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session import delegating
 from localhand.session.backend import select_backend
+from localhand.session.kept_cache import restore
 from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
 from localhand.tools import default_tools
@@ -34,16 +35,6 @@ if TYPE_CHECKING:
     from localhand.session.prepared import Prepared
     from localhand.store import Store
     from localhand.types import Result
-
-
-def build_model(
-    settings: Settings,
-    on_warning: Callable[[str], None] | None = None,
-    on_status: Callable[[str], None] | None = None,
-) -> ChatModel:
-    """The backend the settings ask for (``auto``: Ollama when it has the model, else the
-    embedded model, else a ``ConfigError`` that says how to get one)."""
-    return select_backend(settings, on_warning, on_status=on_status)
 
 
 def sandbox_of(settings: Settings, warn: Callable[[str], None]) -> AbstractContextManager[Any]:
@@ -66,7 +57,7 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
     task, settings, store, bus = ready.task, ready.settings, ready.store, ready.bus
     decision = route(task.description, True if ready.continuing else task.agentic)
     _link_parent(task, store, ready)
-    model = ready.model or build_model(settings, on_warning=ready.warn, on_status=ready.status)
+    model = ready.model or select_backend(settings, ready.warn, on_status=ready.status)
     backend_chosen(declared(model).server_kind)  # auto may have fallen back: traces say which
     ledger = _ledger(settings, store)
     if not decision.agentic:  # one streamed answer, no tools: see localhand.run.simple
@@ -131,7 +122,10 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
             history=ready.continuing.history if ready.continuing else (),
             tests_before=ready.continuing.collected if ready.continuing else None,
         )
-        return loop.play(task.description)
+        restored = restore(ready, declared(model))  # a continued run's cache, before it asks
+        outcome = loop.play(task.description)
+        loop.state.prefill.restored_tokens = restored  # the Result's, settled later
+        return outcome
 
 
 def hooks_for(ready: Prepared) -> Hooks | None:

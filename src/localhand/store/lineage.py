@@ -8,6 +8,7 @@ parent here, and ``show`` and the dashboard say so.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,3 +52,27 @@ def link_parent(store: Store, run_id: str, parent: str) -> None:
     """Record that ``run_id`` continues ``parent``."""
     with store._write() as db:
         db.execute("UPDATE runs SET continues = ? WHERE id = ?", (parent, run_id))
+
+
+def next_slot_name(store: Store, size: int) -> str:
+    """The next of a ring of names for a saved slot (llama-server can neither list nor delete
+    them: ``session.kept_cache``): a free one, else the one saved longest ago."""
+    saved = dict(store._query("SELECT name, saved_at FROM saved_slots"))
+    names = [f"localhand-slot-{i}.bin" for i in range(size)]
+    return min(names, key=lambda n: (n in saved, saved.get(n, 0.0)))
+
+
+def slot_saved(store: Store, name: str, run_id: str) -> None:
+    """``name`` holds ``run_id``'s slot now, no longer an earlier run's."""
+    with store._write() as db:
+        db.execute("REPLACE INTO saved_slots VALUES (?, ?, ?)", (name, run_id, time.time()))
+
+
+def saved_slot(store: Store, parent: str | None, task_id: str) -> str | None:
+    """The name ``parent``'s slot (else ``task_id``'s latest run's) is saved under, if any."""
+    rows = store._query(
+        "SELECT s.name FROM saved_slots s JOIN runs r ON r.id = s.run_id WHERE r.id = ?"
+        " OR (? IS NULL AND r.task_id = ?) ORDER BY s.saved_at DESC LIMIT 1",
+        (parent, parent, task_id),
+    )
+    return str(rows[0][0]) if rows else None

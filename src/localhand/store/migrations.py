@@ -146,3 +146,9 @@ def m005_tests_collected(db: sqlite3.Connection) -> None:
     # The tests each check collected before the first change of a chain's first run: a run
     # that continues it is graded against those, not against what the earlier run left.
     db.execute("ALTER TABLE conversations ADD COLUMN collected TEXT")
+
+
+@migration
+def m006_saved_slots(db: sqlite3.Connection) -> None:
+    # Which run's llama-server slot each of the ring's names holds (store.lineage).
+    db.execute("CREATE TABLE saved_slots (name TEXT PRIMARY KEY, run_id TEXT, saved_at REAL)")

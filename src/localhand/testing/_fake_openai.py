@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from localhand.testing._fake_faults import Fault, Refusal
 from localhand.testing._fake_generation import pieces
@@ -54,6 +55,8 @@ class OpenAIEndpoints:
             routes[path] = {"GET": self._v1_model}
         if self.server.fake.props:
             routes["/props"] = {"GET": self._props}
+            if path.startswith("/slots/"):
+                routes[path] = {"POST": self._slot_action}
         if self.server.fake.template_renders_tools is not None:
             routes["/apply-template"] = {"POST": self._apply_template}
         return routes
@@ -76,7 +79,10 @@ class OpenAIEndpoints:
         fake = self.server.fake
         model = next(iter(fake._models.values()), None)
         props = {
-            "default_generation_settings": {"n_ctx": fake.default_num_ctx, "params": {}},
+            "default_generation_settings": {
+                "n_ctx": fake.default_num_ctx,
+                "params": {"speculative.types": "none"},
+            },
             "total_slots": fake.slots or 1,
             "model_path": f"/models/{model.name if model else 'model'}.gguf",
             "chat_template": "",
@@ -84,6 +90,32 @@ class OpenAIEndpoints:
             "build_info": "b6000-fake",
         }
         self._send(200, _line(props), "application/json")
+
+    def _slot_action(self, body: Any) -> None:
+        """llama-server's ``POST /slots/{id}?action=...``, with ``slot_save`` (its
+        ``--slot-save-path``) or without; a slot holds about a token per four characters."""
+        fake, parts = self.server.fake, urlsplit(self.path)
+        slot = int(parts.path.rsplit("/", 1)[-1])
+        action = parse_qs(parts.query).get("action", [""])[0]
+        name, files = body.get("filename") if isinstance(body, dict) else None, fake.saved_slots
+        error = (
+            (501, UNSUPPORTED) if not fake.slot_save
+            else (400, "Invalid action") if action not in ("save", "restore")
+            else (400, "[json.exception.out_of_range.403] key 'filename' not found")
+            if not isinstance(name, str)
+            else (400, "Invalid filename") if not name or "/" in name or name in (".", "..")
+            else (400, NOT_RESTORED) if action == "restore" and name not in files
+            else None
+        )  # fmt: skip
+        if error is not None:
+            kind = "not_supported_error" if error[0] == 501 else "invalid_request_error"
+            refused = {"error": {"code": error[0], "message": error[1], "type": kind}}
+            return self._send(error[0], _line(refused), "application/json")
+        held = len(json.dumps(fake._last_messages)) // 4 if action == "save" else files[str(name)]
+        files[str(name)] = held
+        done = ("n_saved", "n_written") if action == "save" else ("n_restored", "n_read")
+        answer = {"id_slot": slot, "filename": name, done[0]: held, done[1]: held * 18_000}
+        self._send(200, _line({**answer, "timings": {f"{action}_ms": 0.4}}), "application/json")
 
     def _v1_error(self, code: int, message: str) -> None:
         kind = {400: "invalid_request_error", 404: "not_found_error"}.get(code, "api_error")
@@ -336,3 +368,7 @@ def _to_native(body: dict[str, Any]) -> dict[str, Any] | str:
             )
         native_body["think"] = False if effort == "none" else effort
     return native_body
+
+
+UNSUPPORTED = "This server does not support slots action. Start it with `--slot-save-path`"
+NOT_RESTORED = "Unable to restore slot: No available space in KV cache or invalid slot save file"

@@ -108,7 +108,8 @@ class FakeOllama:
             answered 503 "server busy". ``None``: no limit.
         props: also answer llama-server's ``GET /props``, whose ``total_slots`` publishes
             ``slots`` (1 when None) as llama-server publishes its ``--parallel``. Ollama has
-            no such endpoint (404), hence off by default.
+            no such endpoint (404), hence off by default; with it, the slot actions too.
+        slot_save: the slot actions work, as with ``--slot-save-path`` (``saved_slots``).
         template_renders_tools: also answer llama-server's ``POST /apply-template``, with a
             prompt that names the tools sent (True) or leaves them out (False, as Gemma 3's
             template does); ``None``: no such endpoint (404), as on Ollama and vLLM.
@@ -134,6 +135,7 @@ class FakeOllama:
         latency: float = 0.0,
         max_queue: int | None = None,
         props: bool = False,
+        slot_save: bool = False,
         strict_format: bool = False,
         template_renders_tools: bool | None = None,
     ) -> None:
@@ -157,7 +159,8 @@ class FakeOllama:
         self._connections: set[socket.socket] = set()
         self._random = random.Random(0)
         self.slots, self.latency, self.max_queue = slots, latency, max_queue
-        self.props = props
+        self.props, self.slot_save = props, slot_save
+        self.saved_slots: dict[str, int] = {}
         self.strict_format = strict_format
         self.template_renders_tools = template_renders_tools
         self._slots = threading.BoundedSemaphore(slots) if slots else None
