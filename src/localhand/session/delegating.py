@@ -10,6 +10,7 @@ from localhand.events import EventBus
 from localhand.run.delegate import Delegation
 
 if TYPE_CHECKING:
+    from localhand.config.settings import Settings
     from localhand.models.base import ChatModel
     from localhand.session.prepared import Prepared
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 def delegation_for(ready: Prepared, model: ChatModel) -> Delegation:
     """The run's delegate tool: none under the tiny model's policy, whose few tools are its
     own, nor with ``[run] delegate_share = 0``; each helper recorded where the run is."""
-    share = 0.0 if model.tiny else ready.settings.delegate_share
+    share = delegate_share(ready.settings, model)
 
     def open_run(helper: str) -> tuple[EventBus, str | None]:
         bus, store = EventBus(), ready.store
@@ -33,3 +34,10 @@ def delegation_for(ready: Prepared, model: ChatModel) -> Delegation:
         return bus, run_id
 
     return Delegation(share, open_run)
+
+
+def delegate_share(settings: Settings, model: ChatModel) -> float:
+    """The share of the run's limits a helper gets; 0 (no ``delegate`` tool) under the tiny
+    model's policy, whose few tools are its own. The warm-up asks it too: its tools must be
+    the run's, byte for byte."""
+    return 0.0 if model.tiny else settings.delegate_share

@@ -17,7 +17,9 @@ from localhand.profiles import profile_for
 from localhand.prompt.opening import opening_messages
 from localhand.prompt.tool_text import known_window, sized_definitions
 from localhand.run.agent_config import AgentConfig
+from localhand.run.delegate import Delegation
 from localhand.session.backend import select_backend
+from localhand.session.delegating import delegate_share
 from localhand.skills import find_skills
 from localhand.tools import default_tools
 
@@ -70,7 +72,11 @@ def warm_prefix(settings: Settings, workspace: Path) -> None:
         model = cast("OpenAICompatModel", select_backend(settings, _ignore))  # openai's backend
         with (
             closing(model),
-            default_tools(workspace, *find_skills(workspace, _ignore).tools()) as tools,
+            default_tools(
+                workspace,
+                *find_skills(workspace, _ignore).tools(),
+                *Delegation(delegate_share(settings, model)).tools(),  # as the run's: runner
+            ) as tools,
         ):
             definitions = sized_definitions(tools.definitions(), known_window(model))
             profile, config = model.profile or profile_for(model.name), AgentConfig()
