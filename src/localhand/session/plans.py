@@ -111,15 +111,8 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
         )
         return executor.play()
     except (ModelError, DraftError) as exc:
-        return PlanResult(
-            task_id=task.id,
-            goal=task.description or (the_plan.goal if the_plan is not None else ""),
-            mode=chosen,
-            status="error",
-            termination_reason="error",
-            output=f"error: {exc}",
-            error=str(exc),
-        )
+        goal = task.description or (the_plan.goal if the_plan is not None else "")
+        return PlanResult.failed(task.id, str(exc), goal=goal, mode=chosen)
 
 
 def _plan_of(plan: Plan | Mapping[str, Any] | str | Path, root: Path) -> Plan:
