@@ -65,11 +65,8 @@ def run_task(
         )
     parent = None
     if continue_from is not None:  # the earlier run, looked up where the new one is recorded
-        if store is not None:
-            parent = continuation(store, continue_from, task.description)
-        else:
-            with open_store() as found:
-                parent = continuation(found, continue_from, task.description)
+        with nullcontext(store) if store is not None else open_store() as found:
+            parent = continuation(found, continue_from, task.description)
         task = carried_on(parent, task)
     session = Session(
         task,
