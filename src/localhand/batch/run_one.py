@@ -71,10 +71,9 @@ def run_one(
     )
 
 
-def error_result(task: Task, settings: Settings | None, message: str) -> dict[str, Any]:
+def error_result(task: Task, settings: Settings, message: str) -> dict[str, Any]:
     """The Result of a task that could not run."""
-    model = task.model or (settings.model if settings else "")
-    return Result.failed(task.id, message, model=model).to_dict()
+    return Result.failed(task.id, message, model=task.model or settings.model).to_dict()
 
 
 def _point_follow_up_at(path: str | None, workspace: Path) -> None:
