@@ -51,11 +51,6 @@ class Recorder:
         memory summary still being written, say): they join that run, not a new one."""
         self._lock = threading.Lock()
 
-    def run_id(self, task_id: str) -> str | None:
-        """The run this recorder writes a task's events to, while that run is open."""
-        with self._lock:
-            return self._runs.get(task_id)
-
     def __call__(self, event: Event) -> None:
         raw = event.to_dict()
         data = scrub_data(raw)
