@@ -76,14 +76,6 @@ class Editor:
         except Exception as exc:  # the run goes on and is recorded whatever the editor does
             print(f"localhand acp: could not send an update: {exc}", file=sys.stderr)
 
-    async def send(self, update: Any) -> None:
-        """``update``, from the event loop's own thread (where ``update`` would wait for the
-        loop it blocks: the agent hung on a run's error message, sent that way)."""
-        try:
-            await self.client.session_update(session_id=self.session_id, update=update)
-        except Exception as exc:
-            print(f"localhand acp: could not send an update: {exc}", file=sys.stderr)
-
     def read_text(self, path: Path) -> str | None:
         """The editor's text of ``path`` (its buffer, saved or not), or None when it has none
         to give (not offered, refused, too slow): the caller reads the disk."""
