@@ -9,7 +9,6 @@ task never stops the batch.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from localhand.config.settings import Settings
 from localhand.errors import LocalhandError
 from localhand.events import EventBus
 from localhand.models.base import ChatModel
+from localhand.paths import write_private
 from localhand.run.task import Task
 from localhand.session.door import Session
 from localhand.types import Result
@@ -84,8 +84,7 @@ def _point_follow_up_at(path: str | None, workspace: Path) -> None:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         data["workspace"] = str(workspace)
-        tmp = f"{path}.tmp"
-        Path(tmp).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        os.replace(tmp, path)
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        write_private(Path(path), text.encode("utf-8"))  # as write_task_file wrote it
     except (OSError, ValueError, TypeError):
         pass
