@@ -32,7 +32,7 @@ def test_a_test_the_first_run_deleted_is_still_missing_when_a_continued_run_says
     assert first.returncode != 0, first.stdout
     assert "test_add" in first.stdout, "the deleted test is named as missing"
     (run,) = open_store().runs()
-    kept = lineage.tests_collected(open_store(), run.id)  # kept for the chain, in the store
+    _, kept = lineage.conversation(open_store(), run.id) or ([], None)  # kept for the chain
     assert kept is not None and "tests/test_calc.py::test_add" in kept[PYTEST]["names"]
 
     with FakeOllama(["It is done."]) as fake:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from localhand.errors import ConfigError
 from localhand.run.task import Task
 from localhand.store import open_store
-from localhand.store.lineage import conversation, tests_collected
+from localhand.store.lineage import conversation
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -60,7 +60,7 @@ def continuation(store: Store, ref: str, instructions: str) -> Continuation:
             f"the workspace of run {info.id} ({workspace}) is gone, so the run cannot be "
             "continued where it left off; start a new run with localhand run --workspace DIR"
         )
-    history = conversation(store, info.id)
+    history, collected = conversation(store, info.id) or ([], None)
     if not history:
         raise ConfigError(
             f"run {info.id} left no conversation to continue (it ended before the model "
@@ -70,7 +70,6 @@ def continuation(store: Store, ref: str, instructions: str) -> Continuation:
     task = _task_of(spec, workspace, info.model).with_changes(
         description=instructions, agentic=True
     )
-    collected = tests_collected(store, info.id)
     return Continuation(parent=info.id, history=tuple(history), task=task, collected=collected)
 
 

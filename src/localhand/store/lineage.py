@@ -31,21 +31,15 @@ def save_conversation(
         )
 
 
-def tests_collected(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The tests each check of ``run_id``'s chain collected at the chain's start, or None."""
-    rows = store._query("SELECT collected FROM conversations WHERE run_id = ?", (run_id,))
-    found: dict[str, Any] | None = json.loads(rows[0][0]) if rows and rows[0][0] else None
-    return found
-
-
-def conversation(store: Store, run_id: str) -> list[Message] | None:
-    """The conversation ``run_id`` left, or None when none was kept (a plan, the simple path,
-    a run from before localhand kept them, one that ended before its loop)."""
-    rows = store._query("SELECT messages FROM conversations WHERE run_id = ?", (run_id,))
+def conversation(store: Store, run_id: str) -> tuple[list[Message], dict[str, Any] | None] | None:
+    """The conversation ``run_id`` left and the tests its chain's checks collected at the
+    chain's start, or None when none was kept (a plan, the simple path, a run from before
+    localhand kept them, one that ended before its loop)."""
+    rows = store._query("SELECT messages, collected FROM conversations WHERE run_id = ?", (run_id,))
     if not rows:
         return None
-    messages: list[Any] = json.loads(rows[0][0])
-    return messages
+    messages, collected = rows[0]
+    return json.loads(messages), json.loads(collected) if collected else None
 
 
 def link_parent(store: Store, run_id: str, parent: str) -> None:
