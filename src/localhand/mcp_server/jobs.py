@@ -32,55 +32,36 @@ Report = Callable[[float, float | None, str], Awaitable[None]]
 """Sends one progress notification: (progress, total, message)."""
 
 
-class RunJob:
-    """``session.run()`` for an MCP client (see the module docstring)."""
+class _Progress:
+    """Each model request (each step, for a plan) of the run as a progress notification."""
 
-    def __init__(self, session: Session, *, db: Path | None = None) -> None:
-        self.session = session
-        self.task = session.task
-        self.db = db
-        self.result: Any = None
-        """The Result (a ``PlanResult`` for a plan), once the job has ended."""
-        self.error: str | None = None
-        """Why the run could not start (a ``ConfigError``), when it could not."""
-        self._total: int | None = None
-        self._last_tool = ""
+    def __init__(self, send: Callable[[float, float | None, str], None]) -> None:
+        self.send = send
+        self.total: int | None = None
+        self.last_tool = ""
 
-    def cancel(self) -> None:
-        """Stop the run at its next check (see the module docstring)."""
-        self.session.cancel("cancelled by the MCP client")
-
-    def run(self, progress: Callable[[float, float | None, str], None]) -> None:
-        """Run the task here (the job's thread), reporting each iteration to ``progress``."""
-        self.session.bus.subscribe(lambda event: self._progress(event, progress))
-        try:
-            with self.session.recording(db=self.db):
-                self.result = self.session.run()
-        except ConfigError as exc:
-            self.error = str(exc)
-        except Exception as exc:  # reported to the client, never a crash of the server
-            self.error = f"the run failed: {type(exc).__name__}: {exc}"
-
-    def _progress(self, event: Event, progress: Callable[[float, float | None, str], None]) -> None:
+    def __call__(self, event: Event) -> None:
         data = event.to_dict()
         if event.type == "task_started":
-            self._total = data.get("max_iterations")
+            self.total = data.get("max_iterations")
         elif event.type == "tool_call":
             mark = "ok" if data.get("ok") else "failed"
-            self._last_tool = f"; last call: {data.get('tool_name')} ({mark})"
+            self.last_tool = f"; last call: {data.get('tool_name')} ({mark})"
         elif event.type == "model_request":
             iteration = int(data.get("iteration") or 0)
-            total = f" of {self._total}" if self._total else ""
-            progress(iteration, self._total, f"iteration {iteration}{total}{self._last_tool}")
+            total = f" of {self.total}" if self.total else ""
+            self.send(iteration, self.total, f"iteration {iteration}{total}{self.last_tool}")
         elif event.type == "step_started":  # plan mode: one notification per step run
             index = int(data.get("index") or 0) + 1
-            progress(index, self._total, f"step {data.get('step_id')}: {data.get('command')}")
+            self.send(index, self.total, f"step {data.get('step_id')}: {data.get('command')}")
 
 
-async def run_job(job: RunJob, report: Report) -> Any:
-    """Run ``job`` on a thread and wait for it; progress goes to ``report``. Cancelling the
-    awaiting task cancels the run, and waits for it to end (recorded as cancelled)."""
+async def run_job(session: Session, report: Report, *, db: Path | None = None) -> Any:
+    """Run ``session`` on a thread, recorded, and wait for its Result (a ``PlanResult`` for a
+    plan); progress goes to ``report``. Cancelling the awaiting task cancels the run, and waits
+    for it to end (recorded as cancelled). A run that could not start is a ``ConfigError``."""
     done = anyio.Event()
+    ended: dict[str, Any] = {}
     async with BlockingPortal() as portal:
 
         def progress(value: float, total: float | None, message: str) -> None:
@@ -89,22 +70,28 @@ async def run_job(job: RunJob, report: Report) -> Any:
 
         def work() -> None:
             try:
-                job.run(progress)
+                with session.recording(db=db):
+                    ended["result"] = session.run()
+            except ConfigError as exc:
+                ended["error"] = str(exc)
+            except Exception as exc:  # reported to the client, never a crash of the server
+                ended["error"] = f"the run failed: {type(exc).__name__}: {exc}"
             finally:
                 with suppress(RuntimeError):
                     portal.start_task_soon(_set, done)
 
-        threading.Thread(target=work, name=f"localhand-run-{job.task.id}", daemon=True).start()
+        session.bus.subscribe(_Progress(progress))
+        threading.Thread(target=work, name=f"localhand-run-{session.task.id}", daemon=True).start()
         try:
             await done.wait()
         except anyio.get_cancelled_exc_class():
-            job.cancel()
+            session.cancel("cancelled by the MCP client")  # see the module docstring
             with anyio.CancelScope(shield=True):  # the run records its end before we go
                 await done.wait()
             raise
-    if job.error is not None:
-        raise ConfigError(job.error)
-    return job.result
+    if "error" in ended:
+        raise ConfigError(ended["error"])
+    return ended.get("result")
 
 
 async def _quietly(report: Report, value: float, total: float | None, message: str) -> None:
@@ -116,4 +103,4 @@ async def _set(event: anyio.Event) -> None:
     event.set()
 
 
-__all__ = ["RunJob", "run_job"]
+__all__ = ["run_job"]

@@ -33,7 +33,7 @@ from pydantic import Field
 from localhand._version import __version__
 from localhand.errors import ConfigError
 from localhand.evidence.verify import CommandCheck
-from localhand.mcp_server.jobs import RunJob, run_job
+from localhand.mcp_server.jobs import run_job
 from localhand.run.task import Task
 from localhand.safety.approval.approver import DenyAll
 from localhand.safety.secrets.scrub import scrub_data
@@ -125,7 +125,7 @@ def build_server(
         session = Session(
             spec, settings.with_overrides(host=host), approver=DenyAll(), continuing=parent
         )
-        return answer(await _run(RunJob(session, db=db), ctx))
+        return answer(await _run(session, db, ctx))
 
     @app.tool()
     async def plan(
@@ -154,7 +154,7 @@ def build_server(
         )
         request = PlanRequest(path)  # no path: a plan drafted for the goal
         session = Session(recorded, run_settings, approver=DenyAll(), plan=request)
-        return answer(await _run(RunJob(session, db=db), ctx))
+        return answer(await _run(session, db, ctx))
 
     @app.tool()
     def list_runs(
@@ -219,9 +219,9 @@ def _continued(ref: str, given: Any, db: Path | None) -> tuple[Any, Any]:
     return spec, parent
 
 
-async def _run(job: RunJob, ctx: Context) -> Any:
+async def _run(session: Session, db: Path | None, ctx: Context) -> Any:
     try:
-        return await run_job(job, ctx.report_progress)
+        return await run_job(session, ctx.report_progress, db=db)
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
 
