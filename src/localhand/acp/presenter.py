@@ -56,15 +56,20 @@ class Presenter:
             chunk = update_agent_thought_text if event.thinking else update_agent_message_text
             self.editor.update(chunk(event.text))
         elif isinstance(event, ModelReply) and not self.streamed:
-            if event.thinking.strip():
-                self.editor.update(update_agent_thought_text(event.thinking))
-            if event.content.strip():
-                self.editor.update(update_agent_message_text(event.content))
+            for update in reply_updates(event.thinking, event.content):
+                self.editor.update(update)
         elif isinstance(event, Warning):
             self.editor.update(update_agent_thought_text(f"[localhand] {event.message}\n"))
         elif event.type in SEEN:
             for update in self.plan.see(event.type, event.to_dict()):
                 self.editor.update(update)
+
+
+def reply_updates(thinking: str, content: str) -> list[Any]:
+    """A model reply as the editor shows it, live or replayed: its thinking as a thought chunk
+    and its text as a message chunk, each when it has any."""
+    chunks = ((update_agent_thought_text, thinking), (update_agent_message_text, content))
+    return [chunk(text) for chunk, text in chunks if text.strip()]
 
 
 class PlanView:

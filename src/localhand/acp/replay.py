@@ -18,13 +18,11 @@ from acp import (
     start_tool_call,
     text_block,
     tool_content,
-    update_agent_message_text,
-    update_agent_thought_text,
     update_user_message_text,
 )
 
 from localhand.acp.editor import Editor
-from localhand.acp.presenter import PlanView
+from localhand.acp.presenter import PlanView, reply_updates
 from localhand.acp.tools import KINDS, title_of
 from localhand.errors import ConfigError
 from localhand.safety.approval.approver import escape, headline
@@ -57,10 +55,8 @@ def run_updates(
     for event in events:
         data = event.data
         if event.type == "model_reply":
-            if str(data.get("thinking") or "").strip():
-                updates.append(update_agent_thought_text(str(data["thinking"])))
-            if str(data.get("content") or "").strip():
-                updates.append(update_agent_message_text(str(data["content"])))
+            thinking, content = str(data.get("thinking") or ""), str(data.get("content") or "")
+            updates += reply_updates(thinking, content)
         elif event.type == "tool_call":
             updates.append(_tool_call(data, call_id()))
         else:  # the plan's steps and how the run ended, as the live run showed them
