@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,7 @@ def config(args: Namespace) -> int:
     from localhand.config.files import user_config_path  # not needed to parse the options
 
     # not needed to parse the options
-    from localhand.config.settings import distrusting, load_settings
+    from localhand.config.settings import NAMES, distrusting, load_settings
 
     notes: list[str] = []
     root = (args.workspace or Path.cwd()).expanduser().resolve()
@@ -66,7 +65,7 @@ def config(args: Namespace) -> int:
         },
         "settings": {
             name: {"value": shown(settings, name), "source": source_label(settings, name)}
-            for name in setting_names()
+            for name in NAMES
         },
         "notes": notes,
     }
@@ -92,13 +91,6 @@ def config_arguments(parser: ArgumentParser) -> None:
 
 
 COMMANDS = {"config": Command(config, config_arguments)}
-
-
-def setting_names() -> list[str]:
-    from localhand.config.settings import Settings  # not needed to parse the options
-    from localhand.config.workspace_keys import PROVENANCE  # not needed to parse the options
-
-    return [f.name for f in fields(Settings) if f.name not in PROVENANCE]
 
 
 def source_label(settings: Settings, name: str) -> str:

@@ -210,13 +210,15 @@ def _distrusting_file(
     return replace(settings, **ignored, from_file=from_file, sources=sources), [message]
 
 
+NAMES = tuple(f.name for f in fields(Settings) if f.name not in PROVENANCE)
+"""Every setting's name, in ``Settings``' order (not the fields that say where they came from)."""
 _NO_ENV = frozenset(("host", "profiles", "mcp_servers", "hooks"))
 """Settings with no ``LOCALHAND_*`` variable besides ``[sandbox]``'s details: the host is
 ``OLLAMA_HOST``, as the Ollama client reads it, and the tables come only from files."""
 ENV = {
-    f.name: f"LOCALHAND_{f.name.upper()}"
-    for f in fields(Settings)
-    if f.name not in _NO_ENV | PROVENANCE and not f.name.startswith("sandbox_")
+    name: f"LOCALHAND_{name.upper()}"
+    for name in NAMES
+    if name not in _NO_ENV and not name.startswith("sandbox_")
 }
 """Each setting's environment variable: ``LOCALHAND_`` and its name."""
 ENV["isolate_network"] = "LOCALHAND_NO_NETWORK"
@@ -316,11 +318,10 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
 
 
 def _validated(values: dict[str, Any], source: str) -> Settings:
-    known = {f.name: f for f in fields(Settings) if f.name not in PROVENANCE}
-    unknown = sorted(set(values) - set(known))
+    unknown = sorted(set(values) - set(NAMES))
     if unknown:
         raise ConfigError(
-            f"unknown setting(s) {', '.join(unknown)} in {source}; known: {', '.join(known)}"
+            f"unknown setting(s) {', '.join(unknown)} in {source}; known: {', '.join(NAMES)}"
         )
     settings: dict[str, Any] = {}
     for name, value in values.items():
@@ -328,4 +329,12 @@ def _validated(values: dict[str, Any], source: str) -> Settings:
     return Settings(**settings)
 
 
-__all__ = ["DEFAULT_MODEL", "ENV", "Settings", "distrusting", "load_settings", "with_mcp_config"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ENV",
+    "NAMES",
+    "Settings",
+    "distrusting",
+    "load_settings",
+    "with_mcp_config",
+]
