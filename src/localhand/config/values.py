@@ -7,12 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localhand.config.options import BACKENDS
+from localhand.config.options import APPROVE_POLICIES, BACKENDS
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
 TOOL_MODES = ("auto", "native", "schema")
-APPROVE_POLICIES = ("never", "dangerous", "always")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
 CHOICES = {
