@@ -57,12 +57,8 @@ def completion(args: argparse.Namespace) -> int:
     if args.values:
         print("\n".join(values(args.values)))
         return 0
-    if shell not in SHELLS:  # argparse checks the choice; a caller of this function may not
-        fail(
-            f"no completion for {shell!r}: use bash, zsh or fish"
-            if shell
-            else "say which shell: bash, zsh or fish"
-        )
+    if shell is None:  # argparse has checked a shell given against SHELLS
+        fail("say which shell: bash, zsh or fish")
     specs = command_specs()
     script = {"bash": bash, "zsh": zsh, "fish": fish}[shell](specs)
     print(script, end="")
