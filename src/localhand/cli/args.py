@@ -149,20 +149,6 @@ def add_mcp_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_file_option(parser: argparse.ArgumentParser) -> None:
-    """``--file PATH``, for every command that puts a task to a model
-    (``localhand.prompt.attached_files``)."""
-    parser.add_argument(
-        "--file",
-        action="append",
-        dest="files",
-        metavar="PATH",
-        help="Put this workspace file in the first prompt (repeatable; a quoted glob such as "
-        "'src/*.py' takes every text file it matches). The files share a cap in tokens; what "
-        "does not fit is cut or left out, and you are told.",
-    )
-
-
 def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--json", action=_JsonOutput, dest="json_output", help=help)
 
