@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 FLAG_NAMES = {"isolate_network": "--no-network"}
 """Settings whose flag is not ``--`` and the name with dashes."""
-NOT_SHOWN = ("profiles",)
-"""Settings too large for one line: shown as whether the files change them."""
 
 
 def config(args: Namespace) -> int:
@@ -114,7 +112,7 @@ def shown(settings: Settings, name: str) -> Any:
         return [server.name for server in value]
     if name == "hooks":
         return [f"{hook.kind}: {hook.command}" for hook in value]
-    if name in NOT_SHOWN:
+    if name == "profiles":  # too large for one line: whether the files change them
         return "changed" if value is not None else "built-in"
     if name == "sandbox_limits":
         return {key: limit for key, limit in value}
