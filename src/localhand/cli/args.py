@@ -2,7 +2,7 @@
 
 The command line is the standard library's ``argparse``: it starts in about 12 ms, where typer
 (click and a pydantic adapter per parameter) took about 150 ms of ``localhand run``'s budget of
-0.3 s to its first request. The choices are spelled here (the model's in
+0.3 s to its first request. The choices are spelled here (the model's and the approval's in
 ``localhand.config.options``), not imported, so that parsing loads nothing of a run's;
 tests/cli/test_cli_args.py keeps them equal to the modules that use them.
 """
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
+from localhand.config.options import APPROVE_POLICIES as APPROVE_POLICIES
 from localhand.config.options import BACKENDS as BACKENDS
 from localhand.config.options import ModelOptions
 from localhand.config.options import number as number
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
     from localhand.config.settings import Settings
 
-APPROVE_POLICIES = ("never", "dangerous", "always")  # localhand.config.values.APPROVE_POLICIES
 SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety.sandbox_table
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
@@ -146,20 +146,6 @@ def add_mcp_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="Offer the tools of the MCP servers in FILE (the mcpServers JSON of Claude "
         "Desktop, Cursor and Goose), besides [mcp.servers.NAME] in localhand.toml. Repeatable.",
-    )
-
-
-def add_file_option(parser: argparse.ArgumentParser) -> None:
-    """``--file PATH``, for every command that puts a task to a model
-    (``localhand.prompt.attached_files``)."""
-    parser.add_argument(
-        "--file",
-        action="append",
-        dest="files",
-        metavar="PATH",
-        help="Put this workspace file in the first prompt (repeatable; a quoted glob such as "
-        "'src/*.py' takes every text file it matches). The files share a cap in tokens; what "
-        "does not fit is cut or left out, and you are told.",
     )
 
 

@@ -57,12 +57,8 @@ def completion(args: argparse.Namespace) -> int:
     if args.values:
         print("\n".join(values(args.values)))
         return 0
-    if shell not in SHELLS:  # argparse checks the choice; a caller of this function may not
-        fail(
-            f"no completion for {shell!r}: use bash, zsh or fish"
-            if shell
-            else "say which shell: bash, zsh or fish"
-        )
+    if shell is None:  # argparse has checked a shell given against SHELLS
+        fail("say which shell: bash, zsh or fish")
     specs = command_specs()
     script = {"bash": bash, "zsh": zsh, "fish": fish}[shell](specs)
     print(script, end="")
@@ -110,13 +106,11 @@ COMMANDS = {"completion": Command(completion, completion_arguments)}
 def command_specs() -> list[CommandSpec]:
     """Every command, its one-line help and its arguments, from its own parser."""
     # not needed to parse the options
-    from localhand.cli import COMMAND_MODULES, Parser, _doc, command_named
+    from localhand.cli import COMMAND_MODULES, _command_parser, _doc
 
     specs = []
     for name in COMMAND_MODULES:
-        command = command_named(name)
-        parser = Parser(prog=f"localhand {name}")
-        command.arguments(parser)
+        command, parser = _command_parser(name)
         options: list[Argument] = []
         positionals: list[Argument] = []
         for action in parser._actions:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +33,6 @@ if TYPE_CHECKING:
 
 FLAG_NAMES = {"isolate_network": "--no-network"}
 """Settings whose flag is not ``--`` and the name with dashes."""
-NOT_SHOWN = ("profiles",)
-"""Settings too large for one line: shown as whether the files change them."""
 
 
 def config(args: Namespace) -> int:
@@ -43,7 +40,7 @@ def config(args: Namespace) -> int:
     from localhand.config.files import user_config_path  # not needed to parse the options
 
     # not needed to parse the options
-    from localhand.config.settings import distrusting, load_settings
+    from localhand.config.settings import NAMES, distrusting, load_settings
 
     notes: list[str] = []
     root = (args.workspace or Path.cwd()).expanduser().resolve()
@@ -66,7 +63,7 @@ def config(args: Namespace) -> int:
         },
         "settings": {
             name: {"value": shown(settings, name), "source": source_label(settings, name)}
-            for name in setting_names()
+            for name in NAMES
         },
         "notes": notes,
     }
@@ -94,13 +91,6 @@ def config_arguments(parser: ArgumentParser) -> None:
 COMMANDS = {"config": Command(config, config_arguments)}
 
 
-def setting_names() -> list[str]:
-    from localhand.config.settings import Settings  # not needed to parse the options
-    from localhand.config.workspace_keys import PROVENANCE  # not needed to parse the options
-
-    return [f.name for f in fields(Settings) if f.name not in PROVENANCE]
-
-
 def source_label(settings: Settings, name: str) -> str:
     """``default``, ``user file PATH``, ``workspace file PATH``, ``LOCALHAND_CONFIG PATH``,
     ``env VAR`` or ``flag --NAME``."""
@@ -122,7 +112,7 @@ def shown(settings: Settings, name: str) -> Any:
         return [server.name for server in value]
     if name == "hooks":
         return [f"{hook.kind}: {hook.command}" for hook in value]
-    if name in NOT_SHOWN:
+    if name == "profiles":  # too large for one line: whether the files change them
         return "changed" if value is not None else "built-in"
     if name == "sandbox_limits":
         return {key: limit for key, limit in value}

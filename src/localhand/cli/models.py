@@ -22,15 +22,17 @@ if TYPE_CHECKING:
 def models(args: Namespace) -> int:
     """List the models every reachable backend serves (size, context, tools, profile)."""
     from localhand.models.catalog import gather  # not needed to parse the options
+    from localhand.profiles import ProfileSettings  # not needed to parse the options
 
     settings = settings_of(args, forget=False)  # nothing here runs a command
-    profiles = settings.profiles
-
-    def profile_of(name: str) -> str:
-        return profiles.resolve(name).name if profiles is not None else _builtin(name)
-
+    # The built-in profiles, unchanged, when no file changes them.
+    profiles = settings.profiles if settings.profiles is not None else ProfileSettings()
     places = gather(
-        settings.backend, settings.host, settings, timeout=args.timeout, profile_of=profile_of
+        settings.backend,
+        settings.host,
+        settings,
+        timeout=args.timeout,
+        profile_of=lambda name: profiles.resolve(name).name,
     )
     found = any(p.models for p in places)
     if found:
@@ -59,12 +61,6 @@ def _say_default(model: str, places: list[Place]) -> None:
     where = f"{has[0].kind} has it" if has else "no server listed here has it"
     line = f"localhand run uses {model} unless --model says otherwise ({where})."
     sys.stdout.write(inert(line) + "\n")
-
-
-def _builtin(name: str) -> str:
-    from localhand.profiles import profile_for  # not needed to parse the options
-
-    return profile_for(name).name
 
 
 def _print(places: list[Place]) -> None:

@@ -11,7 +11,6 @@ from localhand.cli.args import (
     TIERS,
     Command,
     add_diff_option,
-    add_file_option,
     add_json_option,
     add_limit_options,
     add_mcp_option,
@@ -193,7 +192,15 @@ def run_arguments(parser: ArgumentParser) -> None:
     )
     add_sandbox_option(parser)
     add_mcp_option(parser)
-    add_file_option(parser)
+    parser.add_argument(  # read into the first prompt by localhand.prompt.attached_files
+        "--file",
+        action="append",
+        dest="files",
+        metavar="PATH",
+        help="Put this workspace file in the first prompt (repeatable; a quoted glob such as "
+        "'src/*.py' takes every text file it matches). The files share a cap in tokens; what "
+        "does not fit is cut or left out, and you are told.",
+    )
     parser.add_argument(
         "--serve", action="store_true", help="Show the run live in the browser (127.0.0.1)."
     )

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 BACKENDS = ("auto", "ollama", "openai", "embedded")
 """Where the model runs (``--backend``, ``backend`` in the settings, which read it from here)."""
+APPROVE_POLICIES = ("never", "dangerous", "always")
+"""Which commands need a person's approval (``--approve``, ``approve`` in the settings)."""
 
 
 def number(

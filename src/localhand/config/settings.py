@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.config.files import inside, read_config, read_user_config, warn_once
 from localhand.config.values import convert, read_toml
-from localhand.config.workspace_keys import explained, withheld, without_withheld
+from localhand.config.workspace_keys import (
+    PROVENANCE,
+    explained,
+    withheld,
+    without_withheld,
+)
 from localhand.errors import ConfigError
 from localhand.safety.trust.store import use_named
 
@@ -205,33 +210,18 @@ def _distrusting_file(
     return replace(settings, **ignored, from_file=from_file, sources=sources), [message]
 
 
+NAMES = tuple(f.name for f in fields(Settings) if f.name not in PROVENANCE)
+"""Every setting's name, in ``Settings``' order (not the fields that say where they came from)."""
+_NO_ENV = frozenset(("host", "profiles", "mcp_servers", "hooks"))
+"""Settings with no ``LOCALHAND_*`` variable besides ``[sandbox]``'s details: the host is
+``OLLAMA_HOST``, as the Ollama client reads it, and the tables come only from files."""
 ENV = {
-    "model": "LOCALHAND_MODEL",
-    "backend": "LOCALHAND_BACKEND",
-    "num_ctx_max": "LOCALHAND_NUM_CTX_MAX",
-    "keep_alive": "LOCALHAND_KEEP_ALIVE",
-    "saved_slots": "LOCALHAND_SAVED_SLOTS",
-    "think": "LOCALHAND_THINK",
-    "request_timeout": "LOCALHAND_REQUEST_TIMEOUT",
-    "max_reply_tokens": "LOCALHAND_MAX_REPLY_TOKENS",
-    "watch_replies": "LOCALHAND_WATCH_REPLIES",
-    "gguf": "LOCALHAND_GGUF",
-    "tool_mode": "LOCALHAND_TOOL_MODE",
-    "approve": "LOCALHAND_APPROVE",
-    "isolate_network": "LOCALHAND_NO_NETWORK",
-    "sandbox": "LOCALHAND_SANDBOX",
-    "archive_secrets": "LOCALHAND_ARCHIVE_SECRETS",
-    "daily_token_budget": "LOCALHAND_DAILY_TOKEN_BUDGET",
-    "price_in": "LOCALHAND_PRICE_IN",
-    "price_out": "LOCALHAND_PRICE_OUT",
-    "plan_mode": "LOCALHAND_PLAN_MODE",
-    "nudge_limit_per": "LOCALHAND_NUDGE_LIMIT_PER",
-    "instruction_files": "LOCALHAND_INSTRUCTION_FILES",
-    "delegate_share": "LOCALHAND_DELEGATE_SHARE",
-    "think_budget": "LOCALHAND_THINK_BUDGET",
-    "otel": "LOCALHAND_OTEL",
-    "otel_content": "LOCALHAND_OTEL_CONTENT",
+    name: f"LOCALHAND_{name.upper()}"
+    for name in NAMES
+    if name not in _NO_ENV and not name.startswith("sandbox_")
 }
+"""Each setting's environment variable: ``LOCALHAND_`` and its name."""
+ENV["isolate_network"] = "LOCALHAND_NO_NETWORK"
 
 
 def load_settings(
@@ -328,13 +318,10 @@ def with_mcp_config(settings: Settings, files: list[Path]) -> Settings:
 
 
 def _validated(values: dict[str, Any], source: str) -> Settings:
-    from localhand.config.workspace_keys import PROVENANCE  # not settings themselves
-
-    known = {f.name: f for f in fields(Settings) if f.name not in PROVENANCE}
-    unknown = sorted(set(values) - set(known))
+    unknown = sorted(set(values) - set(NAMES))
     if unknown:
         raise ConfigError(
-            f"unknown setting(s) {', '.join(unknown)} in {source}; known: {', '.join(known)}"
+            f"unknown setting(s) {', '.join(unknown)} in {source}; known: {', '.join(NAMES)}"
         )
     settings: dict[str, Any] = {}
     for name, value in values.items():
@@ -342,4 +329,12 @@ def _validated(values: dict[str, Any], source: str) -> Settings:
     return Settings(**settings)
 
 
-__all__ = ["DEFAULT_MODEL", "ENV", "Settings", "distrusting", "load_settings", "with_mcp_config"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ENV",
+    "NAMES",
+    "Settings",
+    "distrusting",
+    "load_settings",
+    "with_mcp_config",
+]

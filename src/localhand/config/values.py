@@ -7,12 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localhand.config.options import BACKENDS
+from localhand.config.options import APPROVE_POLICIES, BACKENDS
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
 TOOL_MODES = ("auto", "native", "schema")
-APPROVE_POLICIES = ("never", "dangerous", "always")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
 CHOICES = {
@@ -45,9 +44,9 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
     found = {
         **values,
         **sandbox_table(data.get("sandbox"), path),
-        **_plan_table(data.get("plan"), path),
-        **_run_table(data.get("run"), path),
-        **_telemetry_table(data.get("telemetry"), path),
+        **_table("plan", data.get("plan"), path),
+        **_table("run", data.get("run"), path),
+        **_table("telemetry", data.get("telemetry"), path),
     }
     if "mcp" in data:  # [mcp.servers.NAME]: the MCP servers to start (localhand.mcp.config)
         from localhand.mcp.config import servers_from_toml  # only when a file has the table
@@ -70,28 +69,51 @@ def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return {"profiles": read_profiles(data, source=str(path))}
 
 
-_RUN_KEYS = {"nudge_limit_per", "instruction_files", "delegate_share"}
+_TABLES: dict[str, tuple[dict[str, str], str]] = {
+    "plan": (
+        {"default_mode": "plan_mode"},
+        f'default_mode = "..." (one of {", ".join(PLAN_MODES)})',
+    ),
+    "run": (
+        {key: key for key in ("nudge_limit_per", "instruction_files", "delegate_share")},
+        'nudge_limit_per = "streak" or "run", instruction_files = ["AGENTS.md", ...] and '
+        "delegate_share = 0.5",
+    ),
+    "telemetry": (
+        {"otel": "otel", "content": "otel_content"},
+        "otel = true/false, content = true/false",
+    ),
+}
+"""The tables beside the top level: the setting each of their keys gives (``[telemetry]``'s
+switch OpenTelemetry spans for each run and whether they carry the conversation,
+``localhand.telemetry``), and what a wrong table is told they take."""
 
 
-def _run_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[run]``: ``nudge_limit_per`` (``"streak"`` or ``"run"``), ``instruction_files`` (a
-    list of file names) and ``delegate_share`` (checked with the other values)."""
+def _table(name: str, table: Any, path: Path) -> dict[str, Any]:
+    """The settings of the table ``[name]``, checked here, where the message can name the table
+    and the file (the same settings from ``LOCALHAND_*`` variables are checked in ``convert``,
+    which converts ``delegate_share`` for both)."""
     if table is None:
         return {}
-    usage = (
-        f'[run] in {path} takes only nudge_limit_per = "streak" or "run", '
-        'instruction_files = ["AGENTS.md", ...] and delegate_share = 0.5'
-    )
-    if not isinstance(table, dict) or set(table) - _RUN_KEYS:
+    keys, takes = _TABLES[name]
+    usage = f"[{name}] in {path} takes only {takes}"
+    if not isinstance(table, dict) or set(table) - set(keys):
         raise ConfigError(usage)
-    found: dict[str, Any] = {key: table[key] for key in ("delegate_share",) if key in table}
-    if "nudge_limit_per" in table:
-        if table["nudge_limit_per"] not in NUDGE_COUNTS:
-            raise ConfigError(usage)
-        found["nudge_limit_per"] = table["nudge_limit_per"]
-    if "instruction_files" in table:
+    found = {keys[key]: value for key, value in table.items()}
+    mode = found.get("plan_mode", PLAN_MODES[0])
+    if not isinstance(mode, str) or mode not in PLAN_MODES:
+        raise ConfigError(
+            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of "
+            + ", ".join(PLAN_MODES)
+        )
+    switches = [found[key] for key in ("otel", "otel_content") if key in found]
+    if found.get("nudge_limit_per", "streak") not in NUDGE_COUNTS or not all(
+        isinstance(value, bool) for value in switches
+    ):
+        raise ConfigError(usage)
+    if "instruction_files" in found:
         try:
-            found["instruction_files"] = instruction_names(table["instruction_files"])
+            found["instruction_files"] = instruction_names(found["instruction_files"])
         except ValueError as exc:
             raise ConfigError(f"[run] instruction_files in {path}: {exc}") from None
     return found
@@ -108,43 +130,6 @@ def instruction_names(value: Any) -> tuple[str, ...]:
         if "/" in name or "\\" in name or name in (".", ".."):
             raise ValueError(f"{name!r} is not a plain file name (e.g. AGENTS.md)")
     return tuple(names)
-
-
-def _plan_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[plan]``: ``default_mode``. Checked here, where the message can name the table and the
-    file; the same setting from ``LOCALHAND_PLAN_MODE`` is checked in ``_convert``."""
-    allowed = ", ".join(PLAN_MODES)
-    if table is None:
-        return {}
-    if not isinstance(table, dict) or set(table) - {"default_mode"}:
-        raise ConfigError(f'[plan] in {path} takes only default_mode = "..." (one of {allowed})')
-    if "default_mode" not in table:
-        return {}
-    mode = table["default_mode"]
-    if not isinstance(mode, str) or mode not in PLAN_MODES:
-        raise ConfigError(
-            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of {allowed}"
-        )
-    return {"plan_mode": mode}
-
-
-_TELEMETRY_KEYS = {"otel": "otel", "content": "otel_content"}
-
-
-def _telemetry_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[telemetry]``: ``otel`` (OpenTelemetry spans for each run) and ``content`` (the spans
-    carry the conversation), each true or false (``localhand.telemetry``)."""
-    if table is None:
-        return {}
-    if (
-        not isinstance(table, dict)
-        or set(table) - set(_TELEMETRY_KEYS)
-        or not all(isinstance(value, bool) for value in table.values())
-    ):
-        raise ConfigError(
-            f"[telemetry] in {path} takes only otel = true/false, content = true/false"
-        )
-    return {_TELEMETRY_KEYS[key]: value for key, value in table.items()}
 
 
 def convert(name: str, value: Any, source: str) -> Any:
