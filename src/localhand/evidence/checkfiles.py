@@ -172,12 +172,8 @@ class CheckFiles:
         (their files are the check's too), from their contents in ``kept`` (path → bytes)."""
         commands: list[str] = []
         if self.package_scripts and (data := kept.get("package.json")) is not None:
-            try:
-                scripts = json.loads(data).get("scripts") or {}
-            except (ValueError, AttributeError):
-                scripts = {}
-            if isinstance(scripts, dict):
-                commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
+            scripts = package_scripts(data)
+            commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
         if self.make_targets:
             makefiles = [kept[n] for n in sorted(kept) if n in MAKEFILES or self.included(n)]
             text = b"\n".join(makefiles).decode("utf-8", "replace")
@@ -278,6 +274,16 @@ def check_part(relpath: str, data: bytes | None) -> Any:
         return {s: dict(config[s]) for s in config.sections() if "test" in s}
     except (ValueError, configparser.Error):
         return text
+
+
+def package_scripts(data: str | bytes) -> dict[str, Any]:
+    """The ``scripts`` of a ``package.json`` with content ``data``; empty when it does not parse
+    or has none."""
+    try:
+        scripts = json.loads(data).get("scripts") or {}
+    except (ValueError, AttributeError):
+        return {}
+    return scripts if isinstance(scripts, dict) else {}
 
 
 def _package_script(tool: str, args: list[str]) -> str | None:
@@ -391,4 +397,4 @@ def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "check_part", "is_test_name"]
+__all__ = ["CheckFiles", "check_part", "is_test_name", "package_scripts"]

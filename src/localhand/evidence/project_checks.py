@@ -24,7 +24,6 @@ task's text, so a task cannot smuggle a command in through a file name.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import ConfigError
+from localhand.evidence.checkfiles import package_scripts
 from localhand.evidence.verify import Check, CommandCheck
 
 AUTO = "auto"
@@ -172,16 +172,16 @@ def _makefile(workspace: Path) -> ProjectCheck | None:
     return None
 
 
-def _npm(workspace: Path) -> ProjectCheck | None:
+def npm_test_script(workspace: Path) -> str | None:
+    """What ``npm test`` runs in ``workspace``: its ``package.json``'s test script, or None."""
     text = _read(workspace / "package.json")
-    if text is None:
-        return None
-    try:
-        scripts = json.loads(text).get("scripts") or {}
-    except (ValueError, AttributeError):
-        return None
-    test = scripts.get("test") if isinstance(scripts, dict) else None
-    if not isinstance(test, str) or not test.strip() or NPM_PLACEHOLDER in test:
+    test = None if text is None else package_scripts(text).get("test")
+    return test if isinstance(test, str) else None
+
+
+def _npm(workspace: Path) -> ProjectCheck | None:
+    test = npm_test_script(workspace)
+    if test is None or not test.strip() or NPM_PLACEHOLDER in test:
         return None
     return ProjectCheck("npm test", "package.json has a test script")
 

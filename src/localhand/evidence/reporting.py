@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from localhand.evidence.project_checks import npm_test_script
 from localhand.evidence.reports import Collected, Report, Verdict, judge, read
 from localhand.safety.box.bound import Bound
 from localhand.safety.box.sandbox import Sandbox, current_sandbox
@@ -172,7 +173,7 @@ def _reporting_command(command: str, workspace: Path, folder: str) -> str:
     if command.lstrip().startswith("go test") and "-json" not in command:
         return command.replace("go test", "go test -json", 1)
     direct = _DIRECT.match(command)
-    script = _npm_test_script(workspace) if _NPM_TEST.match(command) else None
+    script = npm_test_script(workspace) if _NPM_TEST.match(command) else None
     started = direct or (_DIRECT.match(script) if script else None)
     if started is None:
         return command
@@ -184,14 +185,6 @@ def _reporting_command(command: str, workspace: Path, folder: str) -> str:
         else f"--reporter=default --reporter=json --outputFile.json={target}"
     )
     return f"{command} {flags}" if direct else f"{command.rstrip()} -- {flags}"
-
-
-def _npm_test_script(workspace: Path) -> str | None:
-    try:
-        scripts = json.loads((workspace / "package.json").read_text(encoding="utf-8"))["scripts"]
-        return str(scripts["test"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def _readable(output: str) -> str:
