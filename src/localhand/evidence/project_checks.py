@@ -128,16 +128,20 @@ def _named_script(workspace: Path, task: str) -> ProjectCheck | None:
         name = match.group(1).rstrip(".")
         if not Path(name).name.lower().startswith("check"):
             continue  # a folder called check*/ with another name inside
-        path = inside(workspace, name)
-        try:
-            if path is None or not path.is_file():
-                continue
-        except OSError:  # a name too long for the file system: not a script
-            continue
-        command = script_command(path, name)
+        command = script_at(workspace, name)
         if command is not None:
             return ProjectCheck(command, f"the task names {name}")
     return None
+
+
+def script_at(workspace: Path, name: str) -> str | None:
+    """How ``--verify auto`` runs the script ``name`` in ``workspace`` (``script_command``), or
+    None when there is none there: outside it, missing, or a name the file system refuses."""
+    path = inside(workspace, name)
+    try:
+        return script_command(path, name) if path is not None and path.is_file() else None
+    except OSError:  # a name too long for the file system: not a script
+        return None
 
 
 def script_command(path: Path, name: str) -> str | None:
