@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from localhand.paths import is_within
 from localhand.safety.risk.shellparse import TooDeep, parse
 from localhand.safety.risk.shellsyntax import Command, Script
 
@@ -246,7 +247,10 @@ class CheckFiles:
     def inside(self, workspace: str | os.PathLike[str]) -> CheckFiles:
         """These check files with the absolute paths in ``workspace`` made relative to it."""
         root = os.path.realpath(workspace)
-        named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
+        named = {
+            os.path.relpath(n, root) if os.path.isabs(n) and is_within(n, root) else n
+            for n in self.named
+        }
         return dataclasses.replace(self, named=named, _folders=None)
 
     def import_homes(self) -> set[str]:
@@ -382,10 +386,6 @@ def _family(program: str) -> str:
     if program.startswith("python") and program[6:].replace(".", "").isdigit():
         return "python3"
     return program
-
-
-def _within(path: str, root: str) -> bool:
-    return os.path.isabs(path) and (path == root or path.startswith(root.rstrip(os.sep) + os.sep))
 
 
 def is_test_name(name: str) -> bool:
