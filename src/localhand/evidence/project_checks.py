@@ -170,7 +170,7 @@ def inside(workspace: Path, name: str) -> Path | None:
 
 def _makefile(workspace: Path) -> ProjectCheck | None:
     for name in ("GNUmakefile", "makefile", "Makefile"):
-        text = _read(workspace / name)
+        text = read_small(workspace / name)
         if text is not None and _MAKE_TEST.search(text):
             return ProjectCheck("make test", f"{name} has a test target")
     return None
@@ -178,7 +178,7 @@ def _makefile(workspace: Path) -> ProjectCheck | None:
 
 def npm_test_script(workspace: Path) -> str | None:
     """What ``npm test`` runs in ``workspace``: its ``package.json``'s test script, or None."""
-    text = _read(workspace / "package.json")
+    text = read_small(workspace / "package.json")
     test = None if text is None else package_scripts(text).get("test")
     return test if isinstance(test, str) else None
 
@@ -217,7 +217,7 @@ PYTEST = "python3 -m pytest -q"
 def _pytest(workspace: Path) -> ProjectCheck | None:
     command = PYTEST
     for name, section in _PYTEST_CONFIG:
-        text = _read(workspace / name)
+        text = read_small(workspace / name)
         if text is not None and section in text:
             return ProjectCheck(command, f"pytest configuration in {name}")
     if (workspace / "conftest.py").is_file():
@@ -240,7 +240,7 @@ def _has_test_files(folder: Path) -> bool:
     )
 
 
-def _read(path: Path, limit: int = 1_000_000) -> str | None:
+def read_small(path: Path, limit: int = 1_000_000) -> str | None:
     """A small text file's content, or ``None`` (missing, unreadable, a folder, too big)."""
     try:
         if not path.is_file() or path.stat().st_size > limit:

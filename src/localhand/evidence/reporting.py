@@ -10,7 +10,6 @@ nothing: the tests the workspace had before the run.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import json
@@ -22,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from localhand.evidence.project_checks import npm_test_script
+from localhand.evidence.project_checks import npm_test_script, read_small
 from localhand.evidence.reports import Collected, Report, Verdict, judge, read
 from localhand.safety.box.bound import Bound
 from localhand.safety.box.sandbox import Sandbox, current_sandbox
@@ -155,11 +154,7 @@ def _runs_python_tests(command: str, workspace: Path) -> bool:
     words = command.split()
     named = [w for w in words if "/" in w or "." in w]
     named += ["Makefile", "makefile", "GNUmakefile"] if "make" in words else []
-    texts = [command]
-    for path in (workspace / name for name in named):
-        with contextlib.suppress(OSError):
-            if path.is_file() and path.stat().st_size < 256_000:
-                texts.append(path.read_text(encoding="utf-8", errors="replace"))
+    texts = [command, *(read_small(workspace / name, 255_999) or "" for name in named)]
     return any(_PYTHON_RUNNER.search(text) for text in texts)
 
 
