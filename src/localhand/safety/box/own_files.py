@@ -28,7 +28,8 @@ import sys
 import sysconfig
 from typing import Literal
 
-from localhand.paths import SQLITE_SIDE_FILES, claimed_stores, data_dir, db_path, is_within
+from localhand.paths import SQLITE_SIDE_FILES, claimed_stores, data_dir, db_path
+from localhand.paths import is_within as is_within  # the box's modules import it from here
 
 Protection = Literal["install", "data"]
 
