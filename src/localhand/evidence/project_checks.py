@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import ConfigError
-from localhand.evidence.checkfiles import package_scripts
+from localhand.evidence.projectfiles import npm_test_script, read_small
 from localhand.evidence.verify import Check, CommandCheck
 
 AUTO = "auto"
@@ -176,13 +176,6 @@ def _makefile(workspace: Path) -> ProjectCheck | None:
     return None
 
 
-def npm_test_script(workspace: Path) -> str | None:
-    """What ``npm test`` runs in ``workspace``: its ``package.json``'s test script, or None."""
-    text = read_small(workspace / "package.json")
-    test = None if text is None else package_scripts(text).get("test")
-    return test if isinstance(test, str) else None
-
-
 def _npm(workspace: Path) -> ProjectCheck | None:
     test = npm_test_script(workspace)
     if test is None or not test.strip() or NPM_PLACEHOLDER in test:
@@ -238,13 +231,3 @@ def _has_test_files(folder: Path) -> bool:
         name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
         for name in names
     )
-
-
-def read_small(path: Path, limit: int = 1_000_000) -> str | None:
-    """A small text file's content, or ``None`` (missing, unreadable, a folder, too big)."""
-    try:
-        if not path.is_file() or path.stat().st_size > limit:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None

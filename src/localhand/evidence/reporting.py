@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from localhand.evidence.project_checks import npm_test_script, read_small
+from localhand.evidence.projectfiles import npm_test_script, read_small
 from localhand.evidence.reports import Collected, Report, Verdict, judge, read
 from localhand.safety.box.bound import Bound
 from localhand.safety.box.sandbox import Sandbox, current_sandbox
