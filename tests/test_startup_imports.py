@@ -33,7 +33,7 @@ RUN_PATH = {
     *package("localhand.config", "files", "options", "settings", "values", "workspace_keys"),
     *package("localhand.evidence", "adopt", "answer_check", "baseline", "changes", "checkfiles"),
     *package("localhand.evidence", "checkguard", "gitstate", "hidden", "project_checks"),
-    *package("localhand.evidence", "projectfiles", "snapshot", "taskwords", "verify"),
+    *package("localhand.evidence", "snapshot", "taskwords", "verify"),
     *package("localhand.models", "_common", "_http", "_http_connect", "_json_calls", "_lines"),
     *package("localhand.models", "_network", "_ollama_wire", "_served_figures", "_stream"),
     *package("localhand.models", "advice"),

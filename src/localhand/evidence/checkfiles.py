@@ -25,7 +25,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from localhand.evidence.projectfiles import package_scripts
 from localhand.paths import is_within
 from localhand.safety.risk.shellparse import TooDeep, parse
 from localhand.safety.risk.shellsyntax import Command, Script
@@ -281,6 +280,16 @@ def check_part(relpath: str, data: bytes | None) -> Any:
         return text
 
 
+def package_scripts(data: str | bytes) -> dict[str, Any]:
+    """The ``scripts`` of a ``package.json`` with content ``data``; empty when it does not parse
+    or has none."""
+    try:
+        scripts = json.loads(data).get("scripts") or {}
+    except (ValueError, AttributeError):
+        return {}
+    return scripts if isinstance(scripts, dict) else {}
+
+
 def _package_script(tool: str, args: list[str]) -> str | None:
     """The ``package.json`` script ``npm test``, ``npm run lint``, ``yarn check`` runs."""
     words = [a for a in args if not a.startswith("-")]
@@ -388,4 +397,4 @@ def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "check_part", "is_test_name"]
+__all__ = ["CheckFiles", "check_part", "is_test_name", "package_scripts"]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import ConfigError
-from localhand.evidence.projectfiles import npm_test_script, read_small
+from localhand.evidence.checkfiles import package_scripts
 from localhand.evidence.verify import Check, CommandCheck
 
 AUTO = "auto"
@@ -170,15 +170,16 @@ def inside(workspace: Path, name: str) -> Path | None:
 
 def _makefile(workspace: Path) -> ProjectCheck | None:
     for name in ("GNUmakefile", "makefile", "Makefile"):
-        text = read_small(workspace / name)
+        text = _read(workspace / name)
         if text is not None and _MAKE_TEST.search(text):
             return ProjectCheck("make test", f"{name} has a test target")
     return None
 
 
 def _npm(workspace: Path) -> ProjectCheck | None:
-    test = npm_test_script(workspace)
-    if test is None or not test.strip() or NPM_PLACEHOLDER in test:
+    text = _read(workspace / "package.json")
+    test = None if text is None else package_scripts(text).get("test")
+    if not isinstance(test, str) or not test.strip() or NPM_PLACEHOLDER in test:
         return None
     return ProjectCheck("npm test", "package.json has a test script")
 
@@ -210,7 +211,7 @@ PYTEST = "python3 -m pytest -q"
 def _pytest(workspace: Path) -> ProjectCheck | None:
     command = PYTEST
     for name, section in _PYTEST_CONFIG:
-        text = read_small(workspace / name)
+        text = _read(workspace / name)
         if text is not None and section in text:
             return ProjectCheck(command, f"pytest configuration in {name}")
     if (workspace / "conftest.py").is_file():
@@ -231,3 +232,13 @@ def _has_test_files(folder: Path) -> bool:
         name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
         for name in names
     )
+
+
+def _read(path: Path, limit: int = 1_000_000) -> str | None:
+    """A small text file's content, or ``None`` (missing, unreadable, a folder, too big)."""
+    try:
+        if not path.is_file() or path.stat().st_size > limit:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

@@ -10,6 +10,7 @@ nothing: the tests the workspace had before the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -21,7 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from localhand.evidence.projectfiles import npm_test_script, read_small
+from localhand.evidence.checkfiles import package_scripts
 from localhand.evidence.reports import Collected, Report, Verdict, judge, read
 from localhand.safety.box.bound import Bound
 from localhand.safety.box.sandbox import Sandbox, current_sandbox
@@ -154,7 +155,11 @@ def _runs_python_tests(command: str, workspace: Path) -> bool:
     words = command.split()
     named = [w for w in words if "/" in w or "." in w]
     named += ["Makefile", "makefile", "GNUmakefile"] if "make" in words else []
-    texts = [command, *(read_small(workspace / name, 255_999) or "" for name in named)]
+    texts = [command]
+    for path in (workspace / name for name in named):
+        with contextlib.suppress(OSError):
+            if path.is_file() and path.stat().st_size < 256_000:
+                texts.append(path.read_text(encoding="utf-8", errors="replace"))
     return any(_PYTHON_RUNNER.search(text) for text in texts)
 
 
@@ -168,7 +173,7 @@ def _reporting_command(command: str, workspace: Path, folder: str) -> str:
     if command.lstrip().startswith("go test") and "-json" not in command:
         return command.replace("go test", "go test -json", 1)
     direct = _DIRECT.match(command)
-    script = npm_test_script(workspace) if _NPM_TEST.match(command) else None
+    script = _npm_test_script(workspace) if _NPM_TEST.match(command) else None
     started = direct or (_DIRECT.match(script) if script else None)
     if started is None:
         return command
@@ -180,6 +185,14 @@ def _reporting_command(command: str, workspace: Path, folder: str) -> str:
         else f"--reporter=default --reporter=json --outputFile.json={target}"
     )
     return f"{command} {flags}" if direct else f"{command.rstrip()} -- {flags}"
+
+
+def _npm_test_script(workspace: Path) -> str | None:
+    try:
+        test = package_scripts((workspace / "package.json").read_bytes()).get("test")
+    except OSError:
+        return None
+    return None if test is None else str(test)
 
 
 def _readable(output: str) -> str:
