@@ -92,8 +92,9 @@ class CheckGuard:
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
             if data is None:  # a link (kept with what it leads to), or past the limit
-                link = not tracker.baseline.files[relpath].regular
-                entry = _read(self.workspace / relpath, whole=link)
+                entry = read_entry(self.workspace / relpath)
+                if entry is not None and tracker.baseline.files[relpath].regular:
+                    entry = dataclasses.replace(entry, data=None)  # past the limit: not kept
             else:  # the mode only matters to a script run as ./check.sh
                 named = relpath in self.files.named
                 entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
@@ -107,7 +108,7 @@ class CheckGuard:
         while self.files.include(kept):  # what the Makefiles include, and it includes
             for relpath in baseline.files:
                 new = relpath not in self._originals and self.files.included(relpath)
-                if new and (entry := _read(self.workspace / relpath)) is not None:
+                if new and (entry := read_entry(self.workspace / relpath)) is not None:
                     self._originals[relpath] = entry
                     kept[relpath] = entry.data or b""
         commands = self.files.run_by(kept)
@@ -121,7 +122,7 @@ class CheckGuard:
             if relpath not in self._originals and (
                 relpath in more.named or relpath.startswith(more.folders())
             ):
-                entry = _read(self.workspace / relpath)
+                entry = read_entry(self.workspace / relpath)
                 if entry is not None:
                     self._originals[relpath] = entry
 
@@ -170,7 +171,7 @@ class CheckGuard:
         changes: dict[str, Entry | None] = {}
         for relpath in candidates:
             before = originals.get(relpath)
-            after = _read(self.workspace / relpath) if relpath in current.files else None
+            after = read_entry(self.workspace / relpath) if relpath in current.files else None
             if _changed(relpath, before, after):
                 changes[relpath] = before
         if self._hidden is not None:
@@ -301,13 +302,6 @@ def _boxed() -> bool:
     """Whether commands run in the sandbox here (where files can be laid over)."""
     box = current_sandbox()
     return box.on and available() is None
-
-
-def _read(path: Path, *, whole: bool = True) -> Entry | None:
-    entry = read_entry(str(path))
-    if entry is not None and not whole and entry.data is not None:
-        return dataclasses.replace(entry, data=None)
-    return entry
 
 
 def _mode(path: Path) -> int:

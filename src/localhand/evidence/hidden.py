@@ -141,8 +141,9 @@ def _children(root: str, relpath: str, listed_only: bool) -> Iterable[tuple[str,
     return [(os.path.join(relpath, name), listed_only) for name in names]
 
 
-def read_entry(path: str, listed_only: bool = False) -> Entry | None:
+def read_entry(path: str | os.PathLike[str], listed_only: bool = False) -> Entry | None:
     """The file at ``path`` as an ``Entry`` (never following a final link), or None."""
+    path = os.fspath(path)
     try:
         stat = os.lstat(path)
     except OSError:
