@@ -124,7 +124,7 @@ class OwnPaths:
         """Whether ``relpath`` is one of these files, or lies in one of these directories."""
         if relpath in self.files:
             return True
-        return any(relpath == d or relpath.startswith(d + os.sep) for d in self.dirs)
+        return any(is_within(relpath, d) for d in self.dirs)
 
 
 def own_paths_in(root: str | os.PathLike[str], env: dict[str, str] | None = None) -> OwnPaths:
@@ -149,6 +149,11 @@ def own_paths_in(root: str | os.PathLike[str], env: dict[str, str] | None = None
         _within(real_root, [db + side for db in databases for side in ("", *SQLITE_SIDE_FILES)])
     )
     return OwnPaths(frozenset(dirs), frozenset(files))
+
+
+def is_within(path: str, parent: str) -> bool:
+    """Whether ``path`` is ``parent`` or lies below it (both real, or both relative, paths)."""
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
 def _within(root: str, paths: Iterable[str]) -> list[str]:

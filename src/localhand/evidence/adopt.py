@@ -20,7 +20,7 @@ from pathlib import Path
 from localhand.evidence import checkfiles
 from localhand.evidence.checkfiles import SECTIONED, CheckFiles
 from localhand.evidence.checkguard import CheckGuard
-from localhand.evidence.project_checks import BY_TOOL, PYTEST, detect_check, inside, script_command
+from localhand.evidence.project_checks import BY_TOOL, PYTEST, detect_check, script_at
 from localhand.safety.risk.shellparse import TooDeep, parse
 from localhand.types import ToolCall, ToolResult
 
@@ -145,11 +145,7 @@ def _script(operand: list[str], workspace: Path, auto: str | None) -> str | None
         return None
     root = os.path.realpath(workspace)
     name = os.path.normpath(operand[0].removeprefix(root + os.sep).removeprefix("./"))
-    path = inside(workspace, name)
-    try:
-        command = script_command(path, name) if path is not None and path.is_file() else None
-    except OSError:
-        return None
+    command = script_at(workspace, name)
     top_level = "/" not in name and _CHECK_SCRIPT.fullmatch(name) is not None
     return command if command is not None and (top_level or command == auto) else None
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from localhand.paths import is_within
 from localhand.safety.risk.shellparse import TooDeep, parse
 from localhand.safety.risk.shellsyntax import Command, Script
 
@@ -172,12 +173,8 @@ class CheckFiles:
         (their files are the check's too), from their contents in ``kept`` (path → bytes)."""
         commands: list[str] = []
         if self.package_scripts and (data := kept.get("package.json")) is not None:
-            try:
-                scripts = json.loads(data).get("scripts") or {}
-            except (ValueError, AttributeError):
-                scripts = {}
-            if isinstance(scripts, dict):
-                commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
+            scripts = package_scripts(data)
+            commands += [str(scripts[n]) for n in sorted(self.package_scripts) if n in scripts]
         if self.make_targets:
             makefiles = [kept[n] for n in sorted(kept) if n in MAKEFILES or self.included(n)]
             text = b"\n".join(makefiles).decode("utf-8", "replace")
@@ -250,7 +247,10 @@ class CheckFiles:
     def inside(self, workspace: str | os.PathLike[str]) -> CheckFiles:
         """These check files with the absolute paths in ``workspace`` made relative to it."""
         root = os.path.realpath(workspace)
-        named = {os.path.relpath(n, root) if _within(n, root) else n for n in self.named}
+        named = {
+            os.path.relpath(n, root) if os.path.isabs(n) and is_within(n, root) else n
+            for n in self.named
+        }
         return dataclasses.replace(self, named=named, _folders=None)
 
     def import_homes(self) -> set[str]:
@@ -278,6 +278,16 @@ def check_part(relpath: str, data: bytes | None) -> Any:
         return {s: dict(config[s]) for s in config.sections() if "test" in s}
     except (ValueError, configparser.Error):
         return text
+
+
+def package_scripts(data: str | bytes) -> dict[str, Any]:
+    """The ``scripts`` of a ``package.json`` with content ``data``; empty when it does not parse
+    or has none."""
+    try:
+        scripts = json.loads(data).get("scripts") or {}
+    except (ValueError, AttributeError):
+        return {}
+    return scripts if isinstance(scripts, dict) else {}
 
 
 def _package_script(tool: str, args: list[str]) -> str | None:
@@ -378,10 +388,6 @@ def _family(program: str) -> str:
     return program
 
 
-def _within(path: str, root: str) -> bool:
-    return os.path.isabs(path) and (path == root or path.startswith(root.rstrip(os.sep) + os.sep))
-
-
 def is_test_name(name: str) -> bool:
     """Whether a file so named is a test (``test_calc.py``, ``calc.spec.ts``)."""
     return _TEST_NAME.match(name) is not None
@@ -391,4 +397,4 @@ def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "check_part", "is_test_name"]
+__all__ = ["CheckFiles", "check_part", "is_test_name", "package_scripts"]

@@ -31,6 +31,7 @@ from localhand.evidence.checkfiles import CheckFiles, check_part
 from localhand.evidence.hidden import (
     Entry,
     HiddenState,
+    differs,
     is_instruction_file,
     kept_entry,
     read_entry,
@@ -91,8 +92,9 @@ class CheckGuard:
         for relpath in filter(self.files.holds, tracker.baseline.files):
             data = tracker.kept.get(relpath)
             if data is None:  # a link (kept with what it leads to), or past the limit
-                link = not tracker.baseline.files[relpath].regular
-                entry = _read(self.workspace / relpath, whole=link)
+                entry = read_entry(self.workspace / relpath)
+                if entry is not None and tracker.baseline.files[relpath].regular:
+                    entry = dataclasses.replace(entry, data=None)  # past the limit: not kept
             else:  # the mode only matters to a script run as ./check.sh
                 named = relpath in self.files.named
                 entry = kept_entry(data, _mode(self.workspace / relpath) if named else 0o644)
@@ -106,7 +108,7 @@ class CheckGuard:
         while self.files.include(kept):  # what the Makefiles include, and it includes
             for relpath in baseline.files:
                 new = relpath not in self._originals and self.files.included(relpath)
-                if new and (entry := _read(self.workspace / relpath)) is not None:
+                if new and (entry := read_entry(self.workspace / relpath)) is not None:
                     self._originals[relpath] = entry
                     kept[relpath] = entry.data or b""
         commands = self.files.run_by(kept)
@@ -120,7 +122,7 @@ class CheckGuard:
             if relpath not in self._originals and (
                 relpath in more.named or relpath.startswith(more.folders())
             ):
-                entry = _read(self.workspace / relpath)
+                entry = read_entry(self.workspace / relpath)
                 if entry is not None:
                     self._originals[relpath] = entry
 
@@ -169,7 +171,7 @@ class CheckGuard:
         changes: dict[str, Entry | None] = {}
         for relpath in candidates:
             before = originals.get(relpath)
-            after = _read(self.workspace / relpath) if relpath in current.files else None
+            after = read_entry(self.workspace / relpath) if relpath in current.files else None
             if _changed(relpath, before, after):
                 changes[relpath] = before
         if self._hidden is not None:
@@ -302,13 +304,6 @@ def _boxed() -> bool:
     return box.on and available() is None
 
 
-def _read(path: Path, *, whole: bool = True) -> Entry | None:
-    entry = read_entry(str(path))
-    if entry is not None and not whole and entry.data is not None:
-        return dataclasses.replace(entry, data=None)
-    return entry
-
-
 def _mode(path: Path) -> int:
     try:
         return os.lstat(path).st_mode
@@ -317,13 +312,12 @@ def _mode(path: Path) -> int:
 
 
 def _changed(relpath: str, before: Entry | None, after: Entry | None) -> bool:
-    if before is None or after is None:
-        return before is not after
-    if before.kind != after.kind:
-        return True
+    """``differs``, but a file kept whole on both sides by its part the test runners read."""
+    if before is None or after is None or before.kind != after.kind:
+        return differs(before, after)
     if before.kind == "file" and before.data is not None and after.data is not None:
         return bool(check_part(relpath, before.data) != check_part(relpath, after.data))
-    return before.fingerprint != after.fingerprint
+    return differs(before, after)
 
 
 def _overlays(

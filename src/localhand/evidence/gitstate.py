@@ -24,16 +24,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from localhand.safety.box.git import GIT_TIMEOUT_S, config_read_once, git, run_git
+from localhand.safety.box.git import config_read_once, git
 from localhand.safety.secrets.scrub import scrub_text
 
 __all__ = [
-    "GIT_TIMEOUT_S",
     "MAX_DIFF_CHARS",
     "GitState",
-    "git",
     "record_before",
-    "run_git",
     "snapshot_commit",
     "with_diff",
 ]

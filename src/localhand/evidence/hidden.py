@@ -72,7 +72,7 @@ class HiddenState:
     def changed_since(self, before: HiddenState) -> list[str]:
         """Paths created, deleted or changed since ``before``."""
         paths = before.entries.keys() | self.entries.keys()
-        return sorted(p for p in paths if _differs(before.entries.get(p), self.entries.get(p)))
+        return sorted(p for p in paths if differs(before.entries.get(p), self.entries.get(p)))
 
 
 def is_instruction_file(relpath: str) -> bool:
@@ -141,8 +141,9 @@ def _children(root: str, relpath: str, listed_only: bool) -> Iterable[tuple[str,
     return [(os.path.join(relpath, name), listed_only) for name in names]
 
 
-def read_entry(path: str, listed_only: bool = False) -> Entry | None:
+def read_entry(path: str | os.PathLike[str], listed_only: bool = False) -> Entry | None:
     """The file at ``path`` as an ``Entry`` (never following a final link), or None."""
+    path = os.fspath(path)
     try:
         stat = os.lstat(path)
     except OSError:
@@ -196,7 +197,8 @@ def kept_entry(data: bytes, mode: int = 0o644) -> Entry:
     return Entry("file", data, digest, mode=mode & 0o7777)
 
 
-def _differs(before: Entry | None, after: Entry | None) -> bool:
+def differs(before: Entry | None, after: Entry | None) -> bool:
+    """Whether a file changed from ``before`` to ``after`` (None: not there)."""
     if before is None or after is None:
         return before is not after
     return (before.kind, before.fingerprint) != (after.kind, after.fingerprint)

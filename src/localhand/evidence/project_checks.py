@@ -24,7 +24,6 @@ task's text, so a task cannot smuggle a command in through a file name.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import ConfigError
+from localhand.evidence.checkfiles import package_scripts
 from localhand.evidence.verify import Check, CommandCheck
 
 AUTO = "auto"
@@ -128,16 +128,20 @@ def _named_script(workspace: Path, task: str) -> ProjectCheck | None:
         name = match.group(1).rstrip(".")
         if not Path(name).name.lower().startswith("check"):
             continue  # a folder called check*/ with another name inside
-        path = inside(workspace, name)
-        try:
-            if path is None or not path.is_file():
-                continue
-        except OSError:  # a name too long for the file system: not a script
-            continue
-        command = script_command(path, name)
+        command = script_at(workspace, name)
         if command is not None:
             return ProjectCheck(command, f"the task names {name}")
     return None
+
+
+def script_at(workspace: Path, name: str) -> str | None:
+    """How ``--verify auto`` runs the script ``name`` in ``workspace`` (``script_command``), or
+    None when there is none there: outside it, missing, or a name the file system refuses."""
+    path = inside(workspace, name)
+    try:
+        return script_command(path, name) if path is not None and path.is_file() else None
+    except OSError:  # a name too long for the file system: not a script
+        return None
 
 
 def script_command(path: Path, name: str) -> str | None:
@@ -174,13 +178,7 @@ def _makefile(workspace: Path) -> ProjectCheck | None:
 
 def _npm(workspace: Path) -> ProjectCheck | None:
     text = _read(workspace / "package.json")
-    if text is None:
-        return None
-    try:
-        scripts = json.loads(text).get("scripts") or {}
-    except (ValueError, AttributeError):
-        return None
-    test = scripts.get("test") if isinstance(scripts, dict) else None
+    test = None if text is None else package_scripts(text).get("test")
     if not isinstance(test, str) or not test.strip() or NPM_PLACEHOLDER in test:
         return None
     return ProjectCheck("npm test", "package.json has a test script")

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from localhand.evidence.checkfiles import package_scripts
 from localhand.evidence.reports import Collected, Report, Verdict, judge, read
 from localhand.safety.box.bound import Bound
 from localhand.safety.box.sandbox import Sandbox, current_sandbox
@@ -188,10 +189,10 @@ def _reporting_command(command: str, workspace: Path, folder: str) -> str:
 
 def _npm_test_script(workspace: Path) -> str | None:
     try:
-        scripts = json.loads((workspace / "package.json").read_text(encoding="utf-8"))["scripts"]
-        return str(scripts["test"])
-    except (OSError, ValueError, KeyError, TypeError):
+        test = package_scripts((workspace / "package.json").read_bytes()).get("test")
+    except OSError:
         return None
+    return None if test is None else str(test)
 
 
 def _readable(output: str) -> str:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
+from localhand.paths import is_within
 from localhand.safety.box import own_files
 from localhand.tools.safe_open import open_under
 
@@ -111,8 +112,7 @@ class Workspace:
 
     def _own(self, path: Path, own: tuple[str, ...]) -> bool:
         """Whether ``path`` lies in one of ``own`` (real paths)."""
-        text = os.fspath(path)
-        return any(text == mine or text.startswith(mine.rstrip(os.sep) + os.sep) for mine in own)
+        return any(is_within(os.fspath(path), mine) for mine in own)
 
     @contextmanager
     def directory(self, target: Path, *, make: bool = False) -> Iterator[int]:

@@ -29,6 +29,7 @@ import sysconfig
 from typing import Literal
 
 from localhand.paths import SQLITE_SIDE_FILES, claimed_stores, data_dir, db_path
+from localhand.paths import is_within as is_within  # the box's modules import it from here
 
 Protection = Literal["install", "data"]
 
@@ -118,8 +119,3 @@ def refusal(shown: str, protection: Protection) -> str:
         "model cannot change (a file planted there would run at localhand's next start); "
         "leave it alone, or create a separate virtual environment for the project"
     )
-
-
-def is_within(path: str, parent: str) -> bool:
-    """Whether ``path`` is ``parent`` or lies below it (both real paths)."""
-    return path == parent or path.startswith(parent.rstrip("/") + "/")

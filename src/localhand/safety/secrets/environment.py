@@ -28,6 +28,7 @@ import re
 import stat
 from collections.abc import Iterable, Mapping
 
+from localhand.paths import is_within
 from localhand.safety.secrets.patterns import looks_secret
 
 QUIET_ENV = {
@@ -153,7 +154,7 @@ def _names_a_socket(value: str) -> bool:
     for part in re.split(r"[:;,=]", text):
         if not part.startswith("/"):
             continue
-        if part.startswith(_RUNTIME_DIRS) or (runtime and _within(part, runtime)):
+        if part.startswith(_RUNTIME_DIRS) or (runtime and is_within(part, runtime)):
             return True
         try:
             if stat.S_ISSOCK(os.stat(part).st_mode):
@@ -161,10 +162,6 @@ def _names_a_socket(value: str) -> bool:
         except (OSError, ValueError):
             continue
     return False
-
-
-def _within(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent + "/")
 
 
 def command_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
