@@ -269,28 +269,22 @@ class Transport:
             response = self._http().request(
                 method, path, body, timeout=timeout, connect_timeout=connect_s
             )
-        except ConnectFailed as exc:
-            raise self._connect_error(exc) from None
-        except Timeout:
-            raise self._timed_out(timeout, hint) from None
+            if response.status >= 400:
+                raise self._status_error(response, path)
+            return self.wire.decode(response)
         except ConnectionCut as exc:
             why = f"{self._server} cut the connection mid-reply ({exc})."
             raise Retry(BadResponse(why, retryable=True)) from None
-        except HTTPError as exc:
-            raise BadResponse(f"Could not talk to {self.wire.server}: {exc}") from None
-        if response.status >= 400:
-            raise self._status_error(response, path)
-        try:
-            return self.wire.decode(response)
-        except Garbled as exc:
-            raise Retry(BadResponse(str(exc), retryable=True)) from None
+        except (HTTPError, Garbled) as exc:
+            raise self._stream_failure(exc, None, 0, hint, timeout) from None
 
     def _stream_failure(
         self, exc: Exception, watchdog: Watchdog | None, chars: int, hint: str, timeout: float
     ) -> Exception:
-        """A stream's failure as the ``ModelError`` to raise, in ``Retry`` only when no text
-        was handed out yet (``chars``). The watchdog comes first: a stream it cut fails as a
-        cut connection (or one that ended early), and was a timeout."""
+        """A stream's failure (or a request's, but for a cut) as the ``ModelError`` to raise,
+        in ``Retry`` only when no text was handed out yet (``chars``). The watchdog comes
+        first: a stream it cut fails as a cut connection (or one that ended early), and was a
+        timeout."""
         if watchdog is not None and watchdog.fired is not None:
             return ModelTimeout(timeout_text(watchdog, self._server, chars, hint))
         if isinstance(exc, ModelError | Retry):
