@@ -5,11 +5,13 @@ embedded backend imports it too, and must not load the HTTP client."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from localhand.errors import ModelError
-from localhand.models.base import ChatOptions
+from localhand.models.base import BaseChatModel, ChatOptions, StreamChunk
+from localhand.types import Message
 
 T = TypeVar("T")
 
@@ -96,3 +98,16 @@ def with_retries(
             )
             sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class StreamFromReply(BaseChatModel):
+    """``stream`` as ``stream_reply`` without tools, for a backend whose ``stream_reply`` is
+    its one stream (Ollama, embedded)."""
+
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """Stream one answer without tools (see ``StreamingChatModel`` for the contract):
+        ``stream_reply``'s chunks, the last without its reply."""
+        for chunk in self.stream_reply(messages, None, options):
+            yield replace(chunk, reply=None) if chunk.done else chunk
