@@ -32,7 +32,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from localhand.errors import BadResponse, ModelError, ModelNotFound, ModelTimeout
 from localhand.models._common import Garbled, Retry, time_limit_hint, with_retries
@@ -49,6 +49,10 @@ from localhand.models._stream import Watchdog, reliable_stream, timeout_text
 from localhand.models.base import StreamChunk
 from localhand.models.connection import Connection
 
+if TYPE_CHECKING:
+    from localhand.models._ollama_wire import OllamaWire
+    from localhand.models._openai_errors import OpenAIWire
+
 __all__ = ["RETRY_STATUSES", "Garbled", "Retry", "Transport", "Wire"]
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -60,56 +64,11 @@ ReadChunks = Callable[[Iterator[Item]], Iterator[StreamChunk]]
 """An adapter's reader: a stream's lines (or events) to text deltas, then one done chunk."""
 
 
-class Wire(Protocol):
-    """What the transport asks of an adapter: the words for its errors, and how its server's
-    answers read."""
-
-    @property
-    def model(self) -> str:
-        """The model's name, for errors."""
-        ...
-
-    @property
-    def server(self) -> str:
-        """The server as errors name it, mid-sentence: ``Ollama at http://...``."""
-        ...
-
-    @property
-    def address_flags(self) -> str:
-        """Where the user gives the address: ``--host``..."""
-        ...
-
-    @property
-    def loading(self) -> str:
-        """What the first request does to the model, for its time limit's hint: ``loads``."""
-        ...
-
-    @property
-    def hung_hint(self) -> str:
-        """What to do when a request that is not a reply times out."""
-        ...
-
-    @property
-    def models_path(self) -> str:
-        """Where the server lists its models (``/api/tags``, ``/models``)."""
-        ...
-
-    def unavailable(self) -> ModelError:
-        """No server at the address: where the address came from, and what to do."""
-        ...
-
-    def error_text(self, response: Response) -> str:
-        """The message of an error answer (read whole), in the server's words."""
-        ...
-
-    def refusal(self, status: int, text: str, path: str) -> ModelError | None:
-        """The error for an answer that means something to act on (no such model, tools
-        refused...), or None for a plain HTTP error."""
-        ...
-
-    def decode(self, response: Response) -> Any:
-        """A successful answer's JSON; raises :class:`Garbled` when it is not the server's."""
-        ...
+Wire: TypeAlias = "OllamaWire | OpenAIWire"
+"""What the transport asks of an adapter: the words for its errors (``server``, ``model``,
+``address_flags``, ``loading``, ``hung_hint``, ``unavailable``), how its server's answers read
+(``error_text``, ``refusal``, ``decode``: :class:`Garbled` when not the server's JSON), and
+where it lists its models (``models_path``)."""
 
 
 class Transport:
