@@ -45,7 +45,7 @@ from localhand.models._http import (
     Timeout,
 )
 from localhand.models._lines import ndjson_lines, sse_events
-from localhand.models._stream import Watchdog, reliable_stream, timeout_text
+from localhand.models._stream import Watchdog, timeout_text
 from localhand.models.base import StreamChunk
 from localhand.models.connection import Connection
 
@@ -172,53 +172,72 @@ class Transport:
         read: ReadChunks[Item],
         deadline: float | None,
     ) -> Generator[StreamChunk, None, None]:
+        """The stream, with retries up to its first delta and none after it: opening it and
+        reading up to its first chunk is one attempt, so a server that is down, answers 5xx
+        or drops the connection before saying anything is tried again; from the first delta
+        on, a failure is raised at once, since a retry would show the answer's beginning
+        twice."""
         base, hint = self.reply_limit()
-        client = self._http()
-        headers = {"Accept": accept}
+        client, idle_s = self._http(), self.connection.stream_idle_timeout
 
-        def connect(timeout: float, stack: contextlib.ExitStack) -> tuple[Response, Response]:
-            connect_s = min(timeout, self.connection.connect_timeout)
-            response = stack.enter_context(
-                client.stream(
-                    "POST", path, body, timeout=timeout, connect_timeout=connect_s, headers=headers
+        def attempt(timeout: float, why: str) -> tuple[Any, Watchdog, Iterator[StreamChunk], Any]:
+            stack = contextlib.ExitStack()
+            watchdog = None
+            try:
+                connect_s = min(timeout, self.connection.connect_timeout)
+                response = stack.enter_context(
+                    client.stream(
+                        "POST",
+                        path,
+                        body,
+                        timeout=timeout,
+                        connect_timeout=connect_s,
+                        headers={"Accept": accept},
+                    )
                 )
-            )
-            if response.status != 200:
-                response.read()
-                raise self._status_error(response, path)
-            return response, response
+                if response.status != 200:
+                    response.read()
+                    raise self._status_error(response, path)
+                watchdog = stack.enter_context(Watchdog(timeout, idle_s, deadline, response.abort))
+                chunks = read(_kicking(split(response.iter_bytes()), watchdog))
+                return stack, watchdog, chunks, next(chunks)
+            except BaseException as exc:
+                stack.close()
+                if isinstance(exc, Exception):
+                    raise self._stream_failure(exc, watchdog, 0, why, timeout) from None
+                raise  # Ctrl-C: as it is
 
-        def parse(response: Response, watchdog: Watchdog) -> Iterator[StreamChunk]:
-            return read(_kicking(split(response.iter_bytes()), watchdog))
-
-        chunks = reliable_stream(
-            connect,
-            parse,
-            self._stream_failure,
-            idle_s=self.connection.stream_idle_timeout,
-            base_timeout=base,
-            hint=hint,
-            deadline=deadline,
-            retries=self._retry_settings(),
-        )
-        for chunk in chunks:
-            self.loaded = True  # a chunk came: the model is in memory
-            yield chunk
+        stack, watchdog, chunks, chunk = self._retrying(attempt, base, deadline, hint)
+        chars = 0
+        with stack:
+            while True:
+                self.loaded = True  # a chunk came: the model is in memory
+                yield chunk
+                if chunk.done:
+                    return
+                chars += len(chunk.content) + len(chunk.thinking) + len(chunk.arguments)
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    raise AssertionError("a reader must end with a done chunk") from None
+                except Exception as exc:
+                    error = self._stream_failure(exc, watchdog, chars, hint, base)
+                    raise (error.error if isinstance(error, Retry) else error) from None
 
     def _retrying(
         self, attempt: Callable[[float, str], Any], base: float, deadline: float | None, hint: str
     ) -> Any:
+        c = self.connection
         return with_retries(
-            attempt, base_timeout=base, deadline=deadline, hint=hint, **self._retry_settings()
+            attempt,
+            base_timeout=base,
+            deadline=deadline,
+            hint=hint,
+            max_attempts=c.max_attempts,
+            backoff=c.backoff,
+            sleep=self._sleep,
+            warn=self._warn,
         )
-
-    def _retry_settings(self) -> dict[str, Any]:
-        return {
-            "max_attempts": self.connection.max_attempts,
-            "backoff": self.connection.backoff,
-            "sleep": self._sleep,
-            "warn": self._warn,
-        }
 
     def _attempt(self, method: str, path: str, body: Any, timeout: float, hint: str) -> Any:
         """One request and its JSON; failures become ``ModelError``s, in :class:`Retry` when
