@@ -147,7 +147,7 @@ class Transport:
     ) -> Generator[StreamChunk, None, None]:
         """POST ``body`` and stream the answer, one JSON object a line; ``read`` turns the
         lines (blank ones left out) into chunks."""
-        return self._stream(path, body, "application/x-ndjson", _ndjson, read, deadline)
+        return self._stream(path, body, "application/x-ndjson", ndjson_lines, read, deadline)
 
     def stream_sse(
         self, path: str, body: Any, read: ReadChunks[tuple[str, str]], deadline: float | None
@@ -346,10 +346,6 @@ class Transport:
             if self._client is None:
                 self._client = Client(self.url, self._headers)
             return self._client
-
-
-def _ndjson(chunks: Iterable[bytes]) -> Iterator[str]:
-    return (line for line in ndjson_lines(chunks) if line.strip())
 
 
 def _kicking(items: Iterator[Item], watchdog: Watchdog) -> Iterator[Item]:
