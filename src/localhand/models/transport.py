@@ -35,7 +35,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from localhand.errors import BadResponse, ModelError, ModelNotFound, ModelTimeout
-from localhand.models._common import Garbled, Retry, time_limit_hint, with_retries
+from localhand.models._common import OUT_OF_TIME_HINT, Garbled, Retry, time_limit_hint
 from localhand.models._http import (
     Client,
     ConnectFailed,
@@ -227,17 +227,32 @@ class Transport:
     def _retrying(
         self, attempt: Callable[[float, str], Any], base: float, deadline: float | None, hint: str
     ) -> Any:
-        c = self.connection
-        return with_retries(
-            attempt,
-            base_timeout=base,
-            deadline=deadline,
-            hint=hint,
-            max_attempts=c.max_attempts,
-            backoff=c.backoff,
-            sleep=self._sleep,
-            warn=self._warn,
-        )
+        """Call ``attempt(timeout, hint)`` until it returns, at most ``max_attempts`` times.
+
+        ``attempt`` raises :class:`Retry` for errors worth another try (the server was down,
+        cut the connection, answered 5xx) and plain ``ModelError``s for the rest. The backoff
+        doubles from ``backoff``; no attempt, and no backoff, runs past ``deadline``: the
+        timeout of the last attempt shrinks to what is left, and its hint says so.
+        """
+        attempts, backoff = self.connection.max_attempts, self.connection.backoff
+        for number in range(1, attempts + 1):
+            timeout = base
+            if deadline is not None and deadline - time.monotonic() < base:
+                timeout = max(deadline - time.monotonic(), 0.001)
+                hint = OUT_OF_TIME_HINT
+            try:
+                return attempt(timeout, hint)
+            except Retry as retry:
+                delay = backoff * 2 ** (number - 1)
+                out_of_time = deadline is not None and time.monotonic() + delay >= deadline
+                if number == attempts or out_of_time:
+                    raise retry.error from None
+                self._warn(
+                    f"{str(retry.error).rstrip('.')}. Retrying in {delay:.1f} s "
+                    f"(attempt {number + 1} of {attempts})."
+                )
+                self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _attempt(self, method: str, path: str, body: Any, timeout: float, hint: str) -> Any:
         """One request and its JSON; failures become ``ModelError``s, in :class:`Retry` when
