@@ -1,17 +1,17 @@
-"""What every backend shares: retries with backoff inside the task's deadline, and the two
-signals an attempt raises to ask for another (``Retry``, ``Garbled``). Light on purpose: the
+"""What every backend shares: the time limits' hints, and the two signals an attempt raises to
+ask the transport's retries for another (``Retry``, ``Garbled``). Light on purpose: the
 embedded backend imports it too, and must not load the HTTP client."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
 
 from localhand.errors import ModelError
-from localhand.models.base import ChatOptions
-
-T = TypeVar("T")
+from localhand.models.base import BaseChatModel, ChatOptions, StreamChunk
+from localhand.types import Message
 
 OUT_OF_TIME_HINT = (
     "the task's wall clock: that was all the time left of the task; give the task a longer "
@@ -60,39 +60,14 @@ def deadline_of(options: ChatOptions | None) -> float | None:
     return time.monotonic() + options.timeout
 
 
-def with_retries(
-    attempt: Callable[[float, str], T],
-    *,
-    base_timeout: float,
-    deadline: float | None,
-    hint: str,
-    max_attempts: int,
-    backoff: float,
-    sleep: Callable[[float], None],
-    warn: Callable[[str], None],
-) -> T:
-    """Call ``attempt(timeout, hint)`` until it returns, at most ``max_attempts`` times.
+class StreamFromReply(BaseChatModel):
+    """``stream`` as ``stream_reply`` without tools, for a backend whose ``stream_reply`` is
+    its one stream (Ollama, embedded)."""
 
-    ``attempt`` raises :class:`Retry` for errors worth another try (the server was down, cut
-    the connection, answered 5xx) and plain ``ModelError``s for the rest. The backoff doubles
-    from ``backoff``; no attempt, and no backoff, runs past ``deadline``: the timeout of the
-    last attempt shrinks to what is left, and its hint says so.
-    """
-    for number in range(1, max_attempts + 1):
-        timeout = base_timeout
-        if deadline is not None and deadline - time.monotonic() < base_timeout:
-            timeout = max(deadline - time.monotonic(), 0.001)
-            hint = OUT_OF_TIME_HINT
-        try:
-            return attempt(timeout, hint)
-        except Retry as retry:
-            delay = backoff * 2 ** (number - 1)
-            out_of_time = deadline is not None and time.monotonic() + delay >= deadline
-            if number == max_attempts or out_of_time:
-                raise retry.error from None
-            warn(
-                f"{str(retry.error).rstrip('.')}. Retrying in {delay:.1f} s "
-                f"(attempt {number + 1} of {max_attempts})."
-            )
-            sleep(delay)
-    raise AssertionError("unreachable")  # pragma: no cover
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """Stream one answer without tools (see ``StreamingChatModel`` for the contract):
+        ``stream_reply``'s chunks, the last without its reply."""
+        for chunk in self.stream_reply(messages, None, options):
+            yield replace(chunk, reply=None) if chunk.done else chunk

@@ -71,28 +71,6 @@ def _build(llm: Any) -> Any:
     return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Wrapped()))
 
 
-def schema_grammar(
-    schema: dict[str, Any], cache: dict[str, str], warn: Callable[[str], None]
-) -> str:
-    """llguidance's grammar of a JSON schema, kept in ``cache`` by the schema's text (a tool
-    loop asks for the same schema every turn)."""
-    import llguidance  # the embedded extra
-
-    key = json.dumps(schema)  # not sorted: properties are written in the order given
-    if key not in cache:
-        lark = json_lark(schema)
-        try:
-            cache[key] = (
-                llguidance.LLMatcher.grammar_from_lark(lark)
-                if lark is not None
-                else llguidance.LLMatcher.grammar_from_json_schema(_closed(schema), _JSON_OPTIONS)
-            )
-        except ValueError as exc:
-            warn(f"Could not turn the reply schema into a grammar ({exc}); plain JSON instead.")
-            cache[key] = llguidance.LLMatcher.grammar_from_json_schema(_ANY_OBJECT, _JSON_OPTIONS)
-    return cache[key]
-
-
 def _closed(schema: Any) -> Any:
     """``schema`` with every object that lists its properties closed to others, unless it
     says otherwise: JSON Schema allows other keys by default, and llguidance keeps to that,
@@ -146,14 +124,23 @@ def grammar_for(
     cache: dict[str, str],
     warn: Callable[[str], None],
 ) -> GrammarFilter:
-    """The filter for ``schema``; should llguidance refuse its grammar, plain JSON instead,
-    with a warning, not a failed run."""
-    tokenizer = vocabulary.tokenizer()
-    try:
-        return GrammarFilter(tokenizer, schema_grammar(schema, cache, warn))
-    except ValueError as exc:
-        import llguidance  # the embedded extra
+    """The filter for ``schema``, its llguidance grammar kept in ``cache`` by the schema's
+    text (a tool loop asks for the same schema every turn); should llguidance refuse the
+    grammar, plain JSON instead, with a warning, not a failed run."""
+    import llguidance  # the embedded extra
 
-        warn(f"llguidance refused the reply's grammar ({exc}); constraining it to plain JSON.")
-        plain = llguidance.LLMatcher.grammar_from_json_schema(_ANY_OBJECT, _JSON_OPTIONS)
-        return GrammarFilter(tokenizer, plain)
+    tokenizer = vocabulary.tokenizer()
+    key = json.dumps(schema)  # not sorted: properties are written in the order given
+    try:
+        if key not in cache:
+            lark = json_lark(schema)
+            cache[key] = (
+                llguidance.LLMatcher.grammar_from_lark(lark)
+                if lark is not None
+                else llguidance.LLMatcher.grammar_from_json_schema(_closed(schema), _JSON_OPTIONS)
+            )
+        return GrammarFilter(tokenizer, cache[key])
+    except ValueError as exc:
+        warn(f"Could not turn the reply schema into a grammar ({exc}); plain JSON instead.")
+        cache[key] = llguidance.LLMatcher.grammar_from_json_schema(_ANY_OBJECT, _JSON_OPTIONS)
+        return GrammarFilter(tokenizer, cache[key])

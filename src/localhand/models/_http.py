@@ -156,6 +156,12 @@ class Response:
             return False
         return read <= DRAIN_BYTES and self._raw.isclosed() and not self._raw.length
 
+    def __enter__(self) -> Response:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def abort(self) -> None:
         """Cut the connection, from any thread: a read blocked on it returns at once (and
         raises ``ConnectionCut``), which closing it would not do on Linux."""
@@ -187,11 +193,12 @@ class Client:
         headers: Mapping[str, str] | None = None,
     ) -> Response:
         """Send ``body`` (as JSON, unless None) and read the whole answer."""
-        response = self._send(method, path, body, timeout, connect_timeout, headers)
+        response = self.stream(
+            method, path, body, timeout=timeout, connect_timeout=connect_timeout, headers=headers
+        )
         response.read()
         return response
 
-    @contextlib.contextmanager
     def stream(
         self,
         method: str,
@@ -201,42 +208,18 @@ class Client:
         timeout: float,
         connect_timeout: float,
         headers: Mapping[str, str] | None = None,
-    ) -> Iterator[Response]:
-        """Send ``body`` and give the answer once its headers are in; closed on exit."""
-        response = self._send(method, path, body, timeout, connect_timeout, headers)
-        try:
-            yield response
-        finally:
-            response.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed, idle, self._idle = True, self._idle, {}
-        for conns in idle.values():
-            for conn, _ in conns:
-                conn.http.close()
-
-    def _send(
-        self,
-        method: str,
-        path: str,
-        body: Any,
-        timeout: float,
-        connect_timeout: float,
-        extra: Mapping[str, str] | None,
     ) -> Response:
-        """One request, and the redirects it meets."""
-        headers = {**self.headers, **(extra or {})}
+        """Send ``body`` and give the answer once its headers are in (to use in ``with``,
+        which closes it), following the redirects it meets."""
+        sent = {**self.headers, **(headers or {})}
         data: bytes | None = None
         if body is not None:  # the very bytes httpx's json= sent
             text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            data, headers["Content-Type"] = text.encode(), "application/json"
+            data, sent["Content-Type"] = text.encode(), "application/json"
         url = f"{self.base_url}/{path.lstrip('/')}"
         for _ in range(MAX_REDIRECTS + 1):
             origin, target = _split(url)
-            response = self._exchange(
-                origin, target, method, data, headers, timeout, connect_timeout
-            )
+            response = self._exchange(origin, target, method, data, sent, timeout, connect_timeout)
             location = response.headers.get("Location")
             if response.status not in (301, 302, 303, 307, 308) or not location:
                 return response
@@ -247,8 +230,15 @@ class Client:
                 method, data = "GET", None
             url = urljoin(url, location)
             if not _same_server(origin, _split(url)[0]):  # credentials stay with their server
-                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+                sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
         raise ProtocolError(f"more than {MAX_REDIRECTS} redirects")
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed, idle, self._idle = True, self._idle, {}
+        for conns in idle.values():
+            for conn, _ in conns:
+                conn.http.close()
 
     def _exchange(
         self,

@@ -110,14 +110,7 @@ def decode(text: str) -> tuple[str, tuple[ToolCall, ...]]:
         return text, ()
     if isinstance(data, dict) and isinstance(data.get(FINAL_ANSWER), str) and len(data) == 1:
         return data[FINAL_ANSWER], ()
-    if (
-        isinstance(data, dict)
-        and isinstance(data.get("name"), str)
-        and set(data)
-        <= {
-            "name",
-            "arguments",
-        }
-    ):
+    names_a_tool = isinstance(data, dict) and isinstance(data.get("name"), str)
+    if names_a_tool and set(data) <= {"name", "arguments"}:
         return "", (ToolCall(data["name"], arguments(data.get("arguments"))),)
     return text, ()

@@ -17,17 +17,19 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 def ndjson_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """The lines of an NDJSON byte stream, split at LF only."""
+    """The lines of an NDJSON byte stream, split at LF only; blank ones left out."""
     buffer = bytearray()
     for chunk in chunks:
         start = len(buffer)  # the bytes before have no LF: search only the new ones
         buffer += chunk
         while (end := buffer.find(b"\n", start)) >= 0:
-            yield buffer[:end].decode("utf-8", "replace")
+            line = buffer[:end].decode("utf-8", "replace")
             del buffer[: end + 1]
             start = 0
-    if buffer:
-        yield buffer.decode("utf-8", "replace")
+            if line.strip():
+                yield line
+    if (line := buffer.decode("utf-8", "replace")).strip():
+        yield line
 
 
 def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:

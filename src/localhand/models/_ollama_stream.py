@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from localhand.errors import BadResponse
-from localhand.models._common import Garbled
 from localhand.models._served_figures import ollama_usage
 from localhand.models.base import StreamChunk
 from localhand.nesting import json_loads
@@ -40,10 +39,7 @@ def read_chunks(
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            raise Garbled(
-                f"Ollama at {wire.host} answered with something that is not Ollama's JSON (a "
-                f"proxy or another server on that port?): {line[:80]}"
-            )
+            raise wire.garbled(f": {line[:80]}")
         if "error" in data:
             raise BadResponse(
                 f"Ollama at {wire.host} stopped the answer with an error: {data['error']}"

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 11434
 TOOL_MODELS = "qwen3, llama3.1, mistral-nemo or qwen2.5-coder"
+USER_AGENT = (
+    f"localhand ({platform.machine()} {platform.system().lower()}) "
+    f"Python/{platform.python_version()}"
+)
+"""What both network backends send as ``User-Agent``, as the official clients do."""
 
 
 def parse_host(host: str | None) -> str:
@@ -115,11 +120,15 @@ class OllamaWire:
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            raise Garbled(
-                f"Ollama at {self.host} answered with something that is not Ollama's JSON "
-                "(a proxy or another server on that port?)."
-            )
+            raise self.garbled(".")
         return data
+
+    def garbled(self, end: str) -> Garbled:
+        """An answer that is not Ollama's JSON; ``end`` closes the sentence."""
+        return Garbled(
+            f"Ollama at {self.host} answered with something that is not Ollama's JSON (a "
+            f"proxy or another server on that port?){end}"
+        )
 
 
 def request_headers(api_key: str | None) -> dict[str, str]:
@@ -128,8 +137,7 @@ def request_headers(api_key: str | None) -> dict[str, str]:
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json",
-        "User-Agent": f"localhand ({platform.machine()} {platform.system().lower()}) "
-        f"Python/{platform.python_version()}",
+        "User-Agent": USER_AGENT,
     }
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"

@@ -24,15 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import BadResponse
 from localhand.models._common import Garbled
-from localhand.models._openai_wire import content_text, context_full, error_text
+from localhand.models._openai_wire import THINK_FIELDS, content_text, context_full, error_text
 from localhand.models._served_figures import openai_usage
 from localhand.models.base import StreamChunk
 from localhand.nesting import json_loads
 
 if TYPE_CHECKING:
     from localhand.models._openai_errors import OpenAIWire
-
-_THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")
 
 
 def read_chunks(
@@ -78,7 +76,7 @@ def _chunks(
                 continue
             delta = choice.get("delta") or {}
             content = content_text(delta.get("content"))
-            thinking = next((content_text(delta[k]) for k in _THINK_FIELDS if delta.get(k)), "")
+            thinking = next((content_text(delta[k]) for k in THINK_FIELDS if delta.get(k)), "")
             if content or thinking:
                 yield StreamChunk(content=content, thinking=thinking)
             pieces = _add_calls(calls, delta.get("tool_calls")) if calls is not None else ""

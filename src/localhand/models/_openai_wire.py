@@ -10,19 +10,18 @@ vLLM, LM Studio); ``finish_reason`` says ``tool_calls`` or ``length``; usage is 
 from __future__ import annotations
 
 import json
-import platform
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from localhand.errors import ConfigError
-from localhand.models._ollama_wire import arguments
+from localhand.models._ollama_wire import USER_AGENT, arguments
 from localhand.models._served_figures import openai_usage
 from localhand.models.base import ChatOptions
 from localhand.types import Message, Reply, ToolCall
 
-_THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")
+THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")
 _CONTEXT_FULL = ("context length", "context size", "context window", "exceeds the available")
 
 
@@ -56,8 +55,7 @@ def request_headers(api_key: str) -> dict[str, str]:
     return {
         "Authorization": f"Bearer {api_key}",
         "Accept": "application/json",
-        "User-Agent": f"localhand ({platform.machine()} {platform.system().lower()}) "
-        f"Python/{platform.python_version()}",
+        "User-Agent": USER_AGENT,
     }
 
 
@@ -137,7 +135,7 @@ def to_reply(data: Mapping[str, Any], model: str) -> Reply:
     legacy = message.get("function_call")  # the pre-tools shape some servers still send
     if not calls and isinstance(legacy, Mapping) and legacy.get("name"):
         calls.append(ToolCall(str(legacy["name"]), arguments(legacy.get("arguments"))))
-    thinking = next((message[k] for k in _THINK_FIELDS if message.get(k)), "")
+    thinking = next((message[k] for k in THINK_FIELDS if message.get(k)), "")
     return Reply(
         content=content_text(message.get("content")),
         thinking=content_text(thinking),

@@ -1,5 +1,4 @@
-"""Streams for the transport: a watchdog that cuts a stream gone quiet, and retries up to the
-first delta only.
+"""Streams for the transport: a watchdog that cuts a stream gone quiet.
 
 A socket read timeout cannot express what a stream needs. Before the first chunk the server
 may be loading the model and evaluating a long prompt (minutes); between chunks a healthy
@@ -16,24 +15,12 @@ and closing stay on the caller's thread, so Ctrl-C there interrupts the read as 
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, Literal
-
-from localhand.models._common import Retry, with_retries
-from localhand.models.base import StreamChunk
+from collections.abc import Callable
+from typing import Literal
 
 Why = Literal["first", "idle", "deadline"]
-Connect = Callable[[float, contextlib.ExitStack], tuple[Any, Any]]
-"""Open the stream within a timeout, its cleanup pushed on the stack; return the response
-(whose ``abort()`` the watchdog calls to cut it) and the source that ``Parse`` reads."""
-Parse = Callable[[Any, "Watchdog"], Iterator[StreamChunk]]
-"""The source as chunks: deltas with text, then the final one; kicks the watchdog per chunk."""
-Failure = Callable[[Exception, "Watchdog | None", int, str, float], Exception]
-"""``(error, watchdog, characters handed out, hint, timeout)`` to the ``ModelError`` to raise,
-in ``Retry`` if it may be retried: only when no character was handed out yet."""
 
 
 class Watchdog:
@@ -118,55 +105,3 @@ def timeout_text(watchdog: Watchdog, server: str, chars: int, hint: str) -> str:
         f"{chars} characters. The server seems stuck (restart it), or raise "
         "stream_idle_timeout."
     )
-
-
-def reliable_stream(
-    connect: Connect,
-    parse: Parse,
-    failure: Failure,
-    *,
-    idle_s: float,
-    base_timeout: float,
-    hint: str,
-    deadline: float | None,
-    retries: dict[str, Any],
-) -> Iterator[StreamChunk]:
-    """A stream with the transport's retries up to its first delta, and none after it.
-
-    Opening the stream and reading up to its first chunk is one attempt under
-    ``with_retries`` (``retries``: its ``max_attempts``, ``backoff``, ``sleep``, ``warn``), so
-    a server that is down, answers 5xx or drops the connection before saying anything is
-    tried again. From the first delta on, a failure is raised at once: a retry would start the
-    answer over and show its beginning twice.
-    """
-
-    def attempt(timeout: float, why: str) -> tuple[contextlib.ExitStack, Watchdog, Any, Any]:
-        stack = contextlib.ExitStack()
-        watchdog = None
-        try:
-            response, source = connect(timeout, stack)
-            watchdog = stack.enter_context(Watchdog(timeout, idle_s, deadline, response.abort))
-            chunks = parse(source, watchdog)
-            return stack, watchdog, chunks, next(chunks)
-        except BaseException as exc:
-            stack.close()
-            if isinstance(exc, Exception):
-                raise failure(exc, watchdog, 0, why, timeout) from None
-            raise  # Ctrl-C: as it is
-
-    stack, watchdog, chunks, chunk = with_retries(
-        attempt, base_timeout=base_timeout, deadline=deadline, hint=hint, **retries
-    )
-    chars = 0
-    with stack:
-        while not chunk.done:
-            chars += len(chunk.content) + len(chunk.thinking) + len(chunk.arguments)
-            yield chunk
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                raise AssertionError("a Parse function must end with a done chunk") from None
-            except Exception as exc:
-                error = failure(exc, watchdog, chars, hint, base_timeout)
-                raise (error.error if isinstance(error, Retry) else error) from None
-        yield chunk

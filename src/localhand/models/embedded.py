@@ -46,9 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
-from localhand.models import base
 from localhand.models._chat_template import chat_template
-from localhand.models._common import deadline_of
+from localhand.models._common import StreamFromReply, deadline_of
 from localhand.models._gguf_size import TINY_MAX_TOKENS, TINY_PARAMS, parameter_count
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
@@ -111,7 +110,7 @@ def _free_models() -> None:
                 item.lock.release()
 
 
-class EmbeddedModel(base.BaseChatModel):
+class EmbeddedModel(StreamFromReply):
     """A :class:`~localhand.models.base.ChatModel` running a GGUF file in-process.
 
     Args:
@@ -259,13 +258,6 @@ class EmbeddedModel(base.BaseChatModel):
             content, calls = decode(text)
             reply = replace(reply, content=content, tool_calls=calls)
         yield StreamChunk(done=True, usage=usage, done_reason=reason, model=self._name, reply=reply)
-
-    def stream(
-        self, messages: Sequence[Message], options: ChatOptions | None = None
-    ) -> Iterator[StreamChunk]:
-        """Stream one answer without tools (see ``StreamingChatModel`` for the contract)."""
-        for chunk in self.stream_reply(messages, None, options):
-            yield replace(chunk, reply=None) if chunk.done else chunk
 
     # -- internals -------------------------------------------------------------------------------
     def _tokens(self, loaded: _Loaded, prompt: str) -> list[int]:

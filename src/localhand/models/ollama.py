@@ -49,11 +49,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Unpack
 
 from localhand.errors import ConfigError, ModelError
-from localhand.models._common import Retry, deadline_of
+from localhand.models._common import Retry, StreamFromReply, deadline_of
 from localhand.models._network import NetworkBackend
 from localhand.models._ollama_wire import (
     OllamaWire,
@@ -76,7 +75,7 @@ from localhand.types import Message, Reply
 __all__ = ["OllamaModel"]
 
 
-class OllamaModel(NetworkBackend):
+class OllamaModel(StreamFromReply, NetworkBackend):
     """A :class:`~localhand.models.base.ChatModel` talking to an Ollama server.
 
     Args:
@@ -169,14 +168,6 @@ class OllamaModel(NetworkBackend):
         reply = to_reply(data, self._model)
         self._check_truncation(estimate, num_ctx, reply.usage.prompt_tokens)
         return reply
-
-    def stream(
-        self, messages: Sequence[Message], options: ChatOptions | None = None
-    ) -> Iterator[StreamChunk]:
-        """Stream one answer without tools (see ``StreamingChatModel`` for the contract):
-        ``stream_reply``'s chunks, the last without its reply."""
-        for chunk in self.stream_reply(messages, None, options):
-            yield replace(chunk, reply=None) if chunk.done else chunk
 
     def stream_reply(
         self,

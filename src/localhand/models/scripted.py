@@ -28,14 +28,11 @@ class Streamed:
     """Seconds to wait before each piece after the first: a slow model."""
 
     def reply(self) -> Reply:
+        chunks = []
         for piece in self.pieces:
             if isinstance(piece, BaseException):
                 raise piece
-        chunks = [
-            p if isinstance(p, StreamChunk) else StreamChunk(content=p)
-            for p in self.pieces
-            if not isinstance(p, BaseException)
-        ]
+            chunks.append(piece if isinstance(piece, StreamChunk) else StreamChunk(content=piece))
         return Reply(
             content="".join(c.content for c in chunks),
             thinking="".join(c.thinking for c in chunks),

@@ -32,10 +32,10 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from localhand.errors import BadResponse, ModelError, ModelNotFound, ModelTimeout
-from localhand.models._common import Garbled, Retry, time_limit_hint, with_retries
+from localhand.models._common import OUT_OF_TIME_HINT, Garbled, Retry, time_limit_hint
 from localhand.models._http import (
     Client,
     ConnectFailed,
@@ -45,9 +45,13 @@ from localhand.models._http import (
     Timeout,
 )
 from localhand.models._lines import ndjson_lines, sse_events
-from localhand.models._stream import Watchdog, reliable_stream, timeout_text
+from localhand.models._stream import Watchdog, timeout_text
 from localhand.models.base import StreamChunk
 from localhand.models.connection import Connection
+
+if TYPE_CHECKING:
+    from localhand.models._ollama_wire import OllamaWire
+    from localhand.models._openai_errors import OpenAIWire
 
 __all__ = ["RETRY_STATUSES", "Garbled", "Retry", "Transport", "Wire"]
 
@@ -60,56 +64,11 @@ ReadChunks = Callable[[Iterator[Item]], Iterator[StreamChunk]]
 """An adapter's reader: a stream's lines (or events) to text deltas, then one done chunk."""
 
 
-class Wire(Protocol):
-    """What the transport asks of an adapter: the words for its errors, and how its server's
-    answers read."""
-
-    @property
-    def model(self) -> str:
-        """The model's name, for errors."""
-        ...
-
-    @property
-    def server(self) -> str:
-        """The server as errors name it, mid-sentence: ``Ollama at http://...``."""
-        ...
-
-    @property
-    def address_flags(self) -> str:
-        """Where the user gives the address: ``--host``..."""
-        ...
-
-    @property
-    def loading(self) -> str:
-        """What the first request does to the model, for its time limit's hint: ``loads``."""
-        ...
-
-    @property
-    def hung_hint(self) -> str:
-        """What to do when a request that is not a reply times out."""
-        ...
-
-    @property
-    def models_path(self) -> str:
-        """Where the server lists its models (``/api/tags``, ``/models``)."""
-        ...
-
-    def unavailable(self) -> ModelError:
-        """No server at the address: where the address came from, and what to do."""
-        ...
-
-    def error_text(self, response: Response) -> str:
-        """The message of an error answer (read whole), in the server's words."""
-        ...
-
-    def refusal(self, status: int, text: str, path: str) -> ModelError | None:
-        """The error for an answer that means something to act on (no such model, tools
-        refused...), or None for a plain HTTP error."""
-        ...
-
-    def decode(self, response: Response) -> Any:
-        """A successful answer's JSON; raises :class:`Garbled` when it is not the server's."""
-        ...
+Wire: TypeAlias = "OllamaWire | OpenAIWire"
+"""What the transport asks of an adapter: the words for its errors (``server``, ``model``,
+``address_flags``, ``loading``, ``hung_hint``, ``unavailable``), how its server's answers read
+(``error_text``, ``refusal``, ``decode``: :class:`Garbled` when not the server's JSON), and
+where it lists its models (``models_path``)."""
 
 
 class Transport:
@@ -188,7 +147,7 @@ class Transport:
     ) -> Generator[StreamChunk, None, None]:
         """POST ``body`` and stream the answer, one JSON object a line; ``read`` turns the
         lines (blank ones left out) into chunks."""
-        return self._stream(path, body, "application/x-ndjson", _ndjson, read, deadline)
+        return self._stream(path, body, "application/x-ndjson", ndjson_lines, read, deadline)
 
     def stream_sse(
         self, path: str, body: Any, read: ReadChunks[tuple[str, str]], deadline: float | None
@@ -213,53 +172,87 @@ class Transport:
         read: ReadChunks[Item],
         deadline: float | None,
     ) -> Generator[StreamChunk, None, None]:
+        """The stream, with retries up to its first delta and none after it: opening it and
+        reading up to its first chunk is one attempt, so a server that is down, answers 5xx
+        or drops the connection before saying anything is tried again; from the first delta
+        on, a failure is raised at once, since a retry would show the answer's beginning
+        twice."""
         base, hint = self.reply_limit()
-        client = self._http()
-        headers = {"Accept": accept}
+        client, idle_s = self._http(), self.connection.stream_idle_timeout
 
-        def connect(timeout: float, stack: contextlib.ExitStack) -> tuple[Response, Response]:
-            connect_s = min(timeout, self.connection.connect_timeout)
-            response = stack.enter_context(
-                client.stream(
-                    "POST", path, body, timeout=timeout, connect_timeout=connect_s, headers=headers
+        def attempt(timeout: float, why: str) -> tuple[Any, Watchdog, Iterator[StreamChunk], Any]:
+            stack = contextlib.ExitStack()
+            watchdog = None
+            try:
+                connect_s = min(timeout, self.connection.connect_timeout)
+                response = stack.enter_context(
+                    client.stream(
+                        "POST",
+                        path,
+                        body,
+                        timeout=timeout,
+                        connect_timeout=connect_s,
+                        headers={"Accept": accept},
+                    )
                 )
-            )
-            if response.status != 200:
-                response.read()
-                raise self._status_error(response, path)
-            return response, response
+                if response.status != 200:
+                    response.read()
+                    raise self._status_error(response, path)
+                watchdog = stack.enter_context(Watchdog(timeout, idle_s, deadline, response.abort))
+                chunks = read(_kicking(split(response.iter_bytes()), watchdog))
+                return stack, watchdog, chunks, next(chunks)
+            except BaseException as exc:
+                stack.close()
+                if isinstance(exc, Exception):
+                    raise self._stream_failure(exc, watchdog, 0, why, timeout) from None
+                raise  # Ctrl-C: as it is
 
-        def parse(response: Response, watchdog: Watchdog) -> Iterator[StreamChunk]:
-            return read(_kicking(split(response.iter_bytes()), watchdog))
-
-        chunks = reliable_stream(
-            connect,
-            parse,
-            self._stream_failure,
-            idle_s=self.connection.stream_idle_timeout,
-            base_timeout=base,
-            hint=hint,
-            deadline=deadline,
-            retries=self._retry_settings(),
-        )
-        for chunk in chunks:
-            self.loaded = True  # a chunk came: the model is in memory
-            yield chunk
+        stack, watchdog, chunks, chunk = self._retrying(attempt, base, deadline, hint)
+        chars = 0
+        with stack:
+            while True:
+                self.loaded = True  # a chunk came: the model is in memory
+                yield chunk
+                if chunk.done:
+                    return
+                chars += len(chunk.content) + len(chunk.thinking) + len(chunk.arguments)
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    raise AssertionError("a reader must end with a done chunk") from None
+                except Exception as exc:
+                    error = self._stream_failure(exc, watchdog, chars, hint, base)
+                    raise (error.error if isinstance(error, Retry) else error) from None
 
     def _retrying(
         self, attempt: Callable[[float, str], Any], base: float, deadline: float | None, hint: str
     ) -> Any:
-        return with_retries(
-            attempt, base_timeout=base, deadline=deadline, hint=hint, **self._retry_settings()
-        )
+        """Call ``attempt(timeout, hint)`` until it returns, at most ``max_attempts`` times.
 
-    def _retry_settings(self) -> dict[str, Any]:
-        return {
-            "max_attempts": self.connection.max_attempts,
-            "backoff": self.connection.backoff,
-            "sleep": self._sleep,
-            "warn": self._warn,
-        }
+        ``attempt`` raises :class:`Retry` for errors worth another try (the server was down,
+        cut the connection, answered 5xx) and plain ``ModelError``s for the rest. The backoff
+        doubles from ``backoff``; no attempt, and no backoff, runs past ``deadline``: the
+        timeout of the last attempt shrinks to what is left, and its hint says so.
+        """
+        attempts, backoff = self.connection.max_attempts, self.connection.backoff
+        for number in range(1, attempts + 1):
+            timeout = base
+            if deadline is not None and deadline - time.monotonic() < base:
+                timeout = max(deadline - time.monotonic(), 0.001)
+                hint = OUT_OF_TIME_HINT
+            try:
+                return attempt(timeout, hint)
+            except Retry as retry:
+                delay = backoff * 2 ** (number - 1)
+                out_of_time = deadline is not None and time.monotonic() + delay >= deadline
+                if number == attempts or out_of_time:
+                    raise retry.error from None
+                self._warn(
+                    f"{str(retry.error).rstrip('.')}. Retrying in {delay:.1f} s "
+                    f"(attempt {number + 1} of {attempts})."
+                )
+                self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _attempt(self, method: str, path: str, body: Any, timeout: float, hint: str) -> Any:
         """One request and its JSON; failures become ``ModelError``s, in :class:`Retry` when
@@ -269,28 +262,22 @@ class Transport:
             response = self._http().request(
                 method, path, body, timeout=timeout, connect_timeout=connect_s
             )
-        except ConnectFailed as exc:
-            raise self._connect_error(exc) from None
-        except Timeout:
-            raise self._timed_out(timeout, hint) from None
+            if response.status >= 400:
+                raise self._status_error(response, path)
+            return self.wire.decode(response)
         except ConnectionCut as exc:
             why = f"{self._server} cut the connection mid-reply ({exc})."
             raise Retry(BadResponse(why, retryable=True)) from None
-        except HTTPError as exc:
-            raise BadResponse(f"Could not talk to {self.wire.server}: {exc}") from None
-        if response.status >= 400:
-            raise self._status_error(response, path)
-        try:
-            return self.wire.decode(response)
-        except Garbled as exc:
-            raise Retry(BadResponse(str(exc), retryable=True)) from None
+        except (HTTPError, Garbled) as exc:
+            raise self._stream_failure(exc, None, 0, hint, timeout) from None
 
     def _stream_failure(
         self, exc: Exception, watchdog: Watchdog | None, chars: int, hint: str, timeout: float
     ) -> Exception:
-        """A stream's failure as the ``ModelError`` to raise, in ``Retry`` only when no text
-        was handed out yet (``chars``). The watchdog comes first: a stream it cut fails as a
-        cut connection (or one that ended early), and was a timeout."""
+        """A stream's failure (or a request's, but for a cut) as the ``ModelError`` to raise,
+        in ``Retry`` only when no text was handed out yet (``chars``). The watchdog comes
+        first: a stream it cut fails as a cut connection (or one that ended early), and was a
+        timeout."""
         if watchdog is not None and watchdog.fired is not None:
             return ModelTimeout(timeout_text(watchdog, self._server, chars, hint))
         if isinstance(exc, ModelError | Retry):
@@ -374,10 +361,6 @@ class Transport:
             if self._client is None:
                 self._client = Client(self.url, self._headers)
             return self._client
-
-
-def _ndjson(chunks: Iterable[bytes]) -> Iterator[str]:
-    return (line for line in ndjson_lines(chunks) if line.strip())
 
 
 def _kicking(items: Iterator[Item], watchdog: Watchdog) -> Iterator[Item]:
