@@ -209,3 +209,17 @@ def test_a_batch_that_watches_replies_reads_them_as_streams(tmp_path: Path) -> N
         streamed = {request.body.get("stream") for request in server.chat_requests}
     assert report.exit_code == 0, [r.result for r in report.rows]
     assert streamed == {True}, "every reply watched, as --watch-replies asks"
+
+
+def test_a_pooled_task_keeps_its_cache_on_its_endpoints_llama_server(tmp_path: Path) -> None:
+    """The slot actions reach the bound endpoint's backend, as its other members do: without
+    them a batch on a pool of llama-servers would never keep a task's cache for its retry."""
+    from localhand.models.openai_compat import OpenAICompatModel
+
+    with FakeOllama(["Hi."], models=QWEN, props=True, slot_save=True) as server:
+        pool = EndpointPool([Endpoint(server.url + "/v1")])
+        model = PooledModel(pool, "qwen3:8b", lambda e: OpenAICompatModel("qwen3:8b", e.url))
+        with model:
+            model.chat([{"role": "user", "content": "hi"}])
+            saved = model.slot_file("save", "localhand-slot-0.bin")
+    assert saved is not None and saved.error is None

@@ -101,6 +101,7 @@ class PooledModel(BaseChatModel):
     streams_replies = _Bound()
     plans_context = _Bound()
     plan_context = _Bound()
+    slot_file = _Bound()  # a task's cache kept and restored on its endpoint's llama-server
     server_kind = _Bound()
     call_transport = _Bound()
     template_renders_tools = _Bound()
