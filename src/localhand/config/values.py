@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localhand.config.options import APPROVE_POLICIES, BACKENDS
+from localhand.config.options import APPROVE_POLICIES, BACKENDS, LEAST, checked
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
@@ -23,16 +23,6 @@ CHOICES = {
     "tool_mode": TOOL_MODES,
 }
 """The settings that take one of a few words, and the words."""
-_PRICE = (float, 0, "must be zero or more (money per million tokens)")
-LEAST: dict[str, tuple[type[int] | type[float], int, str]] = {
-    "num_ctx_max": (int, 512, "must be at least 512"),
-    "daily_token_budget": (int, 1, "must be a positive number of tokens"),
-    "think_budget": (int, 0, "must be 0 (no budget) or a number of tokens"),
-    "saved_slots": (int, 0, "must be 0 (keep none) or how many runs' caches to keep"),
-    "price_in": _PRICE,
-    "price_out": _PRICE,
-}
-"""The numeric settings with a least value: its type, the least, and what a smaller one is told."""
 
 
 def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -135,18 +125,7 @@ def instruction_names(value: Any) -> tuple[str, ...]:
 def convert(name: str, value: Any, source: str) -> Any:
     try:
         if name in LEAST:
-            kind, least, wrong = LEAST[name]
-            number = kind(value)
-            if number < least:
-                raise ValueError(wrong)
-            return number
-        if name == "max_reply_tokens":
-            return _positive_whole(value, "the most tokens one reply may have, e.g. 4096")
-        if name == "request_timeout":
-            seconds = float(value)
-            if seconds <= 0:
-                raise ValueError("must be positive")
-            return seconds
+            return checked(*LEAST[name], value)
         if name == "think":
             return parse_think(str(value))
         if name == "delegate_share":
@@ -175,21 +154,6 @@ def convert(name: str, value: Any, source: str) -> Any:
         return str(value) if value is not None else None
     except ValueError as exc:
         raise ConfigError(f"setting {name}={value!r} in {source}: {exc}") from exc
-
-
-def _positive_whole(value: Any, what: str) -> int:
-    """``value`` as a whole number of at least 1: from a variable's text or a toml integer;
-    not a toml ``true`` (which ``int`` would take as 1) nor a fraction (which it would cut)."""
-    wrong = f"must be a positive whole number ({what})"
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise ValueError(wrong)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(wrong) from None
-    if number < 1:
-        raise ValueError(wrong)
-    return number
 
 
 def parse_think(value: str) -> bool | str:
