@@ -80,32 +80,21 @@ switch OpenTelemetry spans for each run and whether they carry the conversation,
 
 
 def _table(name: str, table: Any, path: Path) -> dict[str, Any]:
-    """The settings of the table ``[name]``, checked here, where the message can name the table
-    and the file (the same settings from ``LOCALHAND_*`` variables are checked in ``convert``,
-    which converts ``delegate_share`` for both)."""
+    """The settings of the table ``[name]``, checked by ``convert`` as the same settings from
+    ``LOCALHAND_*`` variables are, and told, when wrong, in words that name the table, what it
+    takes and the file."""
     if table is None:
         return {}
     keys, takes = _TABLES[name]
     usage = f"[{name}] in {path} takes only {takes}"
     if not isinstance(table, dict) or set(table) - set(keys):
         raise ConfigError(usage)
-    found = {keys[key]: value for key, value in table.items()}
-    mode = found.get("plan_mode", PLAN_MODES[0])
-    if not isinstance(mode, str) or mode not in PLAN_MODES:
-        raise ConfigError(
-            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of "
-            + ", ".join(PLAN_MODES)
-        )
-    switches = [found[key] for key in ("otel", "otel_content") if key in found]
-    if found.get("nudge_limit_per", "streak") not in NUDGE_COUNTS or not all(
-        isinstance(value, bool) for value in switches
-    ):
-        raise ConfigError(usage)
-    if "instruction_files" in found:
+    found = {}
+    for key, value in table.items():
         try:
-            found["instruction_files"] = instruction_names(found["instruction_files"])
-        except ValueError as exc:
-            raise ConfigError(f"[run] instruction_files in {path}: {exc}") from None
+            found[keys[key]] = convert(keys[key], value, str(path))
+        except ConfigError as exc:
+            raise ConfigError(f"{usage}; not {key} = {value!r}: {exc.__cause__}") from None
     return found
 
 
@@ -136,7 +125,9 @@ def convert(name: str, value: Any, source: str) -> Any:
         if name in CHOICES and value not in CHOICES[name]:
             raise ValueError(f"must be one of {', '.join(CHOICES[name])}")
         if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):
-            return value if isinstance(value, bool) else parse_bool(str(value))
+            if not isinstance(value, bool | str):  # a TOML 1 is not a switch
+                raise ValueError("must be true or false")
+            return parse_bool(str(value))
         if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts", "sandbox_env"):
             return tuple(value)
         if name == "profiles":  # read and checked by _profiles_table
