@@ -25,7 +25,7 @@ APPROVE_POLICIES = ("never", "dangerous", "always")
 """Which commands need a person's approval (``--approve``, ``approve`` in the settings)."""
 
 
-LEAST: dict[str, tuple[type[int] | type[float], int]] = {
+NUMBERS: dict[str, tuple[Any, ...]] = {
     "num_ctx_max": (int, 512),
     "saved_slots": (int, 0),  # 0: keep none
     "request_timeout": (float, 1),
@@ -34,11 +34,13 @@ LEAST: dict[str, tuple[type[int] | type[float], int]] = {
     "price_in": (float, 0),
     "price_out": (float, 0),
     "think_budget": (int, 0),  # 0: no budget
+    "delegate_share": (float, 0, 1),  # 0: no delegate tool
 }
-"""The numeric settings: each one's type and least value, for its key, variable and flag."""
+"""The numeric settings: each one's type, least value and most (if any), for its key, variable
+and flag."""
 
 
-def checked(kind: Callable[[Any], float], low: float, value: Any, high: float | None = None) -> Any:
+def checked(value: Any, kind: Callable[[Any], float], low: float, high: float | None = None) -> Any:
     """``value`` as ``kind`` (``int`` or ``float``) from ``low`` to ``high``, inclusive: from a
     flag's or variable's text or a TOML number; never a TOML ``true`` (``true`` is not a number,
     though ``int`` takes it as 1) nor a fraction where a whole number is asked for (which ``int``
@@ -64,7 +66,7 @@ def number(
 
     def parse(text: str) -> float:
         try:
-            return checked(kind, low, text, high)
+            return checked(text, kind, low, high)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -82,7 +84,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "request_timeout": (
         ("--request-timeout",),
         {
-            "type": number(*LEAST["request_timeout"]),
+            "type": number(*NUMBERS["request_timeout"]),
             "metavar": "SECONDS",
             "help": "Most seconds one model request may take; the first gets three times as "
             "long, since it may load the model (default: 300, or request_timeout in "
@@ -93,7 +95,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "max_reply_tokens": (
         ("--max-reply-tokens",),
         {
-            "type": number(*LEAST["max_reply_tokens"]),
+            "type": number(*NUMBERS["max_reply_tokens"]),
             "metavar": "N",
             "help": "Most tokens one reply may have, thinking included; a reply cut there runs "
             "nothing and the model is told to answer shorter (default: 4096, or "
@@ -113,7 +115,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "think_budget": (
         ("--think-budget",),
         {
-            "type": number(*LEAST["think_budget"]),
+            "type": number(*NUMBERS["think_budget"]),
             "metavar": "N",
             "help": "Most tokens a reply may think before it is stopped and asked again with "
             "thinking off, what it reasoned kept (default: the model family's, 2048 for most "

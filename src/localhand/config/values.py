@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localhand.config.options import APPROVE_POLICIES, BACKENDS, LEAST, checked
+from localhand.config.options import APPROVE_POLICIES, BACKENDS, NUMBERS, checked
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
@@ -113,15 +113,10 @@ def instruction_names(value: Any) -> tuple[str, ...]:
 
 def convert(name: str, value: Any, source: str) -> Any:
     try:
-        if name in LEAST:
-            return checked(*LEAST[name], value)
+        if name in NUMBERS:
+            return checked(value, *NUMBERS[name])
         if name == "think":
             return parse_think(str(value))
-        if name == "delegate_share":
-            plain = isinstance(value, int | float | str) and not isinstance(value, bool)
-            if not (plain and 0 <= float(value) <= 1):
-                raise ValueError("must be a share from 0 (no delegate tool) to 1")
-            return float(value)
         if name in CHOICES and value not in CHOICES[name]:
             raise ValueError(f"must be one of {', '.join(CHOICES[name])}")
         if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):
@@ -130,15 +125,9 @@ def convert(name: str, value: Any, source: str) -> Any:
             return parse_bool(str(value))
         if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts", "sandbox_env"):
             return tuple(value)
-        if name == "profiles":  # read and checked by _profiles_table
-            return value
-        if name == "mcp_servers":  # read and checked by read_toml
-            if not isinstance(value, tuple):
-                raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
-            return value
-        if name == "hooks":  # read and checked by read_toml
-            if not isinstance(value, tuple):
-                raise ValueError("give hooks as [[hooks.KIND]] tables in your config.toml")
+        if name in ("mcp_servers", "hooks") and not isinstance(value, tuple):
+            raise ValueError("give it as tables: [mcp.servers.NAME], [[hooks.KIND]]")
+        if name in ("profiles", "mcp_servers", "hooks"):  # read and checked by read_toml
             return value
         if name == "instruction_files":
             return instruction_names(value)
