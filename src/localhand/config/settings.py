@@ -170,18 +170,12 @@ def distrusting(settings: Settings, workspace: Path) -> tuple[Settings, list[str
     to tell the person about it. (``load_settings`` already leaves them out of a file found
     in the directory localhand started in.)"""
     messages: list[str] = []
-    for path, names in (
-        (settings.config_file, settings.from_file),
-        (settings.user_file, _from_user_file(settings)),
-    ):
+    user = frozenset(n for n, s in settings.sources if s == f"user file {settings.user_file}")
+    for path, names in ((settings.config_file, settings.from_file), (settings.user_file, user)):
         if path is not None:
             settings, said = _distrusting_file(settings, path, names, workspace)
             messages += said
     return settings, messages
-
-
-def _from_user_file(settings: Settings) -> frozenset[str]:
-    return frozenset(n for n, s in settings.sources if s == f"user file {settings.user_file}")
 
 
 def _distrusting_file(
@@ -323,10 +317,7 @@ def _validated(values: dict[str, Any], source: str) -> Settings:
         raise ConfigError(
             f"unknown setting(s) {', '.join(unknown)} in {source}; known: {', '.join(NAMES)}"
         )
-    settings: dict[str, Any] = {}
-    for name, value in values.items():
-        settings[name] = convert(name, value, source)
-    return Settings(**settings)
+    return Settings(**{name: convert(name, value, source) for name, value in values.items()})
 
 
 __all__ = [

@@ -46,17 +46,12 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
         from localhand.hooks.config import hooks_from_toml  # only when a file has the table
 
         found["hooks"] = hooks_from_toml(data["hooks"], path)
-    return {**found, **_profiles_table(data, path)}
+    if any(key in table or key in data for key in ("profiles", "profile")):
+        # [profiles.NAME] and [profile]: changes to the model families' profiles.
+        from localhand.profiles import read_profiles  # only when a file has the tables
 
-
-def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``[profiles.NAME]`` and ``[profile]``: changes to the model families' profiles."""
-    table = data.get("localhand", data)
-    if not any(key in table or key in data for key in ("profiles", "profile")):
-        return {}
-    from localhand.profiles import read_profiles  # only when a file has the tables
-
-    return {"profiles": read_profiles(data, source=str(path))}
+        found["profiles"] = read_profiles(data, source=str(path))
+    return found
 
 
 _TABLES: dict[str, tuple[dict[str, str], str]] = {
