@@ -4,10 +4,8 @@ key, it is the user's); ``localhand.toml`` (the workspace file, or the file in
 ``LOCALHAND_CONFIG``); environment variables; command-line flags. ``Settings.sources`` says
 which layer gave each value (``localhand config`` prints it).
 
-Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALHAND_MODEL``,
-``LOCALHAND_BACKEND``, ``LOCALHAND_NUM_CTX_MAX``, ``LOCALHAND_KEEP_ALIVE``, ``LOCALHAND_THINK``,
-``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_MAX_REPLY_TOKENS``, ``LOCALHAND_PLAN_MODE`` and the
-others in ``ENV``.
+Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), and ``LOCALHAND_``
+with a setting's name (``LOCALHAND_MODEL``; every one is in ``ENV``).
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``,
 which must exist), from its ``[localhand]`` table or its top level, plus the ``[sandbox]``,
 ``[plan]``, ``[run]``, ``[telemetry]`` and ``[mcp.servers.NAME]`` tables (the user's file has
@@ -276,13 +274,11 @@ def _without_hooks(
     """``data`` of a ``localhand.toml`` outside the workspace (``LOCALHAND_CONFIG``) without
     its ``[hooks]``: hooks run commands at every tool call, so only the user's own
     ``config.toml`` gives them."""
-    if "hooks" not in data:
-        return data
-
-    (warn or warn_once)(
-        f"{path} has a [hooks] table, which is not used: hooks are read only from your own "
-        "~/.config/localhand/config.toml."
-    )
+    if "hooks" in data:
+        (warn or warn_once)(
+            f"{path} has a [hooks] table, which is not used: hooks are read only from your own "
+            "~/.config/localhand/config.toml."
+        )
     return {key: value for key, value in data.items() if key != "hooks"}
 
 
