@@ -11,16 +11,14 @@ from localhand.config.options import APPROVE_POLICIES, BACKENDS, NUMBERS, checke
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
-TOOL_MODES = ("auto", "native", "schema")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
-NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
 CHOICES = {
     "backend": BACKENDS,
     "approve": APPROVE_POLICIES,
     "sandbox": SANDBOX_SETTINGS,
-    "nudge_limit_per": NUDGE_COUNTS,
+    "nudge_limit_per": ("streak", "run"),  # localhand.run.guardrails.Limits.nudges_per
     "plan_mode": PLAN_MODES,
-    "tool_mode": TOOL_MODES,
+    "tool_mode": ("auto", "native", "schema"),
 }
 """The settings that take one of a few words, and the words."""
 
