@@ -40,6 +40,8 @@ def test_env_overrides_file_and_flags_override_env(tmp_path: Path) -> None:
     [
         ("modle = 'x'\n", "unknown setting(s) modle"),
         ("num_ctx_max = 'big'\n", "num_ctx_max"),
+        ("num_ctx_max = true\n", "True is not a whole number"),  # true is not 1
+        ("price_in = -1\n", "must be at least 0, not -1"),
         ("backend = 'gpu'\n", "must be one of auto"),
         ("think = 'maybe'\n", "true, false, low"),
         ("model = \n", "cannot read"),
@@ -115,8 +117,8 @@ def test_plan_mode_flag_over_variable_over_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ('[plan]\ndefault_mode = "fixer"\n', "[plan] default_mode = 'fixer' in "),
-        ("[plan]\ndefault_mode = 3\n", "[plan] default_mode = 3 in "),
+        ('[plan]\ndefault_mode = "fixer"\n', "not default_mode = 'fixer'"),
+        ("[plan]\ndefault_mode = 3\n", "not default_mode = 3"),
         ('[plan]\nmode = "agentic"\n', "[plan] in "),
         ('plan = "agentic"\n', "[plan] in "),
     ],

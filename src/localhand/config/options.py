@@ -25,21 +25,50 @@ APPROVE_POLICIES = ("never", "dangerous", "always")
 """Which commands need a person's approval (``--approve``, ``approve`` in the settings)."""
 
 
+NUMBERS: dict[str, tuple[Any, ...]] = {
+    "num_ctx_max": (int, 512),
+    "saved_slots": (int, 0),  # 0: keep none
+    "request_timeout": (float, 1),
+    "max_reply_tokens": (int, 1),
+    "daily_token_budget": (int, 1),
+    "price_in": (float, 0),
+    "price_out": (float, 0),
+    "think_budget": (int, 0),  # 0: no budget
+    "delegate_share": (float, 0, 1),  # 0: no delegate tool
+}
+"""The numeric settings: each one's type, least value and most (if any), for its key, variable
+and flag."""
+
+
+def checked(value: Any, kind: Callable[[Any], float], low: float, high: float | None = None) -> Any:
+    """``value`` as ``kind`` (``int`` or ``float``) from ``low`` to ``high``, inclusive: from a
+    flag's or variable's text or a TOML number; never a TOML ``true`` (``true`` is not a number,
+    though ``int`` takes it as 1) nor a fraction where a whole number is asked for (which ``int``
+    would cut). A ``ValueError`` says what is wrong."""
+    noun = "a whole number" if kind is int else "a number"
+    fraction = kind is int and isinstance(value, float) and not value.is_integer()
+    try:
+        if isinstance(value, bool) or fraction:
+            raise ValueError
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not {noun}") from None
+    if not (number >= low and (high is None or number <= high)):  # NaN fails too
+        bounds = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
+        raise ValueError(f"must be {bounds}, not {value}")
+    return number
+
+
 def number(
     kind: Callable[[str], float], low: float, high: float | None = None
 ) -> Callable[[str], float]:
     """An argument type: ``kind`` (``int`` or ``float``) from ``low`` to ``high``, inclusive."""
-    noun = "a whole number" if kind is int else "a number"
-    bounds = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
 
     def parse(text: str) -> float:
         try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
-        if not (value >= low and (high is None or value <= high)):  # NaN fails too
-            raise argparse.ArgumentTypeError(f"must be {bounds}, not {text}")
-        return value
+            return checked(text, kind, low, high)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     parse.__name__ = kind.__name__  # what argparse calls the type in its own messages
     return parse
@@ -55,7 +84,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "request_timeout": (
         ("--request-timeout",),
         {
-            "type": number(float, 1),
+            "type": number(*NUMBERS["request_timeout"]),
             "metavar": "SECONDS",
             "help": "Most seconds one model request may take; the first gets three times as "
             "long, since it may load the model (default: 300, or request_timeout in "
@@ -66,7 +95,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "max_reply_tokens": (
         ("--max-reply-tokens",),
         {
-            "type": number(int, 1),
+            "type": number(*NUMBERS["max_reply_tokens"]),
             "metavar": "N",
             "help": "Most tokens one reply may have, thinking included; a reply cut there runs "
             "nothing and the model is told to answer shorter (default: 4096, or "
@@ -86,7 +115,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "think_budget": (
         ("--think-budget",),
         {
-            "type": number(int, 0),
+            "type": number(*NUMBERS["think_budget"]),
             "metavar": "N",
             "help": "Most tokens a reply may think before it is stopped and asked again with "
             "thinking off, what it reasoned kept (default: the model family's, 2048 for most "

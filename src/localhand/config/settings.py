@@ -4,10 +4,8 @@ key, it is the user's); ``localhand.toml`` (the workspace file, or the file in
 ``LOCALHAND_CONFIG``); environment variables; command-line flags. ``Settings.sources`` says
 which layer gave each value (``localhand config`` prints it).
 
-Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), ``LOCALHAND_MODEL``,
-``LOCALHAND_BACKEND``, ``LOCALHAND_NUM_CTX_MAX``, ``LOCALHAND_KEEP_ALIVE``, ``LOCALHAND_THINK``,
-``LOCALHAND_REQUEST_TIMEOUT``, ``LOCALHAND_MAX_REPLY_TOKENS``, ``LOCALHAND_PLAN_MODE`` and the
-others in ``ENV``.
+Environment variables: ``OLLAMA_HOST`` (as the Ollama client reads it), and ``LOCALHAND_``
+with a setting's name (``LOCALHAND_MODEL``; every one is in ``ENV``).
 ``localhand.toml`` is read from the current directory (or the path in ``LOCALHAND_CONFIG``,
 which must exist), from its ``[localhand]`` table or its top level, plus the ``[sandbox]``,
 ``[plan]``, ``[run]``, ``[telemetry]`` and ``[mcp.servers.NAME]`` tables (the user's file has
@@ -170,18 +168,12 @@ def distrusting(settings: Settings, workspace: Path) -> tuple[Settings, list[str
     to tell the person about it. (``load_settings`` already leaves them out of a file found
     in the directory localhand started in.)"""
     messages: list[str] = []
-    for path, names in (
-        (settings.config_file, settings.from_file),
-        (settings.user_file, _from_user_file(settings)),
-    ):
+    user = frozenset(n for n, s in settings.sources if s == f"user file {settings.user_file}")
+    for path, names in ((settings.config_file, settings.from_file), (settings.user_file, user)):
         if path is not None:
             settings, said = _distrusting_file(settings, path, names, workspace)
             messages += said
     return settings, messages
-
-
-def _from_user_file(settings: Settings) -> frozenset[str]:
-    return frozenset(n for n, s in settings.sources if s == f"user file {settings.user_file}")
 
 
 def _distrusting_file(
@@ -282,13 +274,11 @@ def _without_hooks(
     """``data`` of a ``localhand.toml`` outside the workspace (``LOCALHAND_CONFIG``) without
     its ``[hooks]``: hooks run commands at every tool call, so only the user's own
     ``config.toml`` gives them."""
-    if "hooks" not in data:
-        return data
-
-    (warn or warn_once)(
-        f"{path} has a [hooks] table, which is not used: hooks are read only from your own "
-        "~/.config/localhand/config.toml."
-    )
+    if "hooks" in data:
+        (warn or warn_once)(
+            f"{path} has a [hooks] table, which is not used: hooks are read only from your own "
+            "~/.config/localhand/config.toml."
+        )
     return {key: value for key, value in data.items() if key != "hooks"}
 
 
@@ -323,10 +313,7 @@ def _validated(values: dict[str, Any], source: str) -> Settings:
         raise ConfigError(
             f"unknown setting(s) {', '.join(unknown)} in {source}; known: {', '.join(NAMES)}"
         )
-    settings: dict[str, Any] = {}
-    for name, value in values.items():
-        settings[name] = convert(name, value, source)
-    return Settings(**settings)
+    return Settings(**{name: convert(name, value, source) for name, value in values.items()})
 
 
 __all__ = [

@@ -7,32 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localhand.config.options import APPROVE_POLICIES, BACKENDS
+from localhand.config.options import APPROVE_POLICIES, BACKENDS, NUMBERS, checked
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
-TOOL_MODES = ("auto", "native", "schema")
 PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
-NUDGE_COUNTS = ("streak", "run")  # localhand.run.guardrails.Limits.nudges_per
 CHOICES = {
     "backend": BACKENDS,
     "approve": APPROVE_POLICIES,
     "sandbox": SANDBOX_SETTINGS,
-    "nudge_limit_per": NUDGE_COUNTS,
+    "nudge_limit_per": ("streak", "run"),  # localhand.run.guardrails.Limits.nudges_per
     "plan_mode": PLAN_MODES,
-    "tool_mode": TOOL_MODES,
+    "tool_mode": ("auto", "native", "schema"),
 }
 """The settings that take one of a few words, and the words."""
-_PRICE = (float, 0, "must be zero or more (money per million tokens)")
-LEAST: dict[str, tuple[type[int] | type[float], int, str]] = {
-    "num_ctx_max": (int, 512, "must be at least 512"),
-    "daily_token_budget": (int, 1, "must be a positive number of tokens"),
-    "think_budget": (int, 0, "must be 0 (no budget) or a number of tokens"),
-    "saved_slots": (int, 0, "must be 0 (keep none) or how many runs' caches to keep"),
-    "price_in": _PRICE,
-    "price_out": _PRICE,
-}
-"""The numeric settings with a least value: its type, the least, and what a smaller one is told."""
 
 
 def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -56,17 +44,12 @@ def read_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
         from localhand.hooks.config import hooks_from_toml  # only when a file has the table
 
         found["hooks"] = hooks_from_toml(data["hooks"], path)
-    return {**found, **_profiles_table(data, path)}
+    if any(key in table or key in data for key in ("profiles", "profile")):
+        # [profiles.NAME] and [profile]: changes to the model families' profiles.
+        from localhand.profiles import read_profiles  # only when a file has the tables
 
-
-def _profiles_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``[profiles.NAME]`` and ``[profile]``: changes to the model families' profiles."""
-    table = data.get("localhand", data)
-    if not any(key in table or key in data for key in ("profiles", "profile")):
-        return {}
-    from localhand.profiles import read_profiles  # only when a file has the tables
-
-    return {"profiles": read_profiles(data, source=str(path))}
+        found["profiles"] = read_profiles(data, source=str(path))
+    return found
 
 
 _TABLES: dict[str, tuple[dict[str, str], str]] = {
@@ -90,32 +73,21 @@ switch OpenTelemetry spans for each run and whether they carry the conversation,
 
 
 def _table(name: str, table: Any, path: Path) -> dict[str, Any]:
-    """The settings of the table ``[name]``, checked here, where the message can name the table
-    and the file (the same settings from ``LOCALHAND_*`` variables are checked in ``convert``,
-    which converts ``delegate_share`` for both)."""
+    """The settings of the table ``[name]``, checked by ``convert`` as the same settings from
+    ``LOCALHAND_*`` variables are, and told, when wrong, in words that name the table, what it
+    takes and the file."""
     if table is None:
         return {}
     keys, takes = _TABLES[name]
     usage = f"[{name}] in {path} takes only {takes}"
     if not isinstance(table, dict) or set(table) - set(keys):
         raise ConfigError(usage)
-    found = {keys[key]: value for key, value in table.items()}
-    mode = found.get("plan_mode", PLAN_MODES[0])
-    if not isinstance(mode, str) or mode not in PLAN_MODES:
-        raise ConfigError(
-            f"[plan] default_mode = {mode!r} in {path} is not a plan mode; use one of "
-            + ", ".join(PLAN_MODES)
-        )
-    switches = [found[key] for key in ("otel", "otel_content") if key in found]
-    if found.get("nudge_limit_per", "streak") not in NUDGE_COUNTS or not all(
-        isinstance(value, bool) for value in switches
-    ):
-        raise ConfigError(usage)
-    if "instruction_files" in found:
+    found = {}
+    for key, value in table.items():
         try:
-            found["instruction_files"] = instruction_names(found["instruction_files"])
-        except ValueError as exc:
-            raise ConfigError(f"[run] instruction_files in {path}: {exc}") from None
+            found[keys[key]] = convert(keys[key], value, str(path))
+        except ConfigError as exc:
+            raise ConfigError(f"{usage}; not {key} = {value!r}: {exc.__cause__}") from None
     return found
 
 
@@ -134,62 +106,27 @@ def instruction_names(value: Any) -> tuple[str, ...]:
 
 def convert(name: str, value: Any, source: str) -> Any:
     try:
-        if name in LEAST:
-            kind, least, wrong = LEAST[name]
-            number = kind(value)
-            if number < least:
-                raise ValueError(wrong)
-            return number
-        if name == "max_reply_tokens":
-            return _positive_whole(value, "the most tokens one reply may have, e.g. 4096")
-        if name == "request_timeout":
-            seconds = float(value)
-            if seconds <= 0:
-                raise ValueError("must be positive")
-            return seconds
+        if name in NUMBERS:
+            return checked(value, *NUMBERS[name])
         if name == "think":
             return parse_think(str(value))
-        if name == "delegate_share":
-            plain = isinstance(value, int | float | str) and not isinstance(value, bool)
-            if not (plain and 0 <= float(value) <= 1):
-                raise ValueError("must be a share from 0 (no delegate tool) to 1")
-            return float(value)
         if name in CHOICES and value not in CHOICES[name]:
             raise ValueError(f"must be one of {', '.join(CHOICES[name])}")
         if name in ("isolate_network", "archive_secrets", "watch_replies", "otel", "otel_content"):
-            return value if isinstance(value, bool) else parse_bool(str(value))
+            if not isinstance(value, bool | str):  # a TOML 1 is not a switch
+                raise ValueError("must be true or false")
+            return parse_bool(str(value))
         if name in ("sandbox_read", "sandbox_limits", "sandbox_allow_hosts", "sandbox_env"):
             return tuple(value)
-        if name == "profiles":  # read and checked by _profiles_table
-            return value
-        if name == "mcp_servers":  # read and checked by read_toml
-            if not isinstance(value, tuple):
-                raise ValueError("give MCP servers as [mcp.servers.NAME] tables")
-            return value
-        if name == "hooks":  # read and checked by read_toml
-            if not isinstance(value, tuple):
-                raise ValueError("give hooks as [[hooks.KIND]] tables in your config.toml")
+        if name in ("mcp_servers", "hooks") and not isinstance(value, tuple):
+            raise ValueError("give it as tables: [mcp.servers.NAME], [[hooks.KIND]]")
+        if name in ("profiles", "mcp_servers", "hooks"):  # read and checked by read_toml
             return value
         if name == "instruction_files":
             return instruction_names(value)
         return str(value) if value is not None else None
     except ValueError as exc:
         raise ConfigError(f"setting {name}={value!r} in {source}: {exc}") from exc
-
-
-def _positive_whole(value: Any, what: str) -> int:
-    """``value`` as a whole number of at least 1: from a variable's text or a toml integer;
-    not a toml ``true`` (which ``int`` would take as 1) nor a fraction (which it would cut)."""
-    wrong = f"must be a positive whole number ({what})"
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise ValueError(wrong)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(wrong) from None
-    if number < 1:
-        raise ValueError(wrong)
-    return number
 
 
 def parse_think(value: str) -> bool | str:

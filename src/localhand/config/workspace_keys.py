@@ -26,92 +26,81 @@ from typing import Any
 class Key:
     """How a workspace file's value of one setting is treated."""
 
-    from_workspace: bool
-    """Taken from a (trusted) workspace file."""
     reason: str
-    tightens: Callable[[Any], bool] | None = None
-    """For a key not taken: the values that only make a run safer, which are taken."""
+    """What the key decides: why it is, or is not, taken."""
+    taken: Callable[[Any], bool] = lambda value: False
+    """The values taken from a (trusted) workspace file: every one (``ANY``), none, or for a
+    key that routes data or loosens safety only those that make a run safer."""
 
 
-def _allowed(reason: str) -> Key:
-    return Key(True, reason)
-
-
-def _withheld(reason: str, tightens: Callable[[Any], bool] | None = None) -> Key:
-    return Key(False, reason, tightens)
+def ANY(value: Any) -> bool:
+    """Every value: a key that neither routes data nor loosens safety."""
+    return True
 
 
 KEYS: dict[str, Key] = {
-    "model": _allowed("which model answers; the server stays the one the user chose"),
-    "backend": _withheld(
+    "model": Key("which model answers; the server stays the one the user chose", ANY),
+    "backend": Key(
         "picks the server's protocol and default address: where the conversation is sent"
     ),
-    "host": _withheld("the server every prompt, file and command output is sent to"),
-    "num_ctx_max": _allowed("memory the user's own server may use for the context"),
-    "keep_alive": _allowed("how long the user's server keeps the model loaded"),
-    "saved_slots": _allowed("how many runs' caches the user's server keeps on its disk"),
-    "think": _allowed("whether the model thinks before it answers"),
-    "request_timeout": _allowed("how long one model request may take"),
-    "max_reply_tokens": _allowed("the length of one reply"),
-    "watch_replies": _allowed("whether replies are read as a stream"),
-    "gguf": _withheld("a model file localhand loads and parses outside the sandbox"),
-    "tool_mode": _allowed("how tool calls are asked of the server"),
-    "approve": _withheld(
-        "which commands a person must approve", tightens=lambda value: value == "always"
-    ),
-    "isolate_network": _withheld(
-        "whether commands reach the network", tightens=lambda value: value is True
-    ),
-    "sandbox": _withheld(
+    "host": Key("the server every prompt, file and command output is sent to"),
+    "num_ctx_max": Key("memory the user's own server may use for the context", ANY),
+    "keep_alive": Key("how long the user's server keeps the model loaded", ANY),
+    "saved_slots": Key("how many runs' caches the user's server keeps on its disk", ANY),
+    "think": Key("whether the model thinks before it answers", ANY),
+    "request_timeout": Key("how long one model request may take", ANY),
+    "max_reply_tokens": Key("the length of one reply", ANY),
+    "watch_replies": Key("whether replies are read as a stream", ANY),
+    "gguf": Key("a model file localhand loads and parses outside the sandbox"),
+    "tool_mode": Key("how tool calls are asked of the server", ANY),
+    "approve": Key("which commands a person must approve", lambda value: value == "always"),
+    "isolate_network": Key("whether commands reach the network", lambda value: value is True),
+    "sandbox": Key(
         "where commands run and what they may write",
-        tightens=lambda value: value in ("required", "read-only"),
+        lambda value: value in ("required", "read-only"),
     ),
-    "sandbox_read": _withheld(
-        "files under $HOME that commands may read", tightens=lambda value: not value
-    ),
-    "sandbox_limits": _withheld(
+    "sandbox_read": Key("files under $HOME that commands may read", lambda value: not value),
+    "sandbox_limits": Key(
         "how much memory, how many processes and how much /tmp a command may use"
     ),
-    "sandbox_network": _withheld(
-        "whether commands share this machine's network", tightens=lambda value: value == "proxy"
+    "sandbox_network": Key(
+        "whether commands share this machine's network", lambda value: value == "proxy"
     ),
-    "sandbox_allow_hosts": _withheld(
-        "hosts commands may reach through the proxy", tightens=lambda value: not value
+    "sandbox_allow_hosts": Key(
+        "hosts commands may reach through the proxy", lambda value: not value
     ),
-    "sandbox_env": _withheld(
-        "which of your environment variables commands see", tightens=lambda value: not value
-    ),
-    "archive_secrets": _withheld(
+    "sandbox_env": Key("which of your environment variables commands see", lambda value: not value),
+    "archive_secrets": Key(
         "whether secret files are copied into the run store",
-        tightens=lambda value: value is False,
+        lambda value: value is False,
     ),
-    "daily_token_budget": _withheld("a spending limit the user sets for all projects together"),
-    "price_in": _allowed("shown money only"),
-    "price_out": _allowed("shown money only"),
-    "nudge_limit_per": _allowed("how many unusable replies the run allows before it stops"),
-    "instruction_files": _allowed(
-        "which project files are read as instructions; each still needs the user's trust"
+    "daily_token_budget": Key("a spending limit the user sets for all projects together"),
+    "price_in": Key("shown money only", ANY),
+    "price_out": Key("shown money only", ANY),
+    "nudge_limit_per": Key("how many unusable replies the run allows before it stops", ANY),
+    "instruction_files": Key(
+        "which project files are read as instructions; each still needs the user's trust", ANY
     ),
-    "delegate_share": _allowed("how much of the run's limits a read-only helper may take"),
-    "plan_mode": _allowed(
-        "how a plan repairs a failed step; every step passes the same approval and sandbox"
+    "delegate_share": Key("how much of the run's limits a read-only helper may take", ANY),
+    "plan_mode": Key(
+        "how a plan repairs a failed step; every step passes the same approval and sandbox", ANY
     ),
-    "think_budget": _allowed("how long a reply may think"),
-    "profiles": _allowed("how the model is prompted and its replies read"),
-    "mcp_servers": _withheld(
+    "think_budget": Key("how long a reply may think", ANY),
+    "profiles": Key("how the model is prompted and its replies read", ANY),
+    "mcp_servers": Key(
         "programs started outside the sandbox, given ${VAR} secrets, and servers sent tool calls"
     ),
-    "hooks": _withheld("commands localhand runs on its own at every tool call and run's end"),
-    "otel": _withheld(
+    "hooks": Key("commands localhand runs on its own at every tool call and run's end"),
+    "otel": Key(
         "sends what each run does to the tracing backend of the program localhand runs in",
-        tightens=lambda value: value is False,
+        lambda value: value is False,
     ),
-    "otel_content": _withheld(
+    "otel_content": Key(
         "puts prompts, answers and file contents into the traces sent to that backend",
-        tightens=lambda value: value is False,
+        lambda value: value is False,
     ),
-    "dashboard.workspaces": _withheld("the roots a page-started task may use"),
-    "pool.endpoints": _withheld("the servers a batch sends its conversations to"),
+    "dashboard.workspaces": Key("the roots a page-started task may use"),
+    "pool.endpoints": Key("the servers a batch sends its conversations to"),
 }
 PROVENANCE = frozenset(("config_file", "from_file", "user_file", "sources"))
 """Fields of ``Settings`` that say where settings came from: not settings themselves."""
@@ -120,11 +109,8 @@ PROVENANCE = frozenset(("config_file", "from_file", "user_file", "sources"))
 def withheld(name: str, value: Any) -> bool:
     """Whether a workspace file's ``value`` of setting ``name`` is not taken."""
     key = KEYS.get(name)
-    if key is None:  # not classified: not taken (tests keep KEYS complete)
-        return True
-    if key.from_workspace:
-        return False
-    return not (key.tightens is not None and key.tightens(value))
+    # Not classified: not taken (tests keep KEYS complete).
+    return key is None or not key.taken(value)
 
 
 def without_withheld(
