@@ -183,3 +183,15 @@ def test_a_check_path_that_became_a_link_to_a_folder_is_unvouched(tmp_path: Path
     assert after.unvouched(before, ["tests/data.txt"]) is None  # a file link is laid back
     why = after.unvouched(before, ["tests/data.txt", "tests/helpers"])
     assert why == "tests/helpers is a link the run created or replaced"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo -u ci pytest checks/verify_calc.py",
+        "setsid timeout -s KILL 60 pytest checks/verify_calc.py",
+        "uv run env X=1 pytest checks/verify_calc.py",
+    ],
+)
+def test_a_test_run_through_the_risk_classifiers_wrappers_is_named(command: str) -> None:
+    assert "checks/verify_calc.py" in CheckFiles.of([command]).named

@@ -83,7 +83,7 @@ def check_form(command: str, workspace: Path, auto: str | None = None) -> str | 
     except (TooDeep, RecursionError):
         return None
     for cmd in checkfiles._simple_commands(script):  # ( … ), { … }, $( … ) too
-        words = checkfiles._unwrapped([word.text for word in cmd.words if not word.leading_dynamic])
+        words = checkfiles._unwrapped(cmd.words)
         if words and os.path.basename(words[0]) in ("cd", "pushd"):
             here = words[1:2] not in ([], ["-"]) and os.path.realpath(workspace / words[1])
             if here != os.path.realpath(workspace):

@@ -23,11 +23,12 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from localhand.paths import is_within
 from localhand.safety.risk.shellparse import TooDeep, parse
-from localhand.safety.risk.shellsyntax import Command, Script
+from localhand.safety.risk.shellsyntax import Command, Script, Word
 
 TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "t"})
 """A file anywhere under a folder of one of these names is a test's."""
@@ -63,8 +64,6 @@ _INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "dash", "zsh", "ks
                            "nodejs", "deno", "bun", "ruby", "perl", "php", "Rscript", "tsx",
                            "ts-node", "lua", "julia", "pypy", "pypy3"})  # fmt: skip
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
-_WRAPPERS = frozenset({"env", "time", "nice", "command", "exec", "timeout", "xvfb-run",
-                       "nohup", "stdbuf"})  # fmt: skip
 _RUNNERS = frozenset({"pytest", "py.test", "jest", "mocha", "vitest", "tap", "ava", "rspec",
                       "phpunit", "bats", "unittest"})  # fmt: skip
 """Test runners whose path arguments are tests (``pytest check_calc.py``)."""
@@ -109,9 +108,9 @@ class CheckFiles:
         return files
 
     def _add(self, cmd: Command) -> None:
-        words = [w.text for w in cmd.words if not w.leading_dynamic]
-        given = [f"{n}={v.text}" for n, v in cmd.assignments] + words
-        words = _unwrapped(words)
+        given = [f"{n}={v.text}" for n, v in cmd.assignments]
+        given += [w.text for w in cmd.words if not w.leading_dynamic]
+        words = _unwrapped(cmd.words)
         if not words:
             return
         program = os.path.basename(words[0])
@@ -365,21 +364,23 @@ def _simple_commands(script: Script) -> Iterator[Command]:
                 yield from _simple_commands(sub)
 
 
-def _unwrapped(words: list[str]) -> list[str]:
-    """``words`` without the programs that only run the next one (``env X=1``, ``uv run``)."""
-    while words:
-        head = os.path.basename(words[0])
-        if head in _WRAPPERS:
+def _unwrapped(words: list[Word]) -> list[str]:
+    """``words`` without the programs that only run the next one (``env X=1``, ``uv run``):
+    the risk classifier's wrappers (``sudo``, ``setsid``…), whose findings are not wanted here,
+    and the runners of a project's tools."""
+    # deferred: the risk classifier is loaded when a check is read, not before the first request
+    from localhand.safety.risk.classify import Analyzer
+    from localhand.safety.risk.rules import unwrap
+
+    words = [w for w in words if not w.leading_dynamic]
+    while words := unwrap(Analyzer(Path.cwd()), words):
+        via = _RUN_VIA.get(os.path.basename(words[0].text))
+        if via is None or (via and [w.text for w in words[1:2]] != [via]):
+            break
+        words = words[1 + bool(via) :]
+        while words and words[0].text.startswith("-"):
             words = words[1:]
-            while words and (words[0].startswith("-") or "=" in words[0] or words[0][:1].isdigit()):
-                words = words[1:]
-        elif head in _RUN_VIA and (not _RUN_VIA[head] or words[1:2] == [_RUN_VIA[head]]):
-            words = words[1 + bool(_RUN_VIA[head]) :]
-            while words and words[0].startswith("-"):
-                words = words[1:]
-        else:
-            return words
-    return words
+    return [w.text for w in words]
 
 
 def _family(program: str) -> str:
