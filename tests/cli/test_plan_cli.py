@@ -16,10 +16,10 @@ from cli_helpers import localhand
 from localhand.cli import main
 from localhand.errors import ServerUnavailable
 from localhand.models import ScriptedModel
-from localhand.safety.trust.store import TrustStore
 from localhand.session import plans
 from localhand.store import open_store
 from localhand.testing import FakeOllama
+from trust_helpers import pin
 from workspaces import example_copy
 
 
@@ -287,7 +287,7 @@ def test_without_mode_the_plan_table_s_default_mode_is_used(
 ) -> None:
     monkeypatch.chdir(demo)
     (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "teacher"\n')
-    TrustStore().pin(demo / "localhand.toml")  # as `localhand trust --yes` does
+    pin(demo / "localhand.toml")  # as `localhand trust --yes` does
     done = invoke("plan.yaml", "--json")
     # Teacher mode asks before the first step; with no terminal, nobody can say yes.
     result = last_json(done.stdout)
@@ -320,7 +320,7 @@ def test_agentic_as_the_default_mode_repairs_the_plan(
     )
     monkeypatch.chdir(demo)
     (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "agentic"\n')
-    TrustStore().pin(demo / "localhand.toml")  # as `localhand trust --yes` does
+    pin(demo / "localhand.toml")  # as `localhand trust --yes` does
     done = invoke("plan.yaml", "--json")
     assert done.exit_code == 0, done.stderr
     result = last_json(done.stdout)
@@ -333,7 +333,7 @@ def test_a_bad_default_mode_is_a_clear_error_without_a_traceback(
 ) -> None:
     monkeypatch.chdir(demo)
     (demo / "localhand.toml").write_text('[plan]\ndefault_mode = "fixer"\n')
-    TrustStore().pin(demo / "localhand.toml")  # as `localhand trust --yes` does
+    pin(demo / "localhand.toml")  # as `localhand trust --yes` does
     done = invoke("plan.yaml")
     assert done.exit_code == 2
     assert "[plan] default_mode = 'fixer'" in done.stderr

@@ -6,13 +6,13 @@ import pytest
 
 from localhand.config.settings import Settings, distrusting, load_settings
 from localhand.errors import ConfigError
-from localhand.safety.trust.store import TrustStore
+from trust_helpers import pin
 
 
 def trusted(path: Path, text: str) -> Path:
     """``path`` written with ``text`` and trusted as it is (``localhand trust --yes``)."""
     path.write_text(text)
-    TrustStore().pin(path)
+    pin(path)
     return path
 
 

@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import localhand
 from localhand.config.settings import Settings, distrusting, load_settings
 from localhand.errors import ConfigError
-from localhand.safety.trust.store import TrustStore
+from trust_helpers import pin
 from workspaces import user_file
 
 
@@ -50,7 +50,7 @@ def test_layers_default_user_file_workspace_file_env_flag(home: Path, tmp_path: 
     project.mkdir()
     workspace_file = project / "localhand.toml"
     workspace_file.write_text('model = "ws-model"\nkeep_alive = "2h"\n')
-    TrustStore().pin(workspace_file)
+    pin(workspace_file)
     env = {"HOME": str(home), "LOCALHAND_KEEP_ALIVE": "3h", "LOCALHAND_THINK_BUDGET": "7"}
 
     settings = load_settings(env=env, cwd=project).with_overrides(think_budget=9)

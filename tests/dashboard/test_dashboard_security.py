@@ -27,9 +27,9 @@ from localhand.dashboard.limits import MAX_BODY_BYTES
 from localhand.dashboard.server import DashboardServer
 from localhand.dashboard.settings import load_dashboard_settings
 from localhand.errors import ConfigError
-from localhand.safety.trust.store import TrustStore
 from localhand.store import Store
 from localhand.testing import FakeOllama
+from trust_helpers import pin
 from workspaces import workspace_with
 
 
@@ -169,7 +169,7 @@ def test_roots_come_from_localhand_toml(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("HOME", str(home))
     path = tmp_path / "conf" / "localhand.toml"
     path.write_text('model = "qwen3:8b"\n[dashboard]\nworkspaces = ["~/code", "rel", "~/code"]\n')
-    TrustStore().pin(path)  # the user trusts each version they write
+    pin(path)  # the user trusts each version they write
     env = {"LOCALHAND_CONFIG": str(path)}
     roots = load_dashboard_settings(env=env).workspaces
     assert roots == (home / "code", tmp_path / "conf" / "rel")
@@ -178,7 +178,7 @@ def test_roots_come_from_localhand_toml(tmp_path: Path, monkeypatch: pytest.Monk
     assert load_dashboard_settings(env={}, cwd=home).workspaces == (home,), "default: cwd"
 
     path.write_text('[localhand]\nmodel = "m"\n[localhand.dashboard]\nworkspaces = ["rel"]\n')
-    TrustStore().pin(path)  # the user trusts each version they write
+    pin(path)  # the user trusts each version they write
     assert load_dashboard_settings(env=env).workspaces == (tmp_path / "conf" / "rel",)
     assert load_settings(env=env).model == "m"
     bad = {
@@ -189,7 +189,7 @@ def test_roots_come_from_localhand_toml(tmp_path: Path, monkeypatch: pytest.Monk
     }
     for text, message in bad.items():
         path.write_text(text)
-        TrustStore().pin(path)  # the user trusts each version they write
+        pin(path)  # the user trusts each version they write
         with pytest.raises(ConfigError, match=f"{re.escape(str(path))}.*{re.escape(message)}"):
             load_dashboard_settings(env=env)
 

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 from cli_helpers import localhand
-from localhand.safety.trust.store import TrustStore
 from localhand.store import open_store
 from localhand.testing import FakeOllama
+from trust_helpers import pin
 
 USER_HOOKS = """
 [[hooks.post_edit]]
@@ -35,7 +35,7 @@ def test_run_with_a_post_edit_hook(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "localhand.toml").write_text(WORKSPACE_HOOKS)
-    TrustStore().pin(workspace / "localhand.toml")  # trusted, and still no hooks from it
+    pin(workspace / "localhand.toml")  # trusted, and still no hooks from it
     script = [
         tool_call("write_file", path="app.py", content="x = 1  # TODO: finish\n"),
         {"content": "Wrote app.py."},

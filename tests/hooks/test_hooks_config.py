@@ -13,7 +13,7 @@ from cli_helpers import localhand
 from localhand.config.settings import distrusting, load_settings
 from localhand.errors import ConfigError
 from localhand.hooks.config import Hook, hooks_from_toml
-from localhand.safety.trust.store import TrustStore
+from trust_helpers import pin
 from workspaces import user_file
 
 HOOKS = """
@@ -59,7 +59,7 @@ def test_a_trusted_workspace_file_gives_no_hooks_and_says_so(
 ) -> None:
     workspace_file = project / "localhand.toml"
     workspace_file.write_text('model = "ws-model"\n' + HOOKS)
-    TrustStore().pin(workspace_file)
+    pin(workspace_file)
     heard: list[str] = []
     settings = load_settings(env=env, cwd=project, warn=heard.append)
     assert settings.model == "ws-model", "the file was read: only its hooks are not"
@@ -74,7 +74,7 @@ def test_a_bad_hooks_table_in_a_workspace_file_is_not_even_read(
     env: dict[str, str], project: Path
 ) -> None:
     (project / "localhand.toml").write_text("[hooks]\nwhatever = 1\n")
-    TrustStore().pin(project / "localhand.toml")
+    pin(project / "localhand.toml")
     assert load_settings(env=env, cwd=project, warn=lambda _: None).hooks == ()
 
 

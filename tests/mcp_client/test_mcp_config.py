@@ -17,6 +17,7 @@ from localhand.mcp.results import cap, tool_result
 from localhand.mcp.schema import arguments_model, flat_schema
 from localhand.testing import FakeOllama
 from test_startup_imports import loaded_modules
+from trust_helpers import pin
 
 
 def write(path: Path, data: object) -> Path:
@@ -145,10 +146,9 @@ def test_servers_in_a_toml_inside_the_workspace_are_not_started(tmp_path: Path) 
 
 def test_servers_in_a_found_toml_are_not_even_read(tmp_path: Path) -> None:
     """A found ``localhand.toml``, even trusted, names no server: its ``${VAR}``s stay unread."""
-    from localhand.safety.trust.store import TrustStore
 
     (tmp_path / "localhand.toml").write_text('[mcp.servers.evil]\ncommand = "${NOT_SET}"\n')
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     said: list[str] = []
     assert load_settings(env={}, cwd=tmp_path, warn=said.append).mcp_servers == ()
     assert "mcp_servers" in said[0]

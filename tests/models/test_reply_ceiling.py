@@ -18,10 +18,10 @@ from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS
 from localhand.models.embedded import EmbeddedModel
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
-from localhand.safety.trust.store import TrustStore
 from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama
 from localhand.types import Result
+from trust_helpers import pin
 
 USER = [{"role": "user", "content": "Write hello.txt"}]
 LOOP = "I will now write the file hello.txt with the text. "
@@ -197,7 +197,7 @@ def test_a_model_that_thinks_to_the_ceiling_is_told_to_think_briefly(tmp_path: P
 # -- where the ceiling comes from ---------------------------------------------------------------
 def test_toml_then_variable_then_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "localhand.toml").write_text("max_reply_tokens = 2048\n")
-    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
+    pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     assert load_settings({}, cwd=tmp_path).max_reply_tokens == 2048
     env = {"LOCALHAND_MAX_REPLY_TOKENS": "1024"}
     assert load_settings(env, cwd=tmp_path).max_reply_tokens == 1024
@@ -216,7 +216,7 @@ def test_a_ceiling_that_is_not_a_positive_whole_number_is_refused(
     tmp_path: Path, toml: str, text: str
 ) -> None:
     (tmp_path / "localhand.toml").write_text(f"max_reply_tokens = {toml}\n")
-    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
+    pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     wrong = r"max_reply_tokens.*(must be at least 1, not|is not a whole number)"
     with pytest.raises(ConfigError, match=wrong):
         load_settings({}, cwd=tmp_path)
@@ -252,7 +252,7 @@ def test_run_sends_the_flags_ceiling(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "localhand.toml").write_text("max_reply_tokens = 2048\n")
-    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
+    pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     with FakeOllama([call("list_directory", path="."), "Empty."]) as fake:
         code = main(
             ["run", "List the files", "--agentic", "--backend", "ollama", "--host", fake.url,

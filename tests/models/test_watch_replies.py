@@ -24,10 +24,10 @@ from localhand.models.base import ReplyStreamingModel, StreamChunk
 from localhand.models.ollama import OllamaModel
 from localhand.models.openai_compat import OpenAICompatModel
 from localhand.models.watch import LoopDetector, longest_periodic_suffix, readable, watch_reply
-from localhand.safety.trust.store import TrustStore
 from localhand.session.backend import select_backend
 from localhand.testing import FakeOllama
 from localhand.types import Reply, Result, Usage
+from trust_helpers import pin
 
 LOOP = "I will now write the file hello.txt with the text. "
 SPEED = 30  # tokens a second: a small local model on a modest machine
@@ -269,7 +269,7 @@ def test_the_wall_clock_still_bounds_a_watched_reply(tmp_path: Path) -> None:
 def test_toml_variable_and_flag(tmp_path: Path) -> None:
     assert Settings().watch_replies is False
     (tmp_path / "localhand.toml").write_text("watch_replies = true\n")
-    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
+    pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     assert load_settings({}, cwd=tmp_path).watch_replies is True
     assert load_settings({"LOCALHAND_WATCH_REPLIES": "off"}, cwd=tmp_path).watch_replies is False
     with pytest.raises(ConfigError, match="watch_replies"):

@@ -10,12 +10,12 @@ import pytest
 from localhand.cli import parse_command
 from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
-from localhand.safety.trust.store import TrustStore
+from trust_helpers import pin
 
 
 def settings_from(tmp_path: Path, toml: str, **env: str):
     (tmp_path / "localhand.toml").write_text(toml)
-    TrustStore().pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
+    pin(tmp_path / "localhand.toml")  # as `localhand trust --yes` does
     return load_settings(env=dict(env), cwd=tmp_path)
 
 

@@ -12,8 +12,8 @@ from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel
 from localhand.run.simple import run_simple
 from localhand.run.task import Task
-from localhand.safety.trust.store import TrustStore
 from localhand.session.finish import finish
+from trust_helpers import pin
 
 
 def _workspace(root: Path) -> Path:
@@ -35,7 +35,7 @@ def _ask(root: Path, **kw: object) -> tuple[ScriptedModel, EventLog]:
 
 def test_a_trusted_agents_md_reaches_the_simple_path(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
-    TrustStore().pin(root / "AGENTS.md")
+    pin(root / "AGENTS.md")
     model, _log = _ask(root)
     system, user = model.calls[0].messages
     assert user["content"].startswith("Task: What does this project do?")
@@ -53,7 +53,7 @@ def test_an_untrusted_agents_md_is_left_out_with_how_to_trust_it(tmp_path: Path)
 
 def test_no_instruction_files_means_none(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
-    TrustStore().pin(root / "AGENTS.md")
+    pin(root / "AGENTS.md")
     model, _log = _ask(root, instruction_files=())
     assert "Project instructions" not in model.calls[0].messages[1]["content"]
 
@@ -65,7 +65,7 @@ def test_the_door_sends_the_files_the_setting_names(
     from localhand.config.settings import load_settings
 
     root = _workspace(tmp_path / "ws")
-    TrustStore().pin(root / "CLAUDE.md")
+    pin(root / "CLAUDE.md")
     monkeypatch.setenv("LOCALHAND_INSTRUCTION_FILES", "CLAUDE.md")
     model = ScriptedModel(["Claude says hi."])
     task = Task(description="What does this project do?", workspace=root, agentic=False)

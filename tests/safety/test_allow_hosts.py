@@ -18,8 +18,8 @@ from localhand.errors import ConfigError
 from localhand.safety.box.allow_hosts import Entry, package_tool_hosts, parse_entry, url_entry
 from localhand.safety.box.netproxy import NetProxy
 from localhand.safety.box.sandbox import ProxySlot, run_sandbox
-from localhand.safety.trust.store import TrustStore
 from localhand.tools import run_shell
+from trust_helpers import pin
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_the_settings_come_from_a_config_outside_the_workspace(tmp_path: Path) -
     assert (kept.sandbox_network, kept.sandbox_allow_hosts) == ("proxy", ())
     assert said and "allow_hosts" in said[0]
     # Found where localhand starts and trusted: still not taken.
-    TrustStore().pin(workspace / "localhand.toml")
+    pin(workspace / "localhand.toml")
     found = load_settings(env={}, cwd=workspace)
     assert (found.sandbox_network, found.sandbox_allow_hosts) == ("proxy", ())
 

@@ -20,10 +20,10 @@ from localhand.run.task import Task
 from localhand.safety.box.sandbox import Sandbox, use_sandbox
 from localhand.safety.secrets.environment import BOX_NAMES, box_environment
 from localhand.safety.secrets.patterns import redact
-from localhand.safety.trust.store import TrustStore
 from localhand.session.door import Session
 from localhand.store import Store
 from localhand.tools import run_shell
+from trust_helpers import pin
 from workspaces import user_file
 
 ACCOUNT_KEY = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3A+/Q=="
@@ -167,7 +167,7 @@ def test_sandbox_env_is_read_from_the_users_config_and_checked(tmp_path: Path) -
 
 def test_a_workspace_file_cannot_widen_the_boxs_environment(tmp_path: Path) -> None:
     (tmp_path / "localhand.toml").write_text('[sandbox]\nenv = ["AWS_*"]\n')
-    TrustStore().pin(tmp_path / "localhand.toml")  # trusted, and still not obeyed for this key
+    pin(tmp_path / "localhand.toml")  # trusted, and still not obeyed for this key
     settings = load_settings(env={}, cwd=tmp_path, warn=lambda message: None)
     assert settings.sandbox_env == ()
 

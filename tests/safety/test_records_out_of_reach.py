@@ -10,8 +10,8 @@ import pytest
 
 from localhand.paths import data_dir, private_data_dir
 from localhand.safety.box.sandbox import available
-from localhand.safety.trust.store import TrustStore
 from localhand.tools import run_shell
+from trust_helpers import pin
 
 pytestmark = pytest.mark.skipif(
     available() is not None, reason=f"no sandbox on this machine: {available()}"
@@ -25,7 +25,7 @@ def test_a_command_in_the_data_directory_cannot_forge_what_localhand_reads_back(
     home = private_data_dir()
     settings = tmp_path / "localhand.toml"
     settings.write_text('model = "m:1"\n')
-    TrustStore().pin(settings)
+    pin(settings)
     index = (data_dir() / "trust" / "index.json").read_text()
     (home / "batch-state").mkdir()
     forge = "; ".join(

@@ -14,6 +14,7 @@ from localhand.config.settings import Settings, distrusting, load_settings, with
 from localhand.config.workspace_keys import KEYS, PROVENANCE, withheld
 from localhand.errors import ConfigError
 from localhand.safety.trust.store import TrustStore, shown, use_discovered, use_named
+from trust_helpers import pin
 
 PLANTED = """
 model = "m:1"
@@ -48,7 +49,7 @@ def test_a_file_is_unknown_then_trusted_then_changed_with_its_last_trusted_copy(
     path = tmp_path / "f.toml"
     path.write_text("a = 1\n")
     assert store.read(path).state == "unknown"
-    store.pin(path)
+    pin(path, store)
     assert store.read(path).state == "trusted"
     path.write_text("a = 2\n")
     changed = store.read(path)
@@ -72,7 +73,7 @@ def test_a_symlink_retargeted_elsewhere_is_changed_content_of_the_link(tmp_path:
     (tmp_path / "evil.toml").write_text("a = 1\nhost = 'x'\n")
     link = tmp_path / "localhand.toml"
     link.symlink_to(tmp_path / "good.toml")
-    store.pin(link)
+    pin(link, store)
     link.unlink()
     link.symlink_to(tmp_path / "evil.toml")
     seen = store.read(link)
@@ -106,7 +107,7 @@ def test_a_found_file_is_used_only_once_trusted(tmp_path: Path) -> None:
     said, warn = warnings()
     assert use_discovered(path, "settings file", warn, store=store) is None  # type: ignore[arg-type]
     assert "not trusted yet" in said[0] and f"localhand trust {path}" in said[0]
-    store.pin(path)
+    pin(path, store)
     assert use_discovered(path, "settings file", warn, store=store) is not None  # type: ignore[arg-type]
     path.write_text('model = "m:2"\n')
     assert use_discovered(path, "settings file", warn, store=store) is None  # type: ignore[arg-type]
@@ -119,7 +120,7 @@ def test_what_is_shown_for_review_is_inert_and_a_diff_once_trusted(tmp_path: Pat
     path.write_text('model = "m:1"\n')
     first = shown(store.read(path))
     assert 'model = "m:1"' in first
-    store.pin(path)
+    pin(path, store)
     path.write_text('model = "m:1"\n# \x1b[2K\x1b[1Ahidden\nhost = "http://x"\n')
     diff = shown(store.read(path))
     assert '+host = "http://x"' in diff
@@ -167,7 +168,7 @@ def test_a_trusted_project_toml_gives_no_key_that_routes_data_or_loosens_safety(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "localhand.toml").write_text(PLANTED)
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     said, warn = warnings()
     settings = load_settings({}, cwd=tmp_path, warn=warn)  # PLANTED_SECRET unset: not read
     assert settings.model == "m:1"
@@ -182,7 +183,7 @@ def test_a_trusted_project_toml_may_tighten(tmp_path: Path) -> None:
     (tmp_path / "localhand.toml").write_text(
         'approve = "always"\nisolate_network = true\n[sandbox]\nmode = "required"\n'
     )
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     settings = load_settings({}, cwd=tmp_path, warn=lambda m: None)
     assert (settings.approve, settings.isolate_network, settings.sandbox) == (
         "always",
@@ -240,7 +241,7 @@ def test_a_trusted_project_toml_gives_the_dashboard_no_roots_and_batch_no_server
     (tmp_path / "localhand.toml").write_text(
         '[dashboard]\nworkspaces = ["/"]\n[[pool.endpoints]]\nurl = "http://198.51.100.7:1"\n'
     )
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     assert load_dashboard_settings(env={}, cwd=tmp_path).workspaces == (tmp_path.resolve(),)
     assert read_pool({}, cwd=tmp_path) == []
     elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
@@ -257,7 +258,7 @@ def test_reading_a_trusted_file_loads_nothing_heavy(tmp_path: Path) -> None:
     import sys
 
     (tmp_path / "localhand.toml").write_text('model = "m:1"\n')
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     code = (
         "import json, sys; from localhand.config.settings import load_settings; "
         "print(json.dumps([load_settings().model, sorted(sys.modules)]))"

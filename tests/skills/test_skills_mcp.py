@@ -14,9 +14,9 @@ optional_deps.module("mcp", "the MCP SDK", "pip install -e '.[mcp]' (or --group 
 
 import anyio  # noqa: E402
 
-from localhand.safety.trust.store import TrustStore  # noqa: E402
 from localhand.testing import FakeOllama  # noqa: E402
 from mcp_helpers import localhand_mcp  # noqa: E402
+from trust_helpers import pin  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -28,7 +28,7 @@ def test_run_task_over_mcp_loads_a_skill_on_demand(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".agents/skills/release").mkdir(parents=True)
     (ws / ".agents/skills/release/SKILL.md").write_text(SKILL)
-    TrustStore().pin(ws / ".agents/skills/release/SKILL.md")
+    pin(ws / ".agents/skills/release/SKILL.md")
     script = [{"content": "", "tool_calls": [READ]}, "Tag it v1.2.0."]
 
     async def go() -> None:

@@ -18,9 +18,9 @@ from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog
 from localhand.models.scripted import ScriptedModel
 from localhand.run.task import Task
-from localhand.safety.trust.store import TrustStore
 from localhand.session.door import Session
 from localhand.telemetry import INSTALL, content_on, provider_name, tracing_on
+from trust_helpers import pin
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -58,7 +58,7 @@ def test_a_wrong_telemetry_table_is_an_error_naming_the_file(tmp_path: Path, tab
 
 def test_a_workspace_file_cannot_switch_tracing_or_content_on(tmp_path: Path) -> None:
     (tmp_path / "localhand.toml").write_text("[telemetry]\notel = true\ncontent = true\n")
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     said: list[str] = []
     settings = load_settings({}, cwd=tmp_path, warn=said.append)
     assert (settings.otel, settings.otel_content) == (None, False)
@@ -67,7 +67,7 @@ def test_a_workspace_file_cannot_switch_tracing_or_content_on(tmp_path: Path) ->
 
 def test_a_workspace_file_may_switch_tracing_off(tmp_path: Path) -> None:
     (tmp_path / "localhand.toml").write_text("[telemetry]\notel = false\n")
-    TrustStore().pin(tmp_path / "localhand.toml")
+    pin(tmp_path / "localhand.toml")
     assert load_settings({}, cwd=tmp_path, warn=lambda _: None).otel is False
 
 

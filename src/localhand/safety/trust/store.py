@@ -112,12 +112,6 @@ class TrustStore:
         index[seen.key] = Entry(seen.key, seen.sha256, time.time())
         self._save(index)
 
-    def pin(self, path: Path) -> Seen:
-        """Trust ``path`` as it is now (``localhand trust FILE --yes``)."""
-        seen = self.read(path)
-        self.trust(seen)
-        return seen
-
     def forget(self, path: Path) -> bool:
         """Trust ``path`` no more; False when it was not trusted."""
         index = self._index()
