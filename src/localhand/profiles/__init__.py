@@ -12,7 +12,7 @@ with them. ``localhand.profiles.request`` spells a profile per backend,
 from __future__ import annotations
 
 from localhand.profiles.history import assistant_turn, call_id, wire_history
-from localhand.profiles.match import known_names, normalise, profile_for
+from localhand.profiles.match import normalise, profile_for
 from localhand.profiles.model import GENERIC, Profile, Sampling
 from localhand.profiles.overrides import ProfileSettings, read_profiles
 from localhand.profiles.plugins import installed_profiles
@@ -29,7 +29,6 @@ __all__ = [
     "assistant_turn",
     "call_id",
     "installed_profiles",
-    "known_names",
     "normalise",
     "profile_for",
     "read_profiles",

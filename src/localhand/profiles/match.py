@@ -50,8 +50,3 @@ def first_match(name: str, profiles: Sequence[Profile]) -> Profile:
         if any(re.search(pattern, name) for pattern in profile.patterns):
             return profile
     return GENERIC
-
-
-def known_names() -> list[str]:
-    """The installed profiles' names, as ``[profiles.NAME]`` may name them."""
-    return [GENERIC.name, *(p.name for p in installed_profiles())]
