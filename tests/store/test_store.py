@@ -18,7 +18,8 @@ import pytest
 from localhand import Agent
 from localhand.events import Event, EventBus, ModelReply, TaskFinished, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
-from localhand.store import Store, StoreError, default_db_path, open_store
+from localhand.paths import db_path
+from localhand.store import Store, StoreError, open_store
 from localhand.store.archive import pack, unpack
 from localhand.store.migrations import MIGRATIONS
 from workspaces import BUGGY, workspace_with
@@ -323,9 +324,9 @@ def test_recorder_books_model_replies_in_the_ledger_when_asked() -> None:
 
 
 def test_default_path_and_clear_errors(tmp_path: Path) -> None:
-    assert default_db_path({"LOCALHAND_DB": "/x/y.db"}) == Path("/x/y.db")
-    assert default_db_path({"XDG_DATA_HOME": "/d", "HOME": "/h"}) == Path("/d/localhand/runs.db")
-    assert default_db_path({"HOME": "/h"}) == Path("/h/.local/share/localhand/runs.db")
+    assert db_path({"LOCALHAND_DB": "/x/y.db"}) == Path("/x/y.db")
+    assert db_path({"XDG_DATA_HOME": "/d", "HOME": "/h"}) == Path("/d/localhand/runs.db")
+    assert db_path({"HOME": "/h"}) == Path("/h/.local/share/localhand/runs.db")
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(StoreError, match=r"cannot open the run store.*LOCALHAND_DB"):

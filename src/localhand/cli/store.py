@@ -1,7 +1,7 @@
 """Commands over the run store: ``runs``, ``show RUN``, ``replay RUN``, ``serve``.
 
 Wiring only; ``COMMANDS`` adds them to the main command line. Each takes ``--db`` (default:
-``LOCALHAND_DB`` or the user's data directory, see ``localhand.store.default_db_path``).
+``LOCALHAND_DB`` or the user's data directory, see ``localhand.paths.db_path``).
 """
 
 from __future__ import annotations

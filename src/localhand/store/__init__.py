@@ -24,14 +24,8 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredEvent",
-    "default_db_path",
     "open_store",
 ]
-
-
-default_db_path = db_path
-"""``LOCALHAND_DB`` if set, else ``runs.db`` in localhand's data directory
-(``LOCALHAND_HOME``, or ``localhand/`` under ``$XDG_DATA_HOME`` or ``~/.local/share``)."""
 
 
 def open_store(path: str | Path | None = None) -> Store:
@@ -39,4 +33,4 @@ def open_store(path: str | Path | None = None) -> Store:
     The store's files are private (see ``localhand.store.connection``); localhand's data
     directory is tightened to 0700 too if it exists, wherever the store itself is."""
     tighten(data_dir())
-    return Store(path if path is not None else default_db_path())
+    return Store(path if path is not None else db_path())
