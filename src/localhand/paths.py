@@ -27,6 +27,16 @@ PRIVATE_FILE_MODE = 0o600
 _GROUP_AND_OTHER = 0o077
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps next to a database while it is open (WAL) or writing (rollback)."""
+REBUILT_DIRS = frozenset(
+    {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", "node_modules"}
+)
+"""Folders a project's tools make and remake (caches, environments, packages): large, and
+never the work. Checkpoints leave them out (they copy ``.git``, which undo must restore)."""
+IGNORED_DIRS = REBUILT_DIRS | {".git"}
+"""What the change tracker, the tools' listings and searches and the prompt's view of the
+workspace leave out: those and ``.git``."""
+IGNORED_SUFFIXES = (".pyc", ".pyo")
+"""Compiled Python, remade from its source."""
 DATA_SUBDIRS = ("checkpoints", "tasks", "acp-sessions", "batch-state", "trust")
 """What localhand makes in its data directory besides the run store: checkpoints
 (``localhand.safety.undo.checkpoint``), follow-up task files (``localhand.session.runner``),

@@ -27,12 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 
-from localhand.paths import OwnPaths, own_paths_in
+from localhand.paths import IGNORED_DIRS, IGNORED_SUFFIXES, OwnPaths, own_paths_in
 
-IGNORED_DIRS = frozenset(
-    {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", "node_modules"}
-)
-IGNORED_SUFFIXES = (".pyc", ".pyo")
 MAX_FILES = 50_000
 """Stop walking past this many files: a huge tree should not make every iteration slow. A
 snapshot cut short says so (``truncated``): the check guard cannot vouch for what it missed."""

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from localhand.errors import ConfigError, ToolError
 from localhand.models.tokens import CODE_CHARS_PER_TOKEN, estimate_text_tokens
+from localhand.paths import IGNORED_DIRS
 from localhand.safety.risk.paths import is_secret_file
 from localhand.tools.workspace import Workspace
 
@@ -32,7 +33,7 @@ READ_LIMIT = 4 * 1024 * 1024
 """Bytes read of one file: far beyond any cap; a larger file is cut anyway."""
 _SNIFF = 8192
 _GLOB_CHARS = frozenset("*?[")
-_SKIPPED_DIRS = frozenset((".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"))
+_SKIPPED_DIRS = IGNORED_DIRS | {".hg", ".svn"}
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from localhand.paths import IGNORED_DIRS
 from localhand.profiles.formats import write_call
 from localhand.profiles.model import Profile
 from localhand.prompt.tool_text import template_hides_tools
@@ -221,12 +222,11 @@ def workspace_context(workspace: Path) -> str:
 
 
 def _top_level_entries(workspace: Path) -> list[str]:
-    hidden = {".git", "__pycache__", ".venv", "node_modules", ".pytest_cache", ".mypy_cache"}
     try:
         children = sorted(workspace.iterdir(), key=lambda p: p.name)
     except OSError:
         return []
-    return [p.name + ("/" if p.is_dir() else "") for p in children if p.name not in hidden]
+    return [p.name + ("/" if p.is_dir() else "") for p in children if p.name not in IGNORED_DIRS]
 
 
 def _git_branch(workspace: Path) -> str | None:

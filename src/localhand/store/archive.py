@@ -22,8 +22,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from localhand.evidence.snapshot import IGNORED_DIRS, IGNORED_SUFFIXES
-from localhand.paths import own_paths_in
+from localhand.paths import IGNORED_DIRS, IGNORED_SUFFIXES, own_paths_in
 from localhand.safety.risk.paths import is_secret_file
 
 MAX_BYTES = 5 * 1024 * 1024

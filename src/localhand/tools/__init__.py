@@ -12,9 +12,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from localhand.paths import IGNORED_DIRS
 from localhand.safety.approval.approver import ApprovalPolicy, Approver, DenyAll
 from localhand.tools.files import FileTools
-from localhand.tools.limits import IGNORED_DIRS, ToolLimits
+from localhand.tools.limits import ToolLimits
 from localhand.tools.plugins import plugin_tools
 from localhand.tools.registry import Tool, ToolRegistry
 from localhand.tools.shell import CommandOutput, ShellTool, run_shell

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from localhand.errors import ToolError
+from localhand.paths import IGNORED_DIRS
 from localhand.safety.approval.approver import (
     ApprovalPolicy,
     Approver,
@@ -33,7 +34,7 @@ from localhand.tools.fsio import (
     special_kind,
     sync_files,
 )
-from localhand.tools.limits import IGNORED_DIRS, ToolLimits
+from localhand.tools.limits import ToolLimits
 from localhand.tools.read_lines import numbered_lines
 from localhand.tools.safe_open import swapped
 from localhand.tools.search import search_tree

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-IGNORED_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
-"""Directory names that list_directory and search_files skip: large, generated, rarely useful."""
-
 
 @dataclass(frozen=True, slots=True)
 class ToolLimits:

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import ToolError
+from localhand.paths import IGNORED_DIRS
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.fsio import BINARY_SNIFF_BYTES, READ_FLAGS, as_regular
-from localhand.tools.limits import IGNORED_DIRS, ToolLimits
+from localhand.tools.limits import ToolLimits
 from localhand.tools.safe_open import open_beneath, opened_root
 from localhand.tools.workspace import Workspace
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localhand.errors import ToolError
-from localhand.tools.limits import IGNORED_DIRS
+from localhand.paths import IGNORED_DIRS
 from localhand.tools.workspace import Workspace
 from localhand.types import ToolCall, ToolResult
 

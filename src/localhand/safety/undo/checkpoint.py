@@ -12,7 +12,7 @@ takes the history; untracked and ignored files too (``.env``, local notes), beca
 ``git clean -fdx`` deletes exactly those. Secret-looking files are kept, unlike in the store's
 replay archive (kept for good and read by the dashboard): a checkpoint is local, 0600 in a 0700
 directory, and those files are among the most worth having back. Left out: what tools
-regenerate (``LEFT_OUT_DIRS``: ``node_modules``, ``.venv``, caches), and FIFOs, sockets and
+regenerate (``REBUILT_DIRS``: ``node_modules``, ``.venv``, caches), and FIFOs, sockets and
 devices. Undo leaves what was left out as it finds it. A workspace of more than ``MAX_BYTES``
 or ``MAX_FILES`` is not copied at all, and the tool result says so.
 
@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from localhand.errors import ConfigError
-from localhand.paths import PRIVATE_DIR_MODE, data_dir, private_data_dir, private_dir
+from localhand.paths import (
+    IGNORED_SUFFIXES,
+    PRIVATE_DIR_MODE,
+    REBUILT_DIRS,
+    data_dir,
+    private_data_dir,
+    private_dir,
+)
 from localhand.safety.undo.copying import Copier, create_private
 
 MAX_BYTES = 100 * 1024 * 1024
@@ -53,11 +60,6 @@ MAX_FILES = 20_000
 """Past either, no checkpoint: copying a monorepo before every dangerous command would cost
 seconds each time and fill the disk."""
 KEEP_DAYS = 14
-LEFT_OUT_DIRS = frozenset(
-    {"node_modules", ".venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
-)
-"""Directory names never copied (nor touched by undo): large, and rebuilt by their tools."""
-LEFT_OUT_SUFFIXES = (".pyc", ".pyo")
 MANIFEST = "manifest.json"
 DATA = "data"
 
@@ -176,7 +178,7 @@ def scan(
     root: str, left: frozenset[str] = frozenset()
 ) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
     """Every path under ``root`` (relative, top-down) with its lstat, and what was left out:
-    ``LEFT_OUT_DIRS``, the paths in ``left`` (directories end in ``/``), directories that
+    ``REBUILT_DIRS``, the paths in ``left`` (directories end in ``/``), directories that
     cannot be read, and localhand's own data directory should it lie inside the workspace.
     Symlinked directories are listed as links, never entered."""
     found: list[tuple[str, os.stat_result]] = []
@@ -200,14 +202,14 @@ def scan(
             except OSError:
                 continue  # gone since it was listed
             if stat.S_ISDIR(st.st_mode):
-                if item.name in LEFT_OUT_DIRS or rel + "/" in left or item.path == own:
+                if item.name in REBUILT_DIRS or rel + "/" in left or item.path == own:
                     left_out.append(rel + "/")
                     continue
                 found.append((rel, st))
                 stack.append((rel + "/", item.path))
             elif (
                 (stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode))
-                and not item.name.endswith(LEFT_OUT_SUFFIXES)
+                and not item.name.endswith(IGNORED_SUFFIXES)
                 and rel not in left
             ):
                 found.append((rel, st))

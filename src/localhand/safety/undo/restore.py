@@ -31,12 +31,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from localhand.paths import PRIVATE_DIR_MODE
+from localhand.paths import IGNORED_SUFFIXES, PRIVATE_DIR_MODE, REBUILT_DIRS
 from localhand.safety.box.own_files import protected
 from localhand.safety.undo.checkpoint import (
     DATA,
-    LEFT_OUT_DIRS,
-    LEFT_OUT_SUFFIXES,
     MANIFEST,
     Checkpoint,
     Entry,
@@ -150,8 +148,8 @@ def _entry_problem(entry: Entry, seen: set[str]) -> str | None:
     parts = path.split("/")  # each a plain name: ``load`` refuses any other path
     if path in seen:
         return "is listed twice"
-    if any(part in LEFT_OUT_DIRS for part in parts) or (
-        entry.kind == "file" and path.endswith(LEFT_OUT_SUFFIXES)
+    if any(part in REBUILT_DIRS for part in parts) or (
+        entry.kind == "file" and path.endswith(IGNORED_SUFFIXES)
     ):
         return "lies where checkpoints copy nothing"
     numbers = (entry.mode, entry.size, entry.mtime_ns, entry.offset)
