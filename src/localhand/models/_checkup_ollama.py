@@ -15,7 +15,7 @@ from typing import Any
 
 from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._http import Client
-from localhand.models._ollama_wire import canonical
+from localhand.models._ollama_wire import canonical, trained_context
 from localhand.models.advice import Checkup, Finding, Needs
 from localhand.models.catalog import Place
 from localhand.models.missing import has_models, pick_tool_model
@@ -48,16 +48,16 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
 
 def _window(model: str, info: dict[str, Any], loaded: list[Any], needs: Needs) -> list[Finding]:
     arch = info.get("general.architecture")
-    trained = info.get(f"{arch}.context_length")
+    trained = trained_context(info)
     basis = f"/api/show model_info {arch}.context_length={trained}"
-    if isinstance(trained, int) and trained < needs.tokens:
+    if trained and trained < needs.tokens:
         what = f"{model} was trained for {trained:,} tokens; {needs.how_much}"
         return [Finding("warning", what, "a model with a longer window (localhand models)", basis)]
     if needs.num_ctx_max < needs.tokens:
         what = f"localhand's num_ctx_max is {needs.num_ctx_max:,}; {needs.how_much}"
         fix = f"LOCALHAND_NUM_CTX_MAX={needs.window()}"
         return [Finding("warning", what, fix, f"num_ctx_max={needs.num_ctx_max}")]
-    window = min(needs.window(), trained) if isinstance(trained, int) else needs.window()
+    window = min(needs.window(), trained) if trained else needs.window()
     cost = _kv_bytes(info, arch, window)
     memory = f"; num_ctx={window} takes about {cost / 1e9:.1f} GB of KV cache" if cost else ""
     sets = f"localhand sets num_ctx={window} on its requests ({needs.how_much}{memory})"

@@ -13,6 +13,7 @@ from localhand.models import _checkup_llama, _checkup_ollama
 from localhand.models._catalog_probes import CatalogError, get_json
 from localhand.models._checkup_ollama import missing
 from localhand.models._http import Client
+from localhand.models._served_context import root_of
 from localhand.models.advice import CACHED_TOKENS, Checkup, Finding, Needs, Severity
 from localhand.models.catalog import Place
 
@@ -48,7 +49,7 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
 def _cached_tokens(base: str, model: str, timeout: float) -> list[Finding]:
     """vLLM reports the tokens its prefix cache served only with ``--enable-prompt-tokens-
     details``; without them localhand cannot tell a cache hit from a miss."""
-    client = Client(base.rstrip("/").removesuffix("/v1"))
+    client = Client(root_of(base))
     body = {"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
     try:
         usage = get_json(client, "POST", "/v1/chat/completions", timeout * 5, body).get("usage")
