@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 Item = Any
 """A script item: ``dict`` | ``str`` | :class:`Fault` | ``Callable[[dict], Item]``."""
+BAD_GATEWAY_PAGE = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
+"""What a ``non_json`` fault answers, on either API: a proxy's page where JSON was due."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from localhand.testing._fake_faults import Fault, Refusal
+from localhand.testing._fake_faults import BAD_GATEWAY_PAGE, Fault, Refusal
 from localhand.testing._fake_generation import pieces
 
 if TYPE_CHECKING:
@@ -270,8 +270,7 @@ class OpenAIEndpoints:
         if fault.kind == "status":
             self._v1_error(fault.code, fault.error)
         elif fault.kind == "non_json":
-            page = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
-            self._send(200, page, "text/html")
+            self._send(200, BAD_GATEWAY_PAGE, "text/html")
         elif fault.kind == "reset":
             reply = _line({"id": "chatcmpl-1", "choices": [{"message": "x" * 200}]})
             self._send(200, reply, "application/json", half=True)

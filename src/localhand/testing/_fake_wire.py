@@ -13,7 +13,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from localhand.testing._fake_faults import Fault, Refusal
+from localhand.testing._fake_faults import BAD_GATEWAY_PAGE, Fault, Refusal
 from localhand.testing._fake_generation import generate, pieces, wait_unstreamed
 from localhand.testing._fake_models import _Model
 from localhand.testing._fake_openai import OpenAIEndpoints
@@ -318,8 +318,7 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
         if fault.kind == "status":
             self._json(fault.code, {"error": fault.error})
         elif fault.kind == "non_json":
-            page = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
-            self._send(200, page, "text/html")
+            self._send(200, BAD_GATEWAY_PAGE, "text/html")
         elif fault.kind == "reset" and stream:
             self._start_partial_stream(model)
             self._drop()

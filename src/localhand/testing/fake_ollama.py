@@ -178,14 +178,16 @@ class FakeOllama:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         """The recorded ``/api/chat`` requests, in order."""
-        with self._lock:
-            return [r for r in self.requests if r.path == "/api/chat"]
+        return self._requests_to("/api/chat")
 
     @property
     def openai_requests(self) -> list[RecordedRequest]:
         """The recorded ``/v1/chat/completions`` requests, in order."""
+        return self._requests_to("/v1/chat/completions")
+
+    def _requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
-            return [r for r in self.requests if r.path == "/v1/chat/completions"]
+            return [r for r in self.requests if r.path == path]
 
     @property
     def remaining(self) -> int:
