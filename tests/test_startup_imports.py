@@ -59,7 +59,7 @@ RUN_PATH = {
     ),
     *package("localhand.safety.box", "sandbox", "supervise", "table"),
     # the checks' own files (evidence.checkfiles) parse commands; the archive skips secrets
-    *package("localhand.safety.risk", "paths", "shellparse", "shellsyntax"),
+    *package("localhand.safety.risk", "paths", "shellparse", "shellsyntax", "types"),
     *package("localhand.safety.secrets", "environment", "own_env", "patterns", "scrub"),
     *package("localhand.safety.secrets", "toolchain"),
     *package("localhand.safety.trust", "store", "provenance"),

@@ -22,6 +22,7 @@ from localhand.evidence.checkfiles import SECTIONED, CheckFiles
 from localhand.evidence.checkguard import CheckGuard
 from localhand.evidence.project_checks import BY_TOOL, PYTEST, detect_check, script_at
 from localhand.safety.risk.shellparse import TooDeep, parse
+from localhand.safety.risk.types import SHELLS
 from localhand.types import ToolCall, ToolResult
 
 UNITTEST = "python3 -m unittest"
@@ -102,7 +103,7 @@ def _form(words: list[str], workspace: Path, auto: str | None) -> str | None:
         return _python(args, workspace, auto)
     if program == "node" and "--test" in args:
         return "node --test"
-    if program in checkfiles._SHELLS or program == "node":
+    if program in SHELLS or program == "node":
         return None if {"-c", "-e"} & set(args) else _script(operands[:1], workspace, auto)
     if "/" in words[0]:
         return _script(words[:1], workspace, auto)

@@ -29,6 +29,7 @@ from typing import Any
 from localhand.paths import is_within
 from localhand.safety.risk.shellparse import TooDeep, parse
 from localhand.safety.risk.shellsyntax import Command, Script, Word
+from localhand.safety.risk.types import INTERPRETERS, SHELLS
 
 TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "t"})
 """A file anywhere under a folder of one of these names is a test's."""
@@ -60,10 +61,7 @@ _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 """Package metadata on ``sys.path`` (the working directory is, for ``python -m pytest``):
 its ``entry_points.txt`` loads pytest plugins."""
 MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "dash", "zsh", "ksh", "node",
-                           "nodejs", "deno", "bun", "ruby", "perl", "php", "Rscript", "tsx",
-                           "ts-node", "lua", "julia", "pypy", "pypy3"})  # fmt: skip
-_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+_INTERPRETERS = SHELLS | INTERPRETERS.keys() | {"tsx", "ts-node", "julia"}
 _RUNNERS = frozenset({"pytest", "py.test", "jest", "mocha", "vitest", "tap", "ava", "rspec",
                       "phpunit", "bats", "unittest"})  # fmt: skip
 """Test runners whose path arguments are tests (``pytest check_calc.py``)."""
@@ -141,7 +139,7 @@ class CheckFiles:
         while position < len(args):
             arg = args[position]
             position += 1
-            if name in _SHELLS and arg.startswith("-") and "c" in arg[1:]:
+            if name in SHELLS and arg.startswith("-") and "c" in arg[1:]:
                 if position < len(args):  # bash -c '...': what it runs, parsed in turn
                     self.merge(CheckFiles.of([args[position]]))
                 return
