@@ -368,7 +368,7 @@ def _unwrapped(words: list[Word]) -> list[str]:
     and the runners of a project's tools."""
     # deferred: the risk classifier is loaded when a check is read, not before the first request
     from localhand.safety.risk.classify import Analyzer
-    from localhand.safety.risk.rules import unwrap
+    from localhand.safety.risk.rules import unwrap  # deferred too, as part of it
 
     words = [w for w in words if not w.leading_dynamic]
     while words := unwrap(Analyzer(Path.cwd()), words):
