@@ -117,8 +117,8 @@ def test_plan_mode_flag_over_variable_over_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ('[plan]\ndefault_mode = "fixer"\n', "not default_mode = 'fixer'"),
-        ("[plan]\ndefault_mode = 3\n", "not default_mode = 3"),
+        ('[plan]\ndefault_mode = "fixer"\n', "default_mode = 'fixer': must be one of"),
+        ("[plan]\ndefault_mode = 3\n", "default_mode = 3: must be one of"),
         ('[plan]\nmode = "agentic"\n', "[plan] in "),
         ('plan = "agentic"\n', "[plan] in "),
     ],

@@ -87,7 +87,8 @@ def _table(name: str, table: Any, path: Path) -> dict[str, Any]:
         try:
             found[keys[key]] = convert(keys[key], value, str(path))
         except ConfigError as exc:
-            raise ConfigError(f"{usage}; not {key} = {value!r}: {exc.__cause__}") from None
+            wrong = f"[{name}] {key} = {value!r}: {exc.__cause__}"  # what is wrong, first
+            raise ConfigError(f"{wrong}. {usage}") from None
     return found
 
 
