@@ -200,6 +200,16 @@ def _in_short(f: Figures) -> str:
     )
 
 
+def _batch_sentence(f: Figures) -> str:
+    b = f["groups"]["batch"]["figures"]
+    return (
+        f"**{b['efficiency']:.2f}** of the ideal: {b['tasks']} tasks of {b['steps_per_task']} "
+        f"model turns at {b['concurrency']} at once on {b['slots']} slots, {b['latency_s']:g} s "
+        f"a reply (fake Ollama): {b['tasks_per_minute']:g} tasks a minute of "
+        f"{b['ideal_tasks_per_minute']:g}"
+    )
+
+
 def _looping(f: Figures) -> str:
     lo = f["groups"]["looping"]["figures"]
     return (
@@ -253,6 +263,7 @@ def _headline(f: Figures) -> str:
             "sandbox",
         ),
         ("Prompt economy and cache reuse", _prompt_sentence(f), "prompt"),
+        ("`localhand batch`, throughput", _batch_sentence(f), "batch"),
         ("Robustness, localhand", _robustness_sentence(f), "robustness"),
         ("Quick start with the embedded tiny model", _quickstart_rate(f), None),
         (

@@ -54,6 +54,8 @@ MEASURED: dict[str, tuple[list[str], list[str] | None]] = {
     "quickstart": (["quickstart_bench.py", "--seeds", "6", "--temperatures", "0.2,1.0"], None),
     "robustness": (["robustness_bench.py", "--agents", "localhand"], None),
     "looping": (["looping_reply_bench.py"], None),
+    # Issue 37's measure: eight 3-step tasks over four slots, against the ideal.
+    "batch": (["batch_throughput.py", "--tasks", "8", "--concurrency", "4"],) * 2,
 }
 
 # What no command here reproduces: kept as written, with where and when it was measured.
@@ -133,6 +135,9 @@ def extract(group: str, out: dict[str, Any]) -> dict[str, Any]:
         }
     if group == "looping":
         return {"speed_tokens_per_s": out["speed_tokens_per_s"], **out["seconds_lost"]}
+    if group == "batch":
+        (row,) = out["results"]
+        return {**out["params"], **row}
     if group == "robustness":
         return {"trajectories": out["trajectories"], "seed": out["seed"], "table": out["table"]}
     return out

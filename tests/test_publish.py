@@ -23,7 +23,7 @@ from _figures_check import problems  # noqa: E402
 from _figures_render import BLOCKS, MARKER, fill, provenance  # noqa: E402
 from publish import documents  # noqa: E402
 
-QUICK_GROUPS = {"sandbox", "overhead", "startup", "chat_format", "prompt"}
+QUICK_GROUPS = {"sandbox", "overhead", "startup", "chat_format", "prompt", "batch"}
 
 
 def committed() -> dict[str, Any]:
