@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -15,6 +16,36 @@ from localhand.config.settings import Settings
 from localhand.models import _slots
 from localhand.testing import FakeOllama
 from test_batch import QWEN, options, task_file, write_batch, writer
+
+
+def runs(server: FakeOllama) -> list[Any]:
+    """The requests of the tasks' runs, not the warm-ups of their slots."""
+    return [r for r in server.openai_requests if r.body.get("max_tokens") != 1]
+
+
+def test_the_first_wave_warms_each_tasks_own_slot_with_what_its_run_opens_with(
+    tmp_path: Path,
+) -> None:
+    tasks = write_batch(tmp_path, ["a", "b", "c"])
+    with FakeOllama(writer(), models=QWEN, slots=2, latency=0.1, props=True) as server:
+        report = run_batch(
+            tasks,
+            Settings(backend="openai"),
+            options(tmp_path, hosts=[server.url + "/v1"], concurrency=2),
+            console=Console(file=io.StringIO(), width=500),
+            live=False,
+        )
+        assert report.exit_code == 0, [r.result for r in report.rows]
+        requests = [r.body for r in server.openai_requests]
+    warms = [body for body in requests if body["max_tokens"] == 1]
+    assert sorted(body["id_slot"] for body in warms) == [0, 1], "two tasks at once: two slots"
+    for warm in warms:  # before its slot's first run request, and the same prefix
+        first = next(b for b in requests if b["id_slot"] == warm["id_slot"] and b is not warm)
+        assert requests.index(warm) < requests.index(first)
+        assert warm["tools"] == first["tools"]
+        assert warm["messages"][0] == first["messages"][0], "the same system turn"
+        assert warm["messages"][1:] == [{"role": "user", "content": ""}], "nothing of the task"
+    assert len(warms) == 2, "the third task takes a slot a task left warm: not warmed again"
 
 
 def test_two_parallel_batch_tasks_name_different_slots(tmp_path: Path) -> None:
@@ -30,7 +61,7 @@ def test_two_parallel_batch_tasks_name_different_slots(tmp_path: Path) -> None:
         )
         assert report.exit_code == 0, [r.result for r in report.rows]
         slots: dict[str, set[object]] = defaultdict(set)
-        for request in server.openai_requests:
+        for request in runs(server):
             slots[task_file(request.body)].add(request.body.get("id_slot"))
         assert server.peak_requests == 2, "the two tasks ran side by side"
         assert _slots.held(url) == [0, 0], "each task gave its slot back"

@@ -31,6 +31,7 @@ from localhand.errors import LocalhandError
 from localhand.events import EventBus, ModelStatus, Warning
 from localhand.models.base import ChatModel
 from localhand.session.backend import select_backend
+from localhand.session.kept_cache import warm_prefix
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -56,6 +57,8 @@ def run_local(
         todo.put(item)
     done: queue.Queue[tuple[BatchTask, TaskOutcome]] = queue.Queue()
     backends = SharedBackends(settings)
+    threads = max(1, min(concurrency, len(items)))
+    first_wave = {item.id for item in items[:threads]}  # taken first: their slots are cold
 
     def work() -> None:
         while True:
@@ -64,12 +67,15 @@ def run_local(
             except queue.Empty:
                 return
             try:
-                outcome = _run(item, pool, backends, settings, bus, root, keep, store, on_endpoint)
+                outcome = _run(
+                    item, pool, backends, settings, bus, root, keep, store, on_endpoint,
+                    warm=item.id in first_wave,
+                )  # fmt: skip
             except Exception as exc:  # a bug must cost one task, not the batch
                 outcome = TaskOutcome(error_result(item.task, settings, f"internal error: {exc!r}"))
             done.put((item, outcome))
 
-    for _ in range(max(1, min(concurrency, len(items)))):
+    for _ in range(threads):
         threading.Thread(target=work, daemon=True, name="localhand-batch").start()
     try:
         for _ in items:
@@ -140,7 +146,11 @@ def _run(
     keep: bool,
     store: Store | None,
     on_endpoint: Callable[[str, Endpoint], None] | None,
+    *,
+    warm: bool = False,
 ) -> TaskOutcome:
+    """``item`` on a slot of the pool; with ``warm``, the prefix its run opens with is sent to
+    that slot while its workspace is copied (llama-server: ``session.kept_cache.warm_prefix``)."""
     task = item.task
     name = task.model or settings.model
 
@@ -171,9 +181,18 @@ def _run(
         model.open()
     except LocalhandError as exc:
         return TaskOutcome(error_result(task, settings, str(exc)))
+    warming = None
+    if warm and model.server_kind == "openai":
+        warming = threading.Thread(target=warm_prefix, args=(settings, task.workspace, model))
+        warming.start()
     try:
-        outcome = run_one(task, settings, model=model, bus=bus, root=root, keep=keep, store=store)
+        outcome = run_one(
+            task, settings, model=model, bus=bus, root=root, keep=keep, store=store,
+            copied=warming.join if warming is not None else None,
+        )  # fmt: skip
     finally:
+        if warming is not None:
+            warming.join()  # never two requests at once on one backend
         model.close()
     outcome.where = list(model.endpoints_used)
     return outcome

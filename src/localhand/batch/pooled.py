@@ -102,6 +102,7 @@ class PooledModel(BaseChatModel):
     plans_context = _Bound()
     plan_context = _Bound()
     slot_file = _Bound()  # a task's cache kept and restored on its endpoint's llama-server
+    warm = _Bound()  # and its prefix warmed there (``session.kept_cache.warm_prefix``)
     server_kind = _Bound()
     call_transport = _Bound()
     template_renders_tools = _Bound()

@@ -9,6 +9,7 @@ task never stops the batch.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,10 +48,14 @@ def run_one(
     keep: bool = False,
     store: Any = None,
     follow_up_dir: Path | None = None,
+    copied: Callable[[], None] | None = None,
 ) -> TaskOutcome:
-    """Run ``task`` with ``model`` in a fresh workspace under ``root``."""
+    """Run ``task`` with ``model`` in a fresh workspace under ``root``; ``copied`` is called
+    once it is there, before the run starts."""
     try:
         with task_workspace(task.workspace, root, task.id, keep=keep) as prepared:
+            if copied is not None:
+                copied()
             session = Session(  # no person to ask: a verify line that needs a yes is refused
                 task.with_changes(workspace=prepared.path),
                 settings,

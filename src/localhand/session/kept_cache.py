@@ -2,12 +2,13 @@
 measures what it saves): a run's slot saved when it ends (``keep``, ``--slot-save-path``, a
 ring of ``saved_slots`` names) and restored into the slot of a run continuing it before it asks
 (``restore``), so that other work in between costs no second prefill; and while an editor's
-user types, the system prompt and tools a run opens with sent to its slot (``warm_prefix``).
+user types and while a batch's first wave copies its workspaces, the system prompt and tools a
+run opens with sent to its slot (``warm_prefix``).
 A failed save or restore is a warning, a failed warm-up says nothing."""
 
 from __future__ import annotations
 
-from contextlib import closing, suppress
+from contextlib import closing, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -64,14 +65,20 @@ def restore(ready: Prepared, model: ChatModel) -> int | None:
     return None if restored.error else restored.tokens
 
 
-def warm_prefix(settings: Settings, workspace: Path) -> None:
-    """Send what a run in ``workspace`` opens with, up to its task, to the settings' server."""
-    if settings.backend != "openai":  # Ollama, the embedded model: no slot to warm
+def warm_prefix(settings: Settings, workspace: Path, model: ChatModel | None = None) -> None:
+    """Send what a run in ``workspace`` opens with, up to its task, to ``model``'s slot (a
+    batch task's, while its workspace is copied), or to the settings' server's on a backend of
+    its own (an editor's new session, while its user types)."""
+    own = model is None
+    if own and settings.backend != "openai":  # Ollama, the embedded model: no slot to warm
         return
     with suppress(Exception):  # nothing warm: the run prefills as it would have
-        model = cast("OpenAICompatModel", select_backend(settings, _ignore))  # openai's backend
+        model = select_backend(settings, _ignore) if model is None else model
+        if declared(model).server_kind != "openai":  # a batch task's Ollama (own: openai's)
+            return
+        served = cast("OpenAICompatModel", declared(model))  # or a batch's, bound to one
         with (
-            closing(model),
+            closing(served) if own else nullcontext(),
             default_tools(
                 workspace,
                 *find_skills(workspace, _ignore).tools(),
@@ -79,9 +86,9 @@ def warm_prefix(settings: Settings, workspace: Path) -> None:
             ) as tools,
         ):
             definitions = sized_definitions(tools.definitions(), known_window(model))
-            profile, config = model.profile or profile_for(model.name), AgentConfig()
+            profile, config = served.profile or profile_for(model.name), AgentConfig()
             opening = opening_messages("", workspace, config, profile, definitions, model, _ignore)
-            model.warm([opening[0], {"role": "user", "content": ""}], definitions)  # to the task
+            served.warm([opening[0], {"role": "user", "content": ""}], definitions)  # to the task
 
 
 def _ignore(message: str) -> None:
