@@ -20,7 +20,6 @@ from localhand.config.options import APPROVE_POLICIES as APPROVE_POLICIES
 from localhand.config.options import BACKENDS as BACKENDS
 from localhand.config.options import ModelOptions
 from localhand.config.options import number as number
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -242,16 +241,13 @@ def settings_of(
     flags over them (``options``, default: those parsed into ``args``), then ``overrides``
     (``None``: not given) and the servers of ``--mcp-config``, which are read before secrets go.
     Then, unless ``forget`` is false, localhand forgets its secrets: none stays where a command
-    could read it. A wrong setting ends the command with exit code 2."""
+    could read it. A wrong setting is a ``ConfigError``: exit code 2 (``cli.main``)."""
     from localhand.config.settings import load_settings, with_mcp_config  # not needed to parse
     from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse
 
     flags = ModelOptions.from_args(args) if options is None else options
-    try:
-        settings = flags.applied_to(load_settings()).with_overrides(**overrides)
-        settings = with_mcp_config(settings, getattr(args, "mcp_config", None) or [])
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = flags.applied_to(load_settings()).with_overrides(**overrides)
+    settings = with_mcp_config(settings, getattr(args, "mcp_config", None) or [])
     if forget:
         forget_secrets()
     return settings

@@ -24,7 +24,6 @@ from localhand.cli.args import (
 from localhand.cli.continuing import add_output_schema_option, schema_in
 from localhand.cli.jsonl import add_jsonl_option, current_stream, print_json, with_jsonl
 from localhand.config.options import LOOP, POOL_HOSTS, ModelOptions
-from localhand.errors import ConfigError
 
 POOL_BACKENDS = ("auto", "ollama", "openai")
 
@@ -35,7 +34,6 @@ def batch(args: Namespace) -> int:
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
     # Batch mode (the pool, the executors, Rich) loads only for this command: fast start-up.
     from rich.console import Console
-    from rich.markup import escape  # rich loads only when used
 
     from localhand.batch.driver import BatchOptions, run_batch  # not needed to parse the options
 
@@ -72,9 +70,6 @@ def batch(args: Namespace) -> int:
             console=err,
             on_result=stream.result if stream else print_json if args.json_output else None,
         )
-    except ConfigError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: run the same command again to resume the batch")
         return 130

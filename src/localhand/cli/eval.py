@@ -53,9 +53,6 @@ def eval_command(args: Namespace) -> int:
         if args.backend == "embedded":
             raise ConfigError(EMBEDDED_HINT)
         return _run(args)
-    except ConfigError as exc:
-        print_error(str(exc))
-        return 2
     except KeyboardInterrupt:
         stderr().print("[yellow]interrupted[/]: run the same command again to resume the eval")
         return 130

@@ -18,7 +18,6 @@ from localhand.cli.args import (
     stderr,
 )
 from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 TOKEN_VARIABLE = "LOCALHAND_MCP_TOKEN"
 
@@ -44,10 +43,7 @@ def mcp(args: Namespace) -> int:
     chosen = os.environ.get(TOKEN_VARIABLE)  # read before secrets go
     token = (chosen or new_token()) if http is not None else ""
     settings = settings_of(args, approve=args.approve, sandbox=args.sandbox)
-    try:
-        app = build_server(settings, roots=args.root or [], db=args.db)
-    except ConfigError as exc:
-        fail(str(exc))
+    app = build_server(settings, roots=args.root or [], db=args.db)
     if http is None:
         app.run("stdio")  # until the client closes stdin
         return 0

@@ -120,10 +120,7 @@ def show(args: argparse.Namespace) -> int:
     from localhand.store.run_diff import stored_change  # not needed to parse the options
 
     store, diff = _open(args.db), args.diff
-    try:
-        match = store.find_run(args.run)
-    except ConfigError as exc:
-        fail(str(exc))
+    match = store.find_run(args.run)
     info = match.run
     if match.note:  # on stderr: with --json, stdout stays one JSON document
         _console(stderr=True, soft_wrap=True).print(f"[yellow]note:[/] {_shown(match.note)}")
@@ -196,10 +193,7 @@ def replay(args: argparse.Namespace) -> int:
 
     forget_secrets()  # the replay runs the recorded commands again: nothing for them to read
     store = _open(args.db)
-    try:
-        report = replay_run(store, args.run, workspace=args.workspace, keep=args.keep)
-    except ConfigError as exc:
-        fail(str(exc))
+    report = replay_run(store, args.run, workspace=args.workspace, keep=args.keep)
     if args.json_output:
         print_json(report.to_dict())
         return 0 if report.ok else 1
