@@ -148,6 +148,16 @@ def add_mcp_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_door_options(parser: argparse.ArgumentParser, approve_help: str) -> None:
+    """What a door serving runs to a client (``mcp``, ``acp``) takes: the model flags,
+    ``--approve`` (``approve_help``: who is asked), ``--sandbox``, ``--mcp-config``, ``--db``."""
+    ModelOptions.add_to(parser)
+    parser.add_argument("--approve", choices=APPROVE_POLICIES, help=approve_help)
+    add_sandbox_option(parser)
+    add_mcp_option(parser)
+    add_db_option(parser)
+
+
 def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--json", action=_JsonOutput, dest="json_output", help=help)
 
@@ -206,6 +216,13 @@ def stderr() -> Console:
     from localhand.session.recording import stderr as console  # not needed to parse the options
 
     return console()
+
+
+def console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    """A Rich console for a command's own output, numbers and paths not highlighted."""
+    from rich.console import Console  # rich loads only when used
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
 
 
 def print_error(message: str) -> None:

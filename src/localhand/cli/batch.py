@@ -17,6 +17,7 @@ from localhand.cli.args import (
     add_json_option,
     add_pool_options,
     add_sandbox_option,
+    console,
     number,
     settings_of,
     stderr,
@@ -33,8 +34,6 @@ def batch(args: Namespace) -> int:
 
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
     # Batch mode (the pool, the executors, Rich) loads only for this command: fast start-up.
-    from rich.console import Console
-
     from localhand.batch.driver import BatchOptions, run_batch  # not needed to parse the options
 
     # not needed to parse the options
@@ -42,7 +41,7 @@ def batch(args: Namespace) -> int:
 
     err = stderr()
     stream = current_stream()
-    out = err if args.json_output or stream else Console(highlight=False, soft_wrap=True)
+    out = err if args.json_output or stream else console(soft_wrap=True)
     options = BatchOptions(
         concurrency=args.concurrency,
         executor=args.executor,

@@ -26,6 +26,7 @@ from localhand.cli.args import (
     stderr,
 )
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
+from localhand.config.options import PLAN_MODES as MODES
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
@@ -35,7 +36,6 @@ if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands s
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
 
-MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODE = "planner"  # localhand.config.settings.Settings.plan_mode, for the help
 
 
