@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from localhand._version import __version__
-from localhand.cli.args import Command, Parser, exit_code, fail, stderr
+from localhand.cli.args import Command, Parser, exit_code, fail, print_error, stderr
+from localhand.errors import ConfigError
 
 # Only the invoked command's module is imported, and only its options are built: each command
 # imports its implementation when it runs, so that `localhand run` does not pay for plan mode,
@@ -55,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         if args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"):
             parser.error(f"unrecognized arguments: {args[0]} (options go after the command)")
         parser.parse_args(args)  # --help, --version, or an unknown command: all exit
+        return 2
+    except ConfigError as exc:  # any command's: a setting, file or value to fix, no traceback
+        print_error(str(exc))
         return 2
     except KeyboardInterrupt:
         stderr().print("[yellow]cancelled[/]")

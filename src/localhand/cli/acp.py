@@ -10,16 +10,7 @@ from argparse import ArgumentParser, Namespace
 from dataclasses import replace
 from typing import Any
 
-from localhand.cli.args import (
-    APPROVE_POLICIES,
-    Command,
-    add_db_option,
-    add_mcp_option,
-    add_sandbox_option,
-    fail,
-    settings_of,
-)
-from localhand.config.options import ModelOptions
+from localhand.cli.args import Command, add_door_options, fail, settings_of
 
 
 def acp(args: Namespace) -> int:
@@ -70,15 +61,9 @@ async def _serve(agent: Any, protocol: Any) -> None:
 
 
 def acp_arguments(parser: ArgumentParser) -> None:
-    ModelOptions.add_to(parser)
-    parser.add_argument(
-        "--approve",
-        choices=APPROVE_POLICIES,
-        help="Which commands need approval, asked in the editor (default: dangerous).",
+    add_door_options(
+        parser, "Which commands need approval, asked in the editor (default: dangerous)."
     )
-    add_sandbox_option(parser)
-    add_mcp_option(parser)
-    add_db_option(parser)
 
 
 COMMANDS = {"acp": Command(acp, acp_arguments)}

@@ -20,7 +20,6 @@ from localhand.config.options import APPROVE_POLICIES as APPROVE_POLICIES
 from localhand.config.options import BACKENDS as BACKENDS
 from localhand.config.options import ModelOptions
 from localhand.config.options import number as number
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -149,6 +148,16 @@ def add_mcp_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_door_options(parser: argparse.ArgumentParser, approve_help: str) -> None:
+    """What a door serving runs to a client (``mcp``, ``acp``) takes: the model flags,
+    ``--approve`` (``approve_help``: who is asked), ``--sandbox``, ``--mcp-config``, ``--db``."""
+    ModelOptions.add_to(parser)
+    parser.add_argument("--approve", choices=APPROVE_POLICIES, help=approve_help)
+    add_sandbox_option(parser)
+    add_mcp_option(parser)
+    add_db_option(parser)
+
+
 def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--json", action=_JsonOutput, dest="json_output", help=help)
 
@@ -209,6 +218,13 @@ def stderr() -> Console:
     return console()
 
 
+def console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    """A Rich console for a command's own output, numbers and paths not highlighted."""
+    from rich.console import Console  # rich loads only when used
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
+
+
 def print_error(message: str) -> None:
     """``error: MESSAGE`` on standard error: a message a person can act on, no traceback."""
     from rich.markup import escape  # rich loads only when used
@@ -242,16 +258,13 @@ def settings_of(
     flags over them (``options``, default: those parsed into ``args``), then ``overrides``
     (``None``: not given) and the servers of ``--mcp-config``, which are read before secrets go.
     Then, unless ``forget`` is false, localhand forgets its secrets: none stays where a command
-    could read it. A wrong setting ends the command with exit code 2."""
+    could read it. A wrong setting is a ``ConfigError``: exit code 2 (``cli.main``)."""
     from localhand.config.settings import load_settings, with_mcp_config  # not needed to parse
     from localhand.safety.secrets.own_env import forget_secrets  # not needed to parse
 
     flags = ModelOptions.from_args(args) if options is None else options
-    try:
-        settings = flags.applied_to(load_settings()).with_overrides(**overrides)
-        settings = with_mcp_config(settings, getattr(args, "mcp_config", None) or [])
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = flags.applied_to(load_settings()).with_overrides(**overrides)
+    settings = with_mcp_config(settings, getattr(args, "mcp_config", None) or [])
     if forget:
         forget_secrets()
     return settings

@@ -17,6 +17,7 @@ from localhand.cli.args import (
     add_json_option,
     add_pool_options,
     add_sandbox_option,
+    console,
     number,
     settings_of,
     stderr,
@@ -24,7 +25,6 @@ from localhand.cli.args import (
 from localhand.cli.continuing import add_output_schema_option, schema_in
 from localhand.cli.jsonl import add_jsonl_option, current_stream, print_json, with_jsonl
 from localhand.config.options import LOOP, POOL_HOSTS, ModelOptions
-from localhand.errors import ConfigError
 
 POOL_BACKENDS = ("auto", "ollama", "openai")
 
@@ -34,9 +34,6 @@ def batch(args: Namespace) -> int:
 
     Run the same command again after a crash: finished tasks are skipped, the rest rerun."""
     # Batch mode (the pool, the executors, Rich) loads only for this command: fast start-up.
-    from rich.console import Console
-    from rich.markup import escape  # rich loads only when used
-
     from localhand.batch.driver import BatchOptions, run_batch  # not needed to parse the options
 
     # not needed to parse the options
@@ -44,7 +41,7 @@ def batch(args: Namespace) -> int:
 
     err = stderr()
     stream = current_stream()
-    out = err if args.json_output or stream else Console(highlight=False, soft_wrap=True)
+    out = err if args.json_output or stream else console(soft_wrap=True)
     options = BatchOptions(
         concurrency=args.concurrency,
         executor=args.executor,
@@ -72,9 +69,6 @@ def batch(args: Namespace) -> int:
             console=err,
             on_result=stream.result if stream else print_json if args.json_output else None,
         )
-    except ConfigError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: run the same command again to resume the batch")
         return 130

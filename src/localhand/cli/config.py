@@ -20,11 +20,9 @@ from localhand.cli.args import (
     Command,
     add_json_option,
     add_sandbox_option,
-    fail,
     inert,
 )
 from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -44,13 +42,8 @@ def config(args: Namespace) -> int:
 
     notes: list[str] = []
     root = (args.workspace or Path.cwd()).expanduser().resolve()
-    try:
-        settings = ModelOptions.from_args(args).applied_to(
-            load_settings(cwd=root, warn=notes.append)
-        )
-        settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
-    except ConfigError as exc:
-        fail(str(exc))
+    settings = ModelOptions.from_args(args).applied_to(load_settings(cwd=root, warn=notes.append))
+    settings = settings.with_overrides(approve=args.approve, sandbox=args.sandbox)
     settings, distrusted = distrusting(settings, root)
     notes += distrusted
     user = user_config_path()

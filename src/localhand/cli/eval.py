@@ -17,6 +17,7 @@ from localhand.cli.args import (
     add_json_option,
     add_pool_options,
     add_sandbox_option,
+    console,
     number,
     print_error,
     settings_of,
@@ -53,17 +54,12 @@ def eval_command(args: Namespace) -> int:
         if args.backend == "embedded":
             raise ConfigError(EMBEDDED_HINT)
         return _run(args)
-    except ConfigError as exc:
-        print_error(str(exc))
-        return 2
     except KeyboardInterrupt:
         stderr().print("[yellow]interrupted[/]: run the same command again to resume the eval")
         return 130
 
 
 def _run(args: Namespace) -> int:
-    from rich.console import Console  # rich loads only when used
-
     from localhand.evals.runner import EvalOptions, run_eval  # not needed to parse the options
     from localhand.evals.suites import load_suite  # not needed to parse the options
     from localhand.evals.table import report_tables  # not needed to parse the options
@@ -74,7 +70,7 @@ def _run(args: Namespace) -> int:
     watched = args.watch_replies is not False
     settings = settings_of(args, watch_replies=watched, sandbox=args.sandbox)
     err = stderr()
-    out = err if args.json_output else Console(highlight=False, soft_wrap=True)
+    out = err if args.json_output else console(soft_wrap=True)
     outcome = run_eval(
         chosen,
         settings,
@@ -107,8 +103,6 @@ def _run(args: Namespace) -> int:
 
 
 def _compare(paths: list[Path], json_output: bool) -> int:
-    from rich.console import Console  # rich loads only when used
-
     from localhand.evals.compare import compare_reports  # not needed to parse the options
     from localhand.evals.report import load_report  # not needed to parse the options
     from localhand.evals.table import compare_tables  # not needed to parse the options
@@ -118,7 +112,7 @@ def _compare(paths: list[Path], json_output: bool) -> int:
     if json_output:
         print_json(diff)
         return 0
-    out = Console(highlight=False, soft_wrap=True)
+    out = console(soft_wrap=True)
     out.print(f"A: {paths[0]} ({before.get('created')})\nB: {paths[1]} ({after.get('created')})")
     for part in compare_tables(diff):
         out.print(part)

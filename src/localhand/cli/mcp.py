@@ -7,18 +7,13 @@ from argparse import ArgumentParser, Namespace
 from pathlib import Path
 
 from localhand.cli.args import (
-    APPROVE_POLICIES,
     Command,
-    add_db_option,
-    add_mcp_option,
-    add_sandbox_option,
+    add_door_options,
     fail,
     number,
     settings_of,
     stderr,
 )
-from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 TOKEN_VARIABLE = "LOCALHAND_MCP_TOKEN"
 
@@ -44,10 +39,7 @@ def mcp(args: Namespace) -> int:
     chosen = os.environ.get(TOKEN_VARIABLE)  # read before secrets go
     token = (chosen or new_token()) if http is not None else ""
     settings = settings_of(args, approve=args.approve, sandbox=args.sandbox)
-    try:
-        app = build_server(settings, roots=args.root or [], db=args.db)
-    except ConfigError as exc:
-        fail(str(exc))
+    app = build_server(settings, roots=args.root or [], db=args.db)
     if http is None:
         app.run("stdio")  # until the client closes stdin
         return 0
@@ -78,16 +70,11 @@ def mcp_arguments(parser: ArgumentParser) -> None:
         help="A directory workspaces may be under, besides the client's roots. Repeatable "
         "(default: the current directory, unless it is /).",
     )
-    ModelOptions.add_to(parser)
-    parser.add_argument(
-        "--approve",
-        choices=APPROVE_POLICIES,
-        help="Which commands need approval; nobody can give it here, so they are refused "
+    add_door_options(
+        parser,
+        "Which commands need approval; nobody can give it here, so they are refused "
         "(default: dangerous).",
     )
-    add_sandbox_option(parser)
-    add_mcp_option(parser)
-    add_db_option(parser)
 
 
 COMMANDS = {"mcp": Command(mcp, mcp_arguments)}

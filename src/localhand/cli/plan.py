@@ -21,12 +21,12 @@ from localhand.cli.args import (
     add_sandbox_option,
     add_view_options,
     exit_code_of,
-    fail,
     number,
     settings_of,
     stderr,
 )
 from localhand.cli.jsonl import add_jsonl_option, current_stream, with_jsonl
+from localhand.config.options import PLAN_MODES as MODES
 from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # plan mode loads when the command runs: the other commands s
     from localhand.plan.model import Plan
     from localhand.plan.result import PlanResult
 
-MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 DEFAULT_MODE = "planner"  # localhand.config.settings.Settings.plan_mode, for the help
 
 
@@ -64,45 +63,42 @@ def plan(args: Namespace) -> int:
     elif not args.json_output:
         bus.subscribe(view)
     file, goal = args.file, args.goal
-    try:
-        if (file is None) == (goal is None):
-            raise ConfigError("give a plan FILE or --goal TEXT, not both and not neither")
-        root = (args.workspace or Path(".")).expanduser().resolve()
-        if not root.is_dir():
-            raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
-        settings = settings_of(args, sandbox=args.sandbox)
-        the_plan = None if file is None else load_plan(file, root)
-        # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
-        described = the_plan.goal if the_plan is not None else str(goal)
-        recorded = Task(
-            description=described,
-            workspace=root,
-            id=task_id,
-            mode=args.mode,
-            timeout_s=args.timeout,
-            token_budget=args.token_budget,
-        )
-        request = PlanRequest(
-            the_plan,
-            policy=args.approve,
-            approve_draft=lambda drafted: _draft_approved(drafted, args.yes, view),
-            step_timeout_s=args.step_timeout,
-        )
-        cancellation = Cancellation()  # a Stop ends the plan even while a step's question waits
-        session = Session(
-            recorded,
-            settings,
-            bus=bus,
-            approver=TerminalApprover(cancellation=cancellation),
-            plan=request,
-            cancellation=cancellation,
-        )
-        with session.recording() as recording, session.cancel_on_sigint():
-            if stream is not None:
-                stream.run_id_of = lambda task_id: recording.run_id
-            result = cast("PlanResult", session.run())
-    except ConfigError as exc:
-        fail(str(exc))
+    if (file is None) == (goal is None):
+        raise ConfigError("give a plan FILE or --goal TEXT, not both and not neither")
+    root = (args.workspace or Path(".")).expanduser().resolve()
+    if not root.is_dir():
+        raise ConfigError(f"workspace {root} is not a directory; create it or pass --workspace")
+    settings = settings_of(args, sandbox=args.sandbox)
+    the_plan = None if file is None else load_plan(file, root)
+    # Recorded like any run, so `localhand runs`, `show` and the dashboard's plan view have it.
+    described = the_plan.goal if the_plan is not None else str(goal)
+    recorded = Task(
+        description=described,
+        workspace=root,
+        id=task_id,
+        mode=args.mode,
+        timeout_s=args.timeout,
+        token_budget=args.token_budget,
+    )
+    request = PlanRequest(
+        the_plan,
+        policy=args.approve,
+        approve_draft=lambda drafted: _draft_approved(drafted, args.yes, view),
+        step_timeout_s=args.step_timeout,
+    )
+    cancellation = Cancellation()  # a Stop ends the plan even while a step's question waits
+    session = Session(
+        recorded,
+        settings,
+        bus=bus,
+        approver=TerminalApprover(cancellation=cancellation),
+        plan=request,
+        cancellation=cancellation,
+    )
+    with session.recording() as recording, session.cancel_on_sigint():
+        if stream is not None:
+            stream.run_id_of = lambda task_id: recording.run_id
+        result = cast("PlanResult", session.run())
     if stream is not None:
         stream.result(result.to_dict())
     else:

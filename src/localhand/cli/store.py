@@ -21,6 +21,7 @@ from localhand.cli.args import (
     Command,
     add_db_option,
     add_json_option,
+    console,
     fail,
     number,
     settings_of,
@@ -31,8 +32,6 @@ from localhand.config.options import ModelOptions
 from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
-    from rich.console import Console
-
     from localhand.store import Store
 
 STATUS_COLOURS = {
@@ -54,7 +53,7 @@ def runs(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table  # rich loads only when used
 
-    out = _console()
+    out = console()
     if not found:
         out.print(f"no runs recorded yet in {store.path}")
         return 0
@@ -120,13 +119,10 @@ def show(args: argparse.Namespace) -> int:
     from localhand.store.run_diff import stored_change  # not needed to parse the options
 
     store, diff = _open(args.db), args.diff
-    try:
-        match = store.find_run(args.run)
-    except ConfigError as exc:
-        fail(str(exc))
+    match = store.find_run(args.run)
     info = match.run
     if match.note:  # on stderr: with --json, stdout stays one JSON document
-        _console(stderr=True, soft_wrap=True).print(f"[yellow]note:[/] {_shown(match.note)}")
+        console(stderr=True, soft_wrap=True).print(f"[yellow]note:[/] {_shown(match.note)}")
     events = store.events(info.id)
     # Scrubbed again: a store written before the scrubber knew a secret's shape still has it.
     if args.json_output:
@@ -134,7 +130,7 @@ def show(args: argparse.Namespace) -> int:
         found = [scrub_data(e.to_dict()) for e in events]
         print_json({"run": run_data, "events": found, "change": stored_change(store, info)})
         return 0
-    out = _console(soft_wrap=True)
+    out = console(soft_wrap=True)
     started = datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M:%S")
     replay = f" · replay of {info.replay_of}" if info.replay_of else ""
     link = "helper of" if info.kind == "helper" else "continues"  # a delegate call's helper
@@ -196,14 +192,11 @@ def replay(args: argparse.Namespace) -> int:
 
     forget_secrets()  # the replay runs the recorded commands again: nothing for them to read
     store = _open(args.db)
-    try:
-        report = replay_run(store, args.run, workspace=args.workspace, keep=args.keep)
-    except ConfigError as exc:
-        fail(str(exc))
+    report = replay_run(store, args.run, workspace=args.workspace, keep=args.keep)
     if args.json_output:
         print_json(report.to_dict())
         return 0 if report.ok else 1
-    out = _console(soft_wrap=True)
+    out = console(soft_wrap=True)
     out.print(
         f"replayed run {report.run_id}: {report.replies_used} of {report.replies_recorded} "
         f"recorded replies, in a {report.workspace_source} (recorded as run {report.replay_run_id})"
@@ -277,7 +270,7 @@ def serve(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         fail(str(exc))
-    err = _console(stderr=True, soft_wrap=True)  # never break the URL: it carries the token
+    err = console(stderr=True, soft_wrap=True)  # never break the URL: it carries the token
     err.print(f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it")
     from rich.markup import escape  # rich loads only when used
 
@@ -345,12 +338,6 @@ def _open(db: Path | None) -> Store:
         return open_store(db)
     except ConfigError as exc:
         fail(str(exc))
-
-
-def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
-    from rich.console import Console  # rich loads only when used
-
-    return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap)
 
 
 def _shown(text: str) -> str:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localhand.cli.args import Command, fail, inert
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -26,17 +25,14 @@ def trust(args: Namespace) -> int:
     from localhand.safety.trust.store import TrustStore  # not needed to parse the options
 
     store, forget = TrustStore(), args.forget
-    try:
-        if args.list_files:
-            return _list(store)
-        if forget is not None:
-            if not store.forget(forget):
-                fail(f"{forget} is not trusted; 'localhand trust --list' shows what is")
-            _say(f"{forget} is no longer trusted")
-            return 0
-        return _trust(store, args.file or Path("localhand.toml"), args.yes)
-    except ConfigError as exc:
-        fail(str(exc))
+    if args.list_files:
+        return _list(store)
+    if forget is not None:
+        if not store.forget(forget):
+            fail(f"{forget} is not trusted; 'localhand trust --list' shows what is")
+        _say(f"{forget} is no longer trusted")
+        return 0
+    return _trust(store, args.file or Path("localhand.toml"), args.yes)
 
 
 def _trust(store: TrustStore, path: Path, yes: bool) -> int:

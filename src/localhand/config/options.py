@@ -23,6 +23,7 @@ BACKENDS = ("auto", "ollama", "openai", "embedded")
 """Where the model runs (``--backend``, ``backend`` in the settings, which read it from here)."""
 APPROVE_POLICIES = ("never", "dangerous", "always")
 """Which commands need a person's approval (``--approve``, ``approve`` in the settings)."""
+PLAN_MODES = ("teacher", "planner", "agentic")  # --mode, [plan] default_mode: plan.executor's
 
 
 NUMBERS: dict[str, tuple[Any, ...]] = {

@@ -30,6 +30,7 @@ from localhand.config.workspace_keys import (
     without_withheld,
 )
 from localhand.errors import ConfigError
+from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS
 from localhand.safety.trust.store import use_named
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class Settings:
     """Ask thinking models to think: ``true``, ``false``, ``low``, ``medium``, ``high``."""
     request_timeout: float = 300.0
     """Seconds one model request may take; the first, while the model loads, gets 3x."""
-    max_reply_tokens: int = 4096  # localhand.models.base.DEFAULT_MAX_REPLY_TOKENS
+    max_reply_tokens: int = DEFAULT_MAX_REPLY_TOKENS
     """The ceiling on one reply, thinking included (Ollama ``num_predict``, ``max_tokens``
     elsewhere): a model looping inside a reply is stopped there, not at the context window."""
     watch_replies: bool = False

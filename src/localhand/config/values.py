@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localhand.config.options import APPROVE_POLICIES, BACKENDS, NUMBERS, checked
+from localhand.config.options import APPROVE_POLICIES, BACKENDS, NUMBERS, PLAN_MODES, checked
 from localhand.errors import ConfigError
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
-PLAN_MODES = ("teacher", "planner", "agentic")  # localhand.plan.executor.MODES
 CHOICES = {
     "backend": BACKENDS,
     "approve": APPROVE_POLICIES,
