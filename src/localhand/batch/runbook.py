@@ -13,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from localhand.events import Event, EventBus, TaskFinished
+from localhand.store.recorder import close_unfinished
 
 if TYPE_CHECKING:
     from localhand.run.task import Task
@@ -59,8 +60,7 @@ class RunBook:
             self.bus.emit(TaskFinished(task_id=task_id, result=result))
         elif not finished:  # it never got to an event
             task = self.tasks[task_id]
-            run_id = self.store.begin_run(task, model=task.model or "")
-            self.store.finish_run(run_id, result)
+            close_unfinished(self.store, self.store.begin_run(task, model=task.model or ""), result)
 
 
 def _restarted(task_id: str) -> dict[str, Any]:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from localhand.cancel import forget_request, request_file
-from localhand.errors import ConfigError
-from localhand.store import Store, open_store
+from localhand.store import Store, open_store_or_none
+from localhand.store.recorder import close_unfinished
+from localhand.types import Result
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,6 +40,7 @@ Serve = Callable[["Store", "Settings | None"], LiveView]
 """Starts a live view of the store (the command line's ``--serve``: the dashboard)."""
 
 
+@dataclass
 class RunRecording:
     """Record one ``localhand run`` in the store and, with ``serve``, show it live.
 
@@ -46,45 +49,36 @@ class RunRecording:
 
     A store that cannot be opened is a warning, not a failed run (``serve`` then uses an
     in-memory one). A run that never got to its Result (bad configuration, Ctrl-C before the
-    loop) is closed with an error instead of staying "running". The live view stops a moment
-    after the run, once the page has its last events. With a ``cancellation``, a cancel request
-    for the store's run (``localhand.cancel.request_cancel``) stops the run.
+    loop) is closed with a failed one that says why (``store.recorder.close_unfinished``). The
+    live view stops a moment after the run, once the page has its last events. With a
+    ``cancellation``, a cancel request for the store's run (``localhand.cancel.request_cancel``)
+    stops the run.
     """
 
-    LINGER_S = 1.5
+    LINGER_S: ClassVar[float] = 1.5
 
-    def __init__(
-        self,
-        task: Task,
-        bus: EventBus,
-        *,
-        settings: Settings | None = None,
-        serve: Serve | None = None,
-        db: Path | None = None,
-        cancellation: Cancellation | None = None,
-    ) -> None:
-        self.task = task
-        self.bus = bus
-        self.settings = settings
-        self.serve = serve
-        self.db = db
-        self.cancellation = cancellation
-        self.store: Store | None = None
-        self.run_id: str | None = None
-        self.server: LiveView | None = None
+    task: Task
+    bus: EventBus
+    _: KW_ONLY
+    settings: Settings | None = None
+    serve: Serve | None = None
+    db: Path | None = None
+    cancellation: Cancellation | None = None
+    store: Store | None = field(default=None, init=False)
+    run_id: str | None = field(default=None, init=False)
+    server: LiveView | None = field(default=None, init=False)
+
+    @property
+    def model(self) -> str:
+        return self.task.model or (self.settings.model if self.settings else "")
 
     def __enter__(self) -> RunRecording:
-        try:
-            self.store = open_store(self.db)
-        except ConfigError as exc:
-            from rich.markup import escape  # rich loads only when used
-
-            stderr().print(f"[yellow]warning:[/] not recording this run: {escape(str(exc))}")
+        self.store = open_store_or_none(self.db, _not_recording)
+        if self.store is None:
             if not self.serve:
                 return self
             self.store = Store(":memory:")
-        model = self.task.model or (self.settings.model if self.settings else "")
-        self.run_id = self.store.begin_run(self.task, model=model)
+        self.run_id = self.store.begin_run(self.task, model=self.model)
         secrets = bool(self.settings and self.settings.archive_secrets)
         self.bus.subscribe(self.store.recorder(archive_secrets=secrets))
         if self.cancellation is not None:  # a Stop from another process
@@ -103,20 +97,25 @@ class RunRecording:
             return
         if self.cancellation is not None:
             forget_request(self.run_id)
-        if self.store.run(self.run_id).status == "running":  # no task_finished was recorded
-            cancelled = isinstance(exc, KeyboardInterrupt)
-            self.store.finish_run(
-                self.run_id,
-                {
-                    "status": "error",
-                    "termination_reason": "cancelled" if cancelled else "error",
-                    "error": str(exc) if exc else "the run ended without a result",
-                },
-            )
+        close_unfinished(self.store, self.run_id, self._failed(exc))
         if self.server is not None:
             if exc is None:
                 time.sleep(self.LINGER_S)
             self.server.stop()
+
+    def _failed(self, exc: BaseException | None) -> dict[str, Any] | None:
+        """The Result of a run that an exception (Ctrl-C, bad input) ended before its own."""
+        if isinstance(exc, KeyboardInterrupt):
+            why = self.cancellation.reason if self.cancellation else ""
+            why = why or "cancelled by the user (Ctrl-C)"
+            return Result.failed(self.task.id, why, model=self.model, reason="cancelled").to_dict()
+        return Result.failed(self.task.id, str(exc), model=self.model).to_dict() if exc else None
+
+
+def _not_recording(why: str) -> None:
+    from rich.markup import escape  # rich loads only when used
+
+    stderr().print(f"[yellow]warning:[/] not recording this run: {escape(why)}")
 
 
 @cache

@@ -1,8 +1,8 @@
 """The SQLite store: tasks, runs, their events and the token ledger, in one WAL database.
 
 One connection per ``Store``, shared by every thread behind a lock: the loop's thread writes
-events while the dashboard's thread reads them. How the file is opened (private, WAL,
-migrated) and written (transactions a Ctrl-C cannot leave open) is ``connection``'s.
+events while the dashboard's thread reads them. How the file is opened (private, WAL) and
+written (transactions a Ctrl-C cannot leave open) is ``connection``'s; ``migrations`` its schema.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from localhand.errors import ConfigError
 from localhand.store.archive import MAX_BYTES, Archive
 from localhand.store.connection import open_database, write_transaction
 from localhand.store.liveness import Owner, is_alive
+from localhand.store.migrations import migrate
 from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class Store:
         self._owner = Owner.current()
         try:
             self._db = open_database(self.path)
+            migrate(self._db)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(unwritable("open", self.path, exc)) from None
 
