@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from localhand.cancel import forget_request, request_file
 from localhand.store import Store, open_store_or_none
@@ -40,7 +39,6 @@ Serve = Callable[["Store", "Settings | None"], LiveView]
 """Starts a live view of the store (the command line's ``--serve``: the dashboard)."""
 
 
-@dataclass
 class RunRecording:
     """Record one ``localhand run`` in the store and, with ``serve``, show it live.
 
@@ -55,22 +53,28 @@ class RunRecording:
     stops the run.
     """
 
-    LINGER_S: ClassVar[float] = 1.5
+    LINGER_S = 1.5
 
-    task: Task
-    bus: EventBus
-    _: KW_ONLY
-    settings: Settings | None = None
-    serve: Serve | None = None
-    db: Path | None = None
-    cancellation: Cancellation | None = None
-    store: Store | None = field(default=None, init=False)
-    run_id: str | None = field(default=None, init=False)
-    server: LiveView | None = field(default=None, init=False)
-
-    @property
-    def model(self) -> str:
-        return self.task.model or (self.settings.model if self.settings else "")
+    def __init__(
+        self,
+        task: Task,
+        bus: EventBus,
+        *,
+        settings: Settings | None = None,
+        serve: Serve | None = None,
+        db: Path | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> None:
+        self.task = task
+        self.bus = bus
+        self.settings = settings
+        self.model = task.model or (settings.model if settings else "")
+        self.serve = serve
+        self.db = db
+        self.cancellation = cancellation
+        self.store: Store | None = None
+        self.run_id: str | None = None
+        self.server: LiveView | None = None
 
     def __enter__(self) -> RunRecording:
         self.store = open_store_or_none(self.db, _not_recording)

@@ -60,11 +60,12 @@ def unwritable(doing: str, path: str, exc: BaseException) -> str:
     return f"cannot {doing} the run store at {path}: {why}"
 
 
-_RUN_COLUMNS = (
-    "r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
+_SELECT_RUNS = (
+    "SELECT r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
     "COALESCE(t.workspace, ''), r.model, r.status, "
     "r.termination_reason, r.iterations, r.tokens_in, r.tokens_out, r.error, r.started_at, "
-    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname"
+    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname "
+    "FROM runs r LEFT JOIN tasks t ON t.id = r.task_id"
 )
 
 
@@ -223,8 +224,7 @@ class Store:
         """Newest first. Runs whose process is gone come back as ``interrupted``."""
         where, params = ("WHERE r.task_id = ?", (task_id,)) if task_id else ("", ())
         rows = self._query(
-            f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN tasks t ON t.id = r.task_id "
-            f"{where} ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?",
+            f"{_SELECT_RUNS} {where} ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?",
             (*params, limit),
         )
         return [self._run_info(row) for row in rows]
@@ -269,8 +269,7 @@ class Store:
         """Up to two runs whose id starts with ``prefix`` (two are enough to call it
         ambiguous)."""
         return self._query(
-            f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN tasks t ON t.id = r.task_id "
-            "WHERE substr(r.id, 1, ?) = ? LIMIT 2",
+            f"{_SELECT_RUNS} WHERE substr(r.id, 1, ?) = ? LIMIT 2",
             (len(prefix), prefix),
         )
 
