@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,12 +85,14 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
             wall_clock_s=task.timeout_s or AGENTIC_TIMEOUT_S,
             token_budget=task.token_budget,
         )
-        kind: Callable[..., PlanExecutor] = PlanExecutor
-        if (hooks := hooks_for(ready)) is not None:  # each step's command passes the user's hooks
+        kind: type[PlanExecutor] = PlanExecutor
+        extra: dict[str, Any] = {}
+        hooks = hooks_for(ready)
+        if hooks is not None:  # each step's command passes the user's hooks
             # loads annotated_types, pydantic, pydantic_core: only when needed
             from localhand.session.plan_hooks import HookedPlanExecutor
 
-            kind = partial(HookedPlanExecutor, hooks=hooks)
+            kind, extra = HookedPlanExecutor, {"hooks": hooks}
         executor = kind(
             the_plan,
             root,
@@ -106,6 +107,7 @@ def run_plan_mode(ready: Prepared, request: PlanRequest) -> Outcome[PlanResult] 
             spent=spent,
             spent_prefill=spent_prefill,
             cancellation=ready.cancellation,
+            **extra,
         )
         return executor.play()
     except (ModelError, DraftError) as exc:
