@@ -150,6 +150,8 @@ def test_tasks_run_on_the_node_that_serves_their_model(tmp_path: Path, nodes: No
             assert types[-1] == "task_finished"
         (failed,) = store.runs(task_id="m0")
         assert failed.status == "error"
+        [why] = store.events(failed.id)  # it never started: its Result says why, as show prints
+        assert why.type == "task_finished" and "no Ray node offers" in why.data["result"]["error"]
         assert store.ledger_spent().calls == 10, "the driver books the workers' model calls"
     assert not (tmp_path / "work").exists()
 

@@ -19,9 +19,10 @@ from localhand import Agent
 from localhand.events import Event, EventBus, ModelReply, TaskFinished, TaskStarted, Warning
 from localhand.models.scripted import ScriptedModel, call
 from localhand.paths import db_path
-from localhand.store import Store, StoreError, open_store
+from localhand.store import Store, StoreError, open_store, open_store_or_none
 from localhand.store.archive import pack, unpack
 from localhand.store.migrations import MIGRATIONS
+from localhand.store.recorder import close_unfinished
 from workspaces import BUGGY, workspace_with
 
 FIX = [
@@ -206,6 +207,21 @@ def test_begin_run_is_used_by_the_recorder(workspace: Path) -> None:
     assert store.run(run_id).status == "unverified"  # no checks: not a pass
 
 
+def test_a_run_that_never_got_its_result_is_closed_once_with_why(workspace: Path) -> None:
+    from localhand.run.task import Task
+
+    store = Store()
+    run_id = store.begin_run(Task("Fix add", workspace=workspace), model="m")
+    close_unfinished(store, run_id)
+    close_unfinished(store, run_id, {"status": "pass"})  # closed already: left as it is
+    run = store.run(run_id)
+    assert (run.status, run.termination_reason) == ("error", "error")
+    assert run.error == "the run ended without a result"
+    [finished] = store.events(run_id)  # what ``localhand show`` prints
+    assert finished.type == "task_finished"
+    assert finished.data["result"]["model_used"] == "m"
+
+
 CHILD = textwrap.dedent(
     """
     import sys, time
@@ -335,6 +351,9 @@ def test_default_path_and_clear_errors(tmp_path: Path) -> None:
     garbage.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="cannot open the run store"):
         open_store(garbage)
+    said: list[str] = []
+    assert open_store_or_none(garbage, said.append) is None
+    assert len(said) == 1 and said[0].startswith("cannot open the run store")
 
 
 def test_big_workspaces_are_not_kept(tmp_path: Path) -> None:

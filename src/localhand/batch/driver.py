@@ -33,7 +33,7 @@ from localhand.batch.workspace import default_root
 from localhand.config.settings import Settings
 from localhand.errors import ConfigError
 from localhand.events import Event, EventBus
-from localhand.store import open_store
+from localhand.store import open_store_or_none
 
 if TYPE_CHECKING:
     from localhand.store import Store
@@ -158,7 +158,10 @@ def _execute(
         models = {item.task.model or settings.model for item in todo}
         pool = _ready_pool(settings, options, models, console)
     bus = EventBus()
-    store = _open_store(options.db, console)
+    store = open_store_or_none(
+        options.db,
+        lambda why: console.print(f"[yellow]warning:[/] not recording this batch: {escape(why)}"),
+    )
     book = RunBook(store, bus, {item.id: item.task for item in todo})
     bus.subscribe(book)
     if store is not None:  # local tasks book their calls themselves (and check the budget)
@@ -233,14 +236,6 @@ def _check_backends(items: list[BatchTask], settings: Settings) -> None:
                 f"task {item.id!r} (line {item.line}) asks for the embedded backend: a batch runs "
                 "on model servers (ollama, openai); use `localhand run` for the embedded model"
             )
-
-
-def _open_store(db: Path | None, console: Console) -> Store | None:
-    try:
-        return open_store(db)
-    except ConfigError as exc:
-        console.print(f"[yellow]warning:[/] not recording this batch: {escape(str(exc))}")
-        return None
 
 
 def _note(outcome: TaskOutcome) -> str:

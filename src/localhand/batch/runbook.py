@@ -13,6 +13,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from localhand.events import Event, EventBus, TaskFinished
+from localhand.store.recorder import close_unfinished
+from localhand.types import Result
 
 if TYPE_CHECKING:
     from localhand.run.task import Task
@@ -41,7 +43,10 @@ class RunBook:
             if restart:
                 del self._open[task_id]
         if restart:  # the same task from the top: Ray ran it again after its worker died
-            self.bus.emit(TaskFinished(task_id=task_id, result=_restarted(task_id)))
+            died = Result.failed(
+                task_id, "the worker running this task died; the task was started again"
+            )
+            self.bus.emit(TaskFinished(task_id=task_id, result=died.to_dict()))
         if started is None or restart:
             task = self.tasks[task_id]
             self.store.begin_run(task, model=task.model or "")
@@ -59,14 +64,4 @@ class RunBook:
             self.bus.emit(TaskFinished(task_id=task_id, result=result))
         elif not finished:  # it never got to an event
             task = self.tasks[task_id]
-            run_id = self.store.begin_run(task, model=task.model or "")
-            self.store.finish_run(run_id, result)
-
-
-def _restarted(task_id: str) -> dict[str, Any]:
-    return {
-        "task_id": task_id,
-        "status": "error",
-        "termination_reason": "error",
-        "error": "the worker running this task died; the task was started again",
-    }
+            close_unfinished(self.store, self.store.begin_run(task, model=task.model or ""), result)

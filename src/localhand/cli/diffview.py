@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -52,14 +51,12 @@ def after_run(view: Any, result: dict[str, Any]) -> None:
     a replayed timeline, ``replayed``, prints nothing here)."""
     if getattr(view, "replayed", False):
         return
-    from localhand.store import open_store  # not needed to parse the options
+    from localhand.store import open_store_or_none  # not needed to parse the options
 
     show_diff = diff_requested()
-    store: Store | None
-    try:  # the store the run is recorded in (RunRecording's): its id, its before-copy
-        store = open_store(None)
-    except (ConfigError, OSError, sqlite3.Error):  # no store: the summary, without an id
-        store = None
+    # the store the run is recorded in (RunRecording's): its id, its before-copy; without
+    # one, the summary without an id
+    store = open_store_or_none(None, lambda why: None)
     run_id = _run_id(store, str(result.get("task_id") or ""))
     hint = f"localhand show {run_id} --diff" if run_id else ""
     print_change(

@@ -32,6 +32,7 @@ from localhand.evidence.verify import CommandCheck
 from localhand.run.task import Task
 from localhand.session.door import Session
 from localhand.store import Store
+from localhand.store.recorder import close_unfinished
 
 
 class StartRequest(BaseModel):
@@ -117,15 +118,7 @@ class Launcher:
         try:
             session.outcome()
         finally:
-            if self.store.run(run_id).status == "running":
-                self.store.finish_run(
-                    run_id,
-                    {
-                        "status": "error",
-                        "termination_reason": "error",
-                        "error": "the run ended without a result",
-                    },
-                )
+            close_unfinished(self.store, run_id)
 
     def cancel(self, run_id: str) -> None:
         """The page's Stop: the run ends ``cancelled`` at its next check, with its partial

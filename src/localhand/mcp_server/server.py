@@ -20,7 +20,8 @@ told so.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import unquote, urlparse
@@ -44,7 +45,6 @@ from localhand.store import open_store
 
 if TYPE_CHECKING:
     from localhand.config.settings import Settings
-    from localhand.store import Store
 
 INSTRUCTIONS = (
     "localhand runs a task with a local model (Ollama, llama.cpp, ...) that reads, edits and "
@@ -164,7 +164,8 @@ def build_server(
         """List recorded runs in workspaces under the roots, newest first: id, status,
         termination reason, task."""
         limits = allowed(roots, configured)
-        store = _store(db)
+        with _told():
+            store = open_store(db)
         found: list[dict[str, Any]] = []
         for batch in (limit * 4, SCAN_RUNS):  # most runs are usually ours: one short read
             found = [info.to_dict() for info in store.runs(batch) if inside(info.workspace, limits)]
@@ -183,11 +184,9 @@ def build_server(
     ) -> CallToolResult:
         """Show a recorded run (in a workspace under the roots): its Result and its latest
         events (tool calls, stops, checks)."""
-        store = _store(db)
-        try:
+        with _told():
+            store = open_store(db)
             match = store.find_run(run)
-        except ConfigError as exc:
-            raise ToolError(str(exc)) from None
         if not inside(match.run.workspace, allowed(roots, configured)):
             raise ToolError(  # the same answer as for a run that does not exist
                 f"no run {run!r} in a workspace under this server's roots"
@@ -207,10 +206,8 @@ def build_server(
 def _continued(ref: str, given: Any, db: Path | None) -> tuple[Any, Any]:
     """``continue_from``: the earlier run, which must have worked in the workspace the call
     names (the roots were checked against that one), and the task that carries it on."""
-    try:
+    with _told():
         spec, parent = continued_from_store(ref, given, db)
-    except ConfigError as exc:
-        raise ToolError(str(exc)) from None
     if spec.workspace != given.workspace:
         raise ToolError(
             f"run {parent.parent} worked in {spec.workspace}, not in {given.workspace}: "
@@ -220,10 +217,8 @@ def _continued(ref: str, given: Any, db: Path | None) -> tuple[Any, Any]:
 
 
 async def _run(session: Session, db: Path | None, ctx: Context) -> Any:
-    try:
+    with _told():
         return await run_job(session, ctx.report_progress, db=db)
-    except ConfigError as exc:
-        raise ToolError(str(exc)) from None
 
 
 def answer(result: Any) -> CallToolResult:
@@ -295,9 +290,12 @@ def _default_roots() -> list[Path]:
     return [] if here == Path(here.anchor) else [here]
 
 
-def _store(db: Path | None) -> Store:
+@contextmanager
+def _told() -> Iterator[None]:
+    """Bad input (a ``ConfigError``: a store that cannot be opened, no such run) as the tool's
+    error, whose message says what to do."""
     try:
-        return open_store(db)
+        yield
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
 

@@ -16,10 +16,9 @@ from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
 from localhand.plan.runstep import DEFAULT_STEP_TIMEOUT_S
 from localhand.run.task import Task
-from localhand.session.continuing import carried_on, continuation
+from localhand.session.continuing import continued_from_store
 from localhand.session.door import Session
 from localhand.session.plans import PlanRequest
-from localhand.store import open_store
 
 if TYPE_CHECKING:
     from localhand.config.settings import Settings
@@ -65,9 +64,7 @@ def run_task(
         )
     parent = None
     if continue_from is not None:  # the earlier run, looked up where the new one is recorded
-        with nullcontext(store) if store is not None else open_store() as found:
-            parent = continuation(found, continue_from, task.description)
-        task = carried_on(parent, task)
+        task, parent = continued_from_store(continue_from, task, store=store)
     session = Session(
         task,
         settings,

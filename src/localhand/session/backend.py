@@ -41,6 +41,9 @@ if TYPE_CHECKING:  # the embedded backend loads only when a run may use it (~10 
 
 __all__ = ["default_gguf", "select_backend"]
 
+TINY_NOTE = " It is a tiny demonstration model: it shows the loop working, not good work."
+"""Said when ``auto`` falls back to the packaged tiny model rather than a GGUF the user named."""
+
 
 def select_backend(
     settings: Settings,
@@ -102,13 +105,7 @@ def _select(
     gguf = configured or default_gguf()
     if gguf is not None and embedded_available():
         if on_warning is not None:
-            tiny = (
-                ""
-                if configured
-                else (
-                    " It is a tiny demonstration model: it shows the loop working, not good work."
-                )
-            )
+            tiny = "" if configured else TINY_NOTE
             on_warning(f"{why} Using the embedded backend with {gguf.name} instead.{tiny}")
         return _embedded(gguf, settings, on_warning, on_status)
     raise ConfigError(_no_model_message(why, settings))

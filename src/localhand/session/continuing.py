@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,10 +115,10 @@ def carried_on(parent: Continuation, given: Task) -> Task:
 
 
 def continued_from_store(
-    ref: str, given: Task, db: Path | None = None
+    ref: str, given: Task, db: Path | None = None, *, store: Store | None = None
 ) -> tuple[Task, Continuation]:
-    """The command line's ``--continue REF``: the earlier run looked up in the store (``db``,
-    else the default one), and the task that carries it on with ``given``'s settings."""
-    with open_store(db) as store:
-        parent = continuation(store, ref, given.description)
+    """``--continue REF``: the earlier run looked up in ``store`` (else the one at ``db``, else
+    the default one), and the task that carries it on with ``given``'s settings."""
+    with nullcontext(store) if store is not None else open_store(db) as found:
+        parent = continuation(found, ref, given.description)
     return carried_on(parent, given), parent

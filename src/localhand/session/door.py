@@ -16,7 +16,7 @@ verify command, a cancellation before its loop) ends with ``Result.failed`` (a p
 ``PlanResult.failed``), emitted as the run's ``task_finished`` like any Result, so the store,
 the dashboard and the caller see one shape from every door. One that bad input (a
 ``ConfigError``) or Ctrl-C ends by an exception, before it has a Result, keeps the same
-Result in its store (``Session._keep_reason``): ``localhand show`` says why it ended.
+Result in its store (``recording``): ``localhand show`` says why it ended.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from localhand.safety.approval.approver import (
     check_policy,
     declared_approver,
 )
-from localhand.safety.secrets.scrub import scrub_data
 from localhand.session.finish import finish
 from localhand.session.prepared import Prepared
 from localhand.session.recording import RunRecording, Serve
@@ -162,37 +161,10 @@ class Session:
     # -- the run ------------------------------------------------------------------------------
 
     def run(self) -> Result | PlanResult:
-        """The prologue, once, then the run to its Result. Bad input is a ``ConfigError``;
-        anything the model or a command does ends up in the Result. A run that ends by an
-        exception (bad input, Ctrl-C) before it has a Result keeps why in the store."""
-        try:
-            return self._run()
-        except (ConfigError, KeyboardInterrupt) as exc:
-            self._keep_reason(exc)
-            raise
-
-    def _keep_reason(self, exc: BaseException) -> None:
-        """The failed Result of a run that an exception ends before its own, written to its
-        store as its ``task_finished`` (which ``localhand show`` prints); not announced on
-        the bus, since the door that called says it to the person, once."""
-        recording, store = self._recording, self.store
-        run_id = recording.run_id if recording is not None else None
-        if store is None or run_id is None or store.run(run_id).status != "running":
-            return
-
-        if isinstance(exc, KeyboardInterrupt):
-            why, reason = self.cancellation.reason or "cancelled by the user (Ctrl-C)", "cancelled"
-        else:
-            why, reason = str(exc), "error"
-        model = self.task.model or self.settings.model
-        result = Result.failed(self.task.id, why, model=model, reason=reason)  # type: ignore[arg-type]
-        event = scrub_data(TaskFinished(task_id=self.task.id, result=result.to_dict()).to_dict())
-        store.append_event(run_id, event)
-        store.finish_run(run_id, dict(event["result"]))
-
-    def _run(self) -> Result | PlanResult:
-        """The run of ``run`` and ``outcome``, traced (``localhand.telemetry``) when tracing is
-        on, whichever door called."""
+        """The prologue, once, then the run to its Result, traced (``localhand.telemetry``)
+        when tracing is on. Bad input is a ``ConfigError``; anything the model or a command
+        does ends up in the Result. A run that an exception ends (bad input, Ctrl-C) before it
+        has a Result keeps why in its ``recording``."""
         with traced_run(self.task, self.settings, self.bus, self.warn):
             return self._started()
 
@@ -252,13 +224,9 @@ class Session:
     def outcome(self) -> Result | PlanResult:
         """``run``, for a door with nobody to hand an exception to (the dashboard, the editor):
         a run that cannot start ends with its failed Result instead, announced as its
-        ``task_finished`` (so recorded once: ``run``'s own record of why would close the run
-        first, and the announcement then open a second one)."""
+        ``task_finished``."""
         try:
-            return self._run()
-        except KeyboardInterrupt as exc:
-            self._keep_reason(exc)
-            raise
+            return self.run()
         except (LocalhandError, OSError) as exc:
             return self.failed(str(exc))
         except Exception as exc:  # whoever watches must see the run end, whatever went wrong

@@ -79,9 +79,7 @@ def _adopt(life: Run) -> str | None:
 def _finish_run(result: Result, outcome: Outcome[Any], ready: Prepared | None) -> None:
     """Steps 2 to 5 for the Result of the tool loop or the simple path."""
     if ready is not None:
-        _keep_conversation(ready, outcome.messages, _tests_collected(outcome))
-        if outcome.model is not None and _answered(outcome.messages):  # the server's cache too
-            keep(ready, outcome.model)
+        _keep_for_continuing(ready, outcome)
         if ready.output_schema is not None and outcome.model is not None:
             from localhand.session.structured import answer_as_json  # off the first request's path
 
@@ -102,19 +100,21 @@ def _tests_collected(outcome: Outcome[Any]) -> dict[str, Any] | None:
     return kept or None
 
 
-def _keep_conversation(
-    ready: Prepared, messages: Sequence[Message], collected: dict[str, Any] | None
-) -> None:
-    """The run's conversation, in the store the run is open in (whichever door opened it)."""
-    store = ready.store
+def _keep_for_continuing(ready: Prepared, outcome: Outcome[Any]) -> None:
+    """The run's conversation, in the store the run is open in (whichever door opened it), and
+    on llama-server its cache; a run the model never answered in leaves nothing to continue."""
+    store, messages = ready.store, outcome.messages
+    if store is None or not _answered(messages):
+        return
     try:
-        run_id = store.open_run_for(ready.task.id) if store is not None else None
-        if store is not None and run_id is not None and _answered(messages):
-            from localhand.store.lineage import save_conversation  # off the first request's path
+        from localhand.store.lineage import save_conversation  # off the first request's path
 
-            save_conversation(store, run_id, messages, collected)
+        if (run_id := store.open_run_for(ready.task.id)) is not None:
+            save_conversation(store, run_id, messages, _tests_collected(outcome))
     except Exception as exc:  # a store that fails here must not cost the run its Result
         ready.warn(f"the conversation was not kept, so this run cannot be continued: {exc}")
+    if outcome.model is not None:
+        keep(ready, outcome.model)
 
 
 def _answered(messages: Sequence[Message]) -> bool:

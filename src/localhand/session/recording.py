@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from localhand.cancel import forget_request, request_file
-from localhand.errors import ConfigError
-from localhand.store import Store, open_store
+from localhand.store import Store, open_store_or_none
+from localhand.store.recorder import close_unfinished
+from localhand.types import Result
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,9 +47,10 @@ class RunRecording:
 
     A store that cannot be opened is a warning, not a failed run (``serve`` then uses an
     in-memory one). A run that never got to its Result (bad configuration, Ctrl-C before the
-    loop) is closed with an error instead of staying "running". The live view stops a moment
-    after the run, once the page has its last events. With a ``cancellation``, a cancel request
-    for the store's run (``localhand.cancel.request_cancel``) stops the run.
+    loop) is closed with a failed one that says why (``store.recorder.close_unfinished``). The
+    live view stops a moment after the run, once the page has its last events. With a
+    ``cancellation``, a cancel request for the store's run (``localhand.cancel.request_cancel``)
+    stops the run.
     """
 
     LINGER_S = 1.5
@@ -66,6 +68,7 @@ class RunRecording:
         self.task = task
         self.bus = bus
         self.settings = settings
+        self.model = task.model or (settings.model if settings else "")
         self.serve = serve
         self.db = db
         self.cancellation = cancellation
@@ -74,17 +77,12 @@ class RunRecording:
         self.server: LiveView | None = None
 
     def __enter__(self) -> RunRecording:
-        try:
-            self.store = open_store(self.db)
-        except ConfigError as exc:
-            from rich.markup import escape  # rich loads only when used
-
-            stderr().print(f"[yellow]warning:[/] not recording this run: {escape(str(exc))}")
+        self.store = open_store_or_none(self.db, _not_recording)
+        if self.store is None:
             if not self.serve:
                 return self
             self.store = Store(":memory:")
-        model = self.task.model or (self.settings.model if self.settings else "")
-        self.run_id = self.store.begin_run(self.task, model=model)
+        self.run_id = self.store.begin_run(self.task, model=self.model)
         secrets = bool(self.settings and self.settings.archive_secrets)
         self.bus.subscribe(self.store.recorder(archive_secrets=secrets))
         if self.cancellation is not None:  # a Stop from another process
@@ -103,20 +101,25 @@ class RunRecording:
             return
         if self.cancellation is not None:
             forget_request(self.run_id)
-        if self.store.run(self.run_id).status == "running":  # no task_finished was recorded
-            cancelled = isinstance(exc, KeyboardInterrupt)
-            self.store.finish_run(
-                self.run_id,
-                {
-                    "status": "error",
-                    "termination_reason": "cancelled" if cancelled else "error",
-                    "error": str(exc) if exc else "the run ended without a result",
-                },
-            )
+        close_unfinished(self.store, self.run_id, self._failed(exc))
         if self.server is not None:
             if exc is None:
                 time.sleep(self.LINGER_S)
             self.server.stop()
+
+    def _failed(self, exc: BaseException | None) -> dict[str, Any] | None:
+        """The Result of a run that an exception (Ctrl-C, bad input) ended before its own."""
+        if isinstance(exc, KeyboardInterrupt):
+            why = self.cancellation.reason if self.cancellation else ""
+            why = why or "cancelled by the user (Ctrl-C)"
+            return Result.failed(self.task.id, why, model=self.model, reason="cancelled").to_dict()
+        return Result.failed(self.task.id, str(exc), model=self.model).to_dict() if exc else None
+
+
+def _not_recording(why: str) -> None:
+    from rich.markup import escape  # rich loads only when used
+
+    stderr().print(f"[yellow]warning:[/] not recording this run: {escape(why)}")
 
 
 @cache

@@ -68,7 +68,8 @@ def answer_as_json(
     if result.termination_reason != "final_answer" or result.status == "error":
         return
     task_id = result.task_id
-    conversation = [*messages, {"role": "user", "content": ASK.format(schema=_dumped(schema))}]
+    ask = ASK.format(schema=json.dumps(schema, ensure_ascii=False))
+    conversation = [*messages, {"role": "user", "content": ask}]
     for attempt in (1, 2):
         iteration = result.iterations_used + attempt
         bus.emit(
@@ -101,7 +102,3 @@ def answer_as_json(
 
 def _failed(result: Result, why: str) -> None:
     result.status, result.error = "fail", why
-
-
-def _dumped(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, ensure_ascii=False, indent=None)

@@ -10,8 +10,10 @@ store.ledger_spent(day=date.today())      # tokens booked by every task today
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from localhand.errors import ConfigError
 from localhand.paths import data_dir, db_path, tighten
 from localhand.store.db import RunInfo, RunMatch, Spent, Store, StoredEvent, StoreError
 from localhand.store.recorder import Recorder
@@ -25,6 +27,7 @@ __all__ = [
     "StoreError",
     "StoredEvent",
     "open_store",
+    "open_store_or_none",
 ]
 
 
@@ -34,3 +37,13 @@ def open_store(path: str | Path | None = None) -> Store:
     directory is tightened to 0700 too if it exists, wherever the store itself is."""
     tighten(data_dir())
     return Store(path if path is not None else db_path())
+
+
+def open_store_or_none(path: str | Path | None, warn: Callable[[str], object]) -> Store | None:
+    """``open_store``, or ``None`` when the store cannot be opened (a full or read-only disk, a
+    bad ``LOCALHAND_DB``), ``warn`` told why: the caller goes on without recording."""
+    try:
+        return open_store(path)
+    except ConfigError as exc:
+        warn(str(exc))
+        return None

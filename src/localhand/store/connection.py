@@ -1,5 +1,5 @@
-"""The SQLite file under the store: opened private, in WAL mode and migrated, and written in
-transactions that an interrupt cannot leave open.
+"""The SQLite file under the store: opened private and in WAL mode, and written in
+transactions that an interrupt cannot leave open (``migrations`` migrates it in them).
 
 WAL lets other processes (a ``localhand run`` in one terminal, ``localhand serve`` in another)
 read while one writes; ``busy_timeout`` makes concurrent writers wait for each other instead
@@ -29,13 +29,12 @@ from localhand.paths import (
     private_dir,
     tighten,
 )
-from localhand.store.migrations import migrate
 
 
 def open_database(path: str) -> sqlite3.Connection:
     """The store's database at ``path`` (``":memory:"`` or ``""`` for one in memory), made
-    private, in WAL mode and migrated; in autocommit, for any thread (the caller serialises).
-    Raises ``OSError`` or ``sqlite3.Error`` when it cannot be opened."""
+    private, in WAL mode (``Store`` migrates it); in autocommit, for any thread (the caller
+    serialises). Raises ``OSError`` or ``sqlite3.Error`` when it cannot be opened."""
     if path not in (":memory:", ""):
         _make_private(Path(path).expanduser())
         claim(path)  # never a change of a workspace it happens to be in
@@ -44,7 +43,6 @@ def open_database(path: str) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode = WAL")
     # NORMAL in WAL mode: a commit survives the process being killed (not a power cut).
     db.execute("PRAGMA synchronous = NORMAL")
-    migrate(db)
     return db
 
 

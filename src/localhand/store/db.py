@@ -1,8 +1,8 @@
 """The SQLite store: tasks, runs, their events and the token ledger, in one WAL database.
 
 One connection per ``Store``, shared by every thread behind a lock: the loop's thread writes
-events while the dashboard's thread reads them. How the file is opened (private, WAL,
-migrated) and written (transactions a Ctrl-C cannot leave open) is ``connection``'s.
+events while the dashboard's thread reads them. How the file is opened (private, WAL) and
+written (transactions a Ctrl-C cannot leave open) is ``connection``'s; ``migrations`` its schema.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from localhand.errors import ConfigError
 from localhand.store.archive import MAX_BYTES, Archive
 from localhand.store.connection import open_database, write_transaction
 from localhand.store.liveness import Owner, is_alive
+from localhand.store.migrations import migrate
 from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
 
 if TYPE_CHECKING:
@@ -59,11 +60,12 @@ def unwritable(doing: str, path: str, exc: BaseException) -> str:
     return f"cannot {doing} the run store at {path}: {why}"
 
 
-_RUN_COLUMNS = (
-    "r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
+_SELECT_RUNS = (
+    "SELECT r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
     "COALESCE(t.workspace, ''), r.model, r.status, "
     "r.termination_reason, r.iterations, r.tokens_in, r.tokens_out, r.error, r.started_at, "
-    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname"
+    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname "
+    "FROM runs r LEFT JOIN tasks t ON t.id = r.task_id"
 )
 
 
@@ -77,6 +79,7 @@ class Store:
         self._owner = Owner.current()
         try:
             self._db = open_database(self.path)
+            migrate(self._db)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(unwritable("open", self.path, exc)) from None
 
@@ -221,8 +224,7 @@ class Store:
         """Newest first. Runs whose process is gone come back as ``interrupted``."""
         where, params = ("WHERE r.task_id = ?", (task_id,)) if task_id else ("", ())
         rows = self._query(
-            f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN tasks t ON t.id = r.task_id "
-            f"{where} ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?",
+            f"{_SELECT_RUNS} {where} ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?",
             (*params, limit),
         )
         return [self._run_info(row) for row in rows]
@@ -267,8 +269,7 @@ class Store:
         """Up to two runs whose id starts with ``prefix`` (two are enough to call it
         ambiguous)."""
         return self._query(
-            f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN tasks t ON t.id = r.task_id "
-            "WHERE substr(r.id, 1, ?) = ? LIMIT 2",
+            f"{_SELECT_RUNS} WHERE substr(r.id, 1, ?) = ? LIMIT 2",
             (len(prefix), prefix),
         )
 

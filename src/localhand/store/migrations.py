@@ -12,6 +12,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 
+from localhand.store.connection import write_transaction
+
 Migration = Callable[[sqlite3.Connection], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -27,17 +29,12 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
     applied: list[str] = []
     for name, fn in MIGRATIONS:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             done = db.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
             if not done:
                 fn(db)
                 db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, time.time()))
                 applied.append(name)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
     return applied
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import contextvars
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from localhand.events import Event, hold
+from localhand.events import Event, TaskFinished, hold
 from localhand.safety.secrets.scrub import scrub_data
 from localhand.store import archive
+from localhand.types import Result
 
 if TYPE_CHECKING:
     from localhand.store.db import Store
@@ -107,3 +108,20 @@ class Recorder:
                 self.store.save_archive(run_id, packed[0])
 
         hold(saved)
+
+
+def close_unfinished(store: Store, run_id: str, result: dict[str, Any] | None = None) -> None:
+    """Close ``run_id`` when it is still running: a run that never got its ``task_finished``
+    (an exception ended it first, a batch's worker died), with ``result`` (default: an error,
+    "the run ended without a result"). That Result is kept as its ``task_finished`` too, so
+    ``localhand show`` says why; never announced on a bus (the door says it to the person,
+    once). A run already closed is left as it is."""
+    info = store.run(run_id)
+    if info.status != "running":
+        return
+    if result is None:
+        ended = Result.failed(info.task_id, "the run ended without a result", model=info.model)
+        result = ended.to_dict()
+    event = scrub_data(TaskFinished(task_id=info.task_id, result=result).to_dict())
+    store.append_event(run_id, event)
+    store.finish_run(run_id, dict(event["result"]))
