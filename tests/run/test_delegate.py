@@ -207,6 +207,8 @@ def test_the_command_line_shows_the_helper_in_jsonl_and_show(tmp_path: Path) -> 
     assert back["tokens_cached"] > forked["tokens_cached"] > 0 and len(loads) == 1
     parent_shown = localhand("show", parent, cwd=tmp_path).stdout
     assert f"↳ a helper (run {helper}) on: {QUESTION}" in parent_shown
+    listed = localhand("runs", cwd=tmp_path).stdout
+    assert f"{helper} ↳" in listed and f"{parent} ↳" not in listed, listed
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)

@@ -17,7 +17,6 @@ from localhand.cli.args import (
     add_sandbox_option,
     add_view_options,
     exit_code_of,
-    fail,
     number,
     settings_of,
     stderr,
@@ -61,40 +60,37 @@ def run(args: Namespace) -> int:
     from localhand.session.door import Session  # not needed to parse the options
     from localhand.store import open_store  # not needed to parse the options
 
-    try:
-        spec, typed, parent = _task_of(args)
-        settings = settings_of(
-            args, approve=args.approve, isolate_network=args.no_network, sandbox=args.sandbox
-        )
-        open_store().close()  # a store it cannot write (a full or read-only disk) is said now
-        bus = EventBus()
-        stream = current_stream()
-        view = None
+    spec, typed, parent = _task_of(args)
+    settings = settings_of(
+        args, approve=args.approve, isolate_network=args.no_network, sandbox=args.sandbox
+    )
+    open_store().close()  # a store it cannot write (a full or read-only disk) is said now
+    bus = EventBus()
+    stream = current_stream()
+    view = None
+    if stream is not None:
+        bus.subscribe(stream)
+    elif not args.json_output:
+        view = _view_for(spec, args)
+        bus.subscribe(view)
+    pause = getattr(view, "paused", None)  # the running line stops while a question is asked
+    cancellation = Cancellation()  # a Stop ends the run even while it asks on the terminal
+    session = Session(
+        spec,
+        settings,
+        bus=bus,
+        approver=TerminalApprover(pause=pause, cancellation=cancellation),
+        own_checks=typed,
+        continuing=parent,
+        output_schema=schema_in(args.output_schema),
+        cancellation=cancellation,
+        wrap_tools=getattr(view, "watch_edits", None),  # each edit's lines, as it happens
+    )
+    live = _live_view() if args.serve else None
+    with session.recording(serve=live) as recording, session.cancel_on_sigint():
         if stream is not None:
-            bus.subscribe(stream)
-        elif not args.json_output:
-            view = _view_for(spec, args)
-            bus.subscribe(view)
-        pause = getattr(view, "paused", None)  # the running line stops while a question is asked
-        cancellation = Cancellation()  # a Stop ends the run even while it asks on the terminal
-        session = Session(
-            spec,
-            settings,
-            bus=bus,
-            approver=TerminalApprover(pause=pause, cancellation=cancellation),
-            own_checks=typed,
-            continuing=parent,
-            output_schema=schema_in(args.output_schema),
-            cancellation=cancellation,
-            wrap_tools=getattr(view, "watch_edits", None),  # each edit's lines, as it happens
-        )
-        live = _live_view() if args.serve else None
-        with session.recording(serve=live) as recording, session.cancel_on_sigint():
-            if stream is not None:
-                stream.run_id_of = lambda task_id: recording.run_id
-            result = session.run()
-    except ConfigError as exc:
-        fail(str(exc))
+            stream.run_id_of = lambda task_id: recording.run_id
+        result = session.run()
     if stream is not None:
         stream.result(result.to_dict())
     elif spec.is_plan:  # a task file that names a plan (or a mode): shown as localhand plan does

@@ -29,7 +29,6 @@ from localhand.cli.args import (
 from localhand.cli.jsonl import print_json
 from localhand.cli.printable import printable
 from localhand.config.options import ModelOptions
-from localhand.errors import ConfigError
 
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from localhand.store import Store
@@ -68,7 +67,7 @@ def runs(args: argparse.Namespace) -> int:
     for info in found:
         task = info.description if len(info.description) <= 50 else info.description[:49] + "…"
         table.add_row(
-            info.id + (" ↻" if info.kind == "replay" else ""),
+            info.id + _MARKS.get(info.kind, ""),
             datetime.fromtimestamp(info.started_at).strftime("%m-%d %H:%M"),
             _status(info.status),
             info.termination_reason or "",
@@ -80,6 +79,10 @@ def runs(args: argparse.Namespace) -> int:
     out.print(table)
     out.print(_counts(info.status for info in found))
     return 0
+
+
+_MARKS = {"replay": " ↻", "helper": " ↳"}
+"""After a run's id in ``runs``: a replay of another run; a helper a ``delegate`` call ran."""
 
 
 def _counts(statuses: Iterable[str]) -> str:
@@ -253,23 +256,20 @@ def serve(args: argparse.Namespace) -> int:
     store = _open(args.db)
     # Only the model: this command's --host is where the page listens, not a model server.
     settings = settings_of(args, ModelOptions(model=args.model))  # --token is read already
-    try:
-        dashboard = load_dashboard_settings(args.workspace_roots or ())
-        from localhand.safety.trust.store import never_ask  # not needed to parse the options
+    dashboard = load_dashboard_settings(args.workspace_roots or ())
+    from localhand.safety.trust.store import never_ask  # not needed to parse the options
 
-        never_ask()  # from here on, nobody at this terminal answers for the page's tasks
-        server = start_dashboard(
-            store,
-            host=args.host,
-            port=args.port,
-            token=args.token,
-            allow_remote=args.allow_remote,
-            settings=settings,
-            background=False,
-            workspaces=dashboard.workspaces,
-        )
-    except ConfigError as exc:
-        fail(str(exc))
+    never_ask()  # from here on, nobody at this terminal answers for the page's tasks
+    server = start_dashboard(
+        store,
+        host=args.host,
+        port=args.port,
+        token=args.token,
+        allow_remote=args.allow_remote,
+        settings=settings,
+        background=False,
+        workspaces=dashboard.workspaces,
+    )
     err = console(stderr=True, soft_wrap=True)  # never break the URL: it carries the token
     err.print(f"localhand dashboard on [bold]{server.url}[/] (store {store.path}); Ctrl-C stops it")
     from rich.markup import escape  # rich loads only when used
@@ -334,10 +334,7 @@ COMMANDS = {
 def _open(db: Path | None) -> Store:
     from localhand.store import open_store  # not needed to parse the options
 
-    try:
-        return open_store(db)
-    except ConfigError as exc:
-        fail(str(exc))
+    return open_store(db)
 
 
 def _shown(text: str) -> str:

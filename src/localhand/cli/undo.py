@@ -32,20 +32,16 @@ def undo(args: argparse.Namespace) -> int:
     from localhand.safety.undo import restore as restoring  # not needed to parse the options
     from localhand.store import open_store  # not needed to parse the options
 
-    try:
-        info = open_store(args.db).run(args.run)
-        if info.status == "running":
-            raise ConfigError(
-                f"run {info.id} is still running; let it finish or stop it (Ctrl-C) first, "
-                "then undo"
-            )
-        found = restoring.find(
-            info.id, info.task_id, info.started_at, info.finished_at, info.workspace or None
+    info = open_store(args.db).run(args.run)
+    if info.status == "running":
+        raise ConfigError(
+            f"run {info.id} is still running; let it finish or stop it (Ctrl-C) first, then undo"
         )
-        chosen = _pick(found, args.checkpoint, info.id)
-        plan = restoring.plan_undo(chosen)
-    except ConfigError as exc:
-        fail(str(exc))
+    found = restoring.find(
+        info.id, info.task_id, info.started_at, info.finished_at, info.workspace or None
+    )
+    chosen = _pick(found, args.checkpoint, info.id)
+    plan = restoring.plan_undo(chosen)
     _describe(info.id, chosen, found, plan)
     if plan.empty:
         _say("Nothing to do: the workspace already matches that checkpoint.")
