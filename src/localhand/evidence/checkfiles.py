@@ -33,8 +33,10 @@ from localhand.safety.risk.types import INTERPRETERS, SHELLS
 
 TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "t"})
 """A file anywhere under a folder of one of these names is a test's."""
+PYTEST_NAME = r"test_.*\.py|.*_test\.py"
+"""The files pytest collects as tests unless told otherwise (its ``python_files``)."""
 _TEST_NAME = re.compile(
-    r"""^(?:test_.*\.py|.*_tests?\.py|conftest\.py|.*_test\.go|.*_spec\.rb|.*[._-](?:test|spec)
+    rf"""^(?:{PYTEST_NAME}|.*_tests\.py|conftest\.py|.*_test\.go|.*_spec\.rb|.*[._-](?:test|spec)
     \.[cm]?[jt]sx?|.*\.(?:test|spec)\..+|test[^/]*\.sh|.*Tests?\.(?:java|kt|cs|php|swift))$""",
     re.VERBOSE,
 )
