@@ -22,7 +22,6 @@ import pytest
 from cli_helpers import localhand
 from localhand.plugins import entry_points as plugins
 from localhand.profiles import installed_profiles, profile_for, read_profiles
-from localhand.profiles.match import _builtin
 from localhand.testing import FakeOllama
 from localhand.tools import default_tools
 from localhand.types import ToolCall, ToolResult
@@ -48,7 +47,7 @@ FALCON = Profile(name="falcon", family="falcon", patterns=(r"falcon",), think=Fa
 def _forget() -> None:
     plugins._declared.cache_clear()
     installed_profiles.cache_clear()
-    _builtin.cache_clear()
+    profile_for.cache_clear()
 
 
 @pytest.fixture

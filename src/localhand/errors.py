@@ -72,49 +72,45 @@ class BadResponse(ModelError):
 
 
 class StopRun(LocalhandError):
-    """Ends the loop; the subclass names the termination reason."""
+    """Ends the loop; the subclass names the termination reason (``reason=`` in its header)."""
 
     reason: str = "error"
+
+    def __init_subclass__(cls, reason: str | None = None) -> None:
+        super().__init_subclass__()
+        if reason is not None:
+            cls.reason = reason
 
     def __init__(self, message: str = "", *, guardrail: str | None = None) -> None:
         super().__init__(message)
         self.guardrail = guardrail
 
 
-class FinalAnswer(StopRun):
-    reason = "final_answer"
+class FinalAnswer(StopRun, reason="final_answer"): ...
 
 
-class MaxIterations(StopRun):
-    reason = "max_iterations"
+class MaxIterations(StopRun, reason="max_iterations"): ...
 
 
-class Repetition(StopRun):
-    reason = "repetition"
+class Repetition(StopRun, reason="repetition"): ...
 
 
-class Stall(StopRun):
-    reason = "stall"
+class Stall(StopRun, reason="stall"): ...
 
 
-class NudgeExhausted(StopRun):
-    reason = "nudge_exhausted"
+class NudgeExhausted(StopRun, reason="nudge_exhausted"): ...
 
 
-class WallClockTimeout(StopRun):
-    reason = "timeout"
+class WallClockTimeout(StopRun, reason="timeout"): ...
 
 
-class BudgetExceeded(StopRun):
-    reason = "budget"
+class BudgetExceeded(StopRun, reason="budget"): ...
 
 
-class Cancelled(StopRun):
-    reason = "cancelled"
+class Cancelled(StopRun, reason="cancelled"): ...
 
 
-class WorkspaceGone(StopRun):
-    reason = "error"
+class WorkspaceGone(StopRun): ...
 
 
 class ToolError(Exception):

@@ -12,24 +12,31 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, dataclass_transform
 
 from localhand.types import Reply, ToolCall, ToolResult, Usage
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass_transform(kw_only_default=True, frozen_default=True)
+@dataclass(frozen=True, kw_only=True)
 class Event:
+    """Every event is a frozen dataclass of keyword-only fields: a subclass is made one by its
+    header (``class Nudge(Event, type="nudge")``), which names its ``type`` in the JSON too."""
+
     type: ClassVar[str] = "event"
     task_id: str
     ts: float = field(default_factory=time.time)
+
+    def __init_subclass__(cls, type: str) -> None:
+        super().__init_subclass__()
+        cls.type = type
+        dataclass(frozen=True, kw_only=True)(cls)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TaskStarted(Event):
-    type: ClassVar[str] = "task_started"
+class TaskStarted(Event, type="task_started"):
     description: str
     model: str
     workspace: str
@@ -38,18 +45,14 @@ class TaskStarted(Event):
     """Whether the task runs the tool loop, and why (``{"agentic": true, "reason": "..."}``)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelRequest(Event):
-    type: ClassVar[str] = "model_request"
+class ModelRequest(Event, type="model_request"):
     iteration: int
     messages: int
     constrained: bool = False
     """True when the request asks for a schema-constrained reply instead of offering tools."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelReply(Event):
-    type: ClassVar[str] = "model_reply"
+class ModelReply(Event, type="model_reply"):
     iteration: int
     content: str
     tool_calls: list[dict[str, Any]]
@@ -95,9 +98,7 @@ def server_figures(usage: Usage) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallEvent(Event):
-    type: ClassVar[str] = "tool_call"
+class ToolCallEvent(Event, type="tool_call"):
     tool_name: str
     args_summary: str
     result_summary: str
@@ -138,20 +139,16 @@ class ToolCallEvent(Event):
         )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Guardrail(Event):
-    type: ClassVar[str] = "guardrail"
+class Guardrail(Event, type="guardrail"):
     guardrail: str
     reason: str
     iteration: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelProgress(Event):
+class ModelProgress(Event, type="model_progress"):
     """A reply the tool loop reads as a stream (``--watch-replies``), on its way: at most one
     a second, so that a long reply is never a silent minute."""
 
-    type: ClassVar[str] = "model_progress"
     iteration: int
     elapsed_s: float
     """Seconds since the request was sent."""
@@ -161,9 +158,7 @@ class ModelProgress(Event):
     """Generation speed since the first token; None until there are two."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Nudge(Event):
-    type: ClassVar[str] = "nudge"
+class Nudge(Event, type="nudge"):
     iteration: int
     nudge_number: int
     """Nudges in a row so far, this one included (1 to ``Limits.max_nudges``); a round of
@@ -171,24 +166,18 @@ class Nudge(Event):
     message: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Warning(Event):
-    type: ClassVar[str] = "warning"
+class Warning(Event, type="warning"):
     message: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelStatus(Event):
-    type: ClassVar[str] = "model_status"
+class ModelStatus(Event, type="model_status"):
     message: str
     """Progress a person waits on: which backend was chosen, model loading, first-token time."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ApprovalNeeded(Event):
+class ApprovalNeeded(Event, type="approval_needed"):
     """A command waits for a person's yes (plan steps, and run_command in run mode)."""
 
-    type: ClassVar[str] = "approval_needed"
     step_id: str
     command: str
     risk: str
@@ -200,11 +189,9 @@ class ApprovalNeeded(Event):
     """True for a step the model inserted or changed, and for every command in run mode."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ApprovalDecided(Event):
+class ApprovalDecided(Event, type="approval_decided"):
     """The answer to the ``approval_needed`` just before it."""
 
-    type: ClassVar[str] = "approval_decided"
     step_id: str
     command: str
     approved: bool
@@ -218,11 +205,9 @@ class ApprovalDecided(Event):
     dashboard's text box), which the model reads in the refusal; ``""`` when none."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookRan(Event):
+class HookRan(Event, type="hook_ran"):
     """One of the user's hooks ran (``[hooks]`` in the user's config, ``localhand.hooks``)."""
 
-    type: ClassVar[str] = "hook_ran"
     hook: str
     """Its kind: ``pre_tool``, ``post_tool``, ``post_edit`` or ``stop``."""
     command: str
@@ -239,33 +224,27 @@ class HookRan(Event):
     """The call it ran for; None for a ``stop`` hook."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SkillLoaded(Event):
+class SkillLoaded(Event, type="skill_loaded"):
     """The model loaded a skill's instructions with ``read_skill`` (``localhand.skills``)."""
 
-    type: ClassVar[str] = "skill_loaded"
     name: str
     path: str  # its SKILL.md
     allowed_tools: tuple[str, ...] | None = None
     """The tools it allows from now on (its ``allowed-tools``); None: it restricts none."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DelegateStarted(Event):
+class DelegateStarted(Event, type="delegate_started"):
     """The model handed ``task`` to a helper (``localhand.run.delegate``): a task of its own,
     recorded as a run (``helper_run``; None unrecorded) linked to this one."""
 
-    type: ClassVar[str] = "delegate_started"
     helper_task: str
     helper_run: str | None
     task: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DelegateFinished(Event):
+class DelegateFinished(Event, type="delegate_finished"):
     """The helper ended; its answer is the ``delegate`` call's result, its tokens the parent's."""
 
-    type: ClassVar[str] = "delegate_finished"
     helper_task: str
     helper_run: str | None
     termination_reason: str
@@ -274,21 +253,15 @@ class DelegateFinished(Event):
     tokens_out: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Verification(Event):
-    type: ClassVar[str] = "verification"
+class Verification(Event, type="verification"):
     checks: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TaskFinished(Event):
-    type: ClassVar[str] = "task_finished"
+class TaskFinished(Event, type="task_finished"):
     result: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AnswerDelta(Event):
-    type: ClassVar[str] = "answer_delta"
+class AnswerDelta(Event, type="answer_delta"):
     text: str
     """New text of the answer being streamed (the simple path), in order; several server
     chunks are coalesced into one event (see ``localhand.run.simple``)."""

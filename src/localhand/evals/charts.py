@@ -39,6 +39,11 @@ def pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
+def status_rate(status: str, model: dict[str, Any]) -> str:
+    """A model's rate of ``status`` in a report (``–`` where one written before it lacks it)."""
+    return pct(model["rates"].get(status, {}).get("rate"))
+
+
 def _attrs(**values: Any) -> str:
     return " ".join(
         f'{key.rstrip("_").replace("_", "-")}="{escape(str(value))}"'

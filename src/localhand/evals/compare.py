@@ -116,19 +116,15 @@ def _flips(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[d
     """Tasks whose share of passing runs changed."""
     flips = []
     for task in sorted({r["task"] for r in runs_a} | {r["task"] for r in runs_b}):
-        mine_a = [r for r in runs_a if r["task"] == task]
-        mine_b = [r for r in runs_b if r["task"] == task]
-        pass_a = sum(1 for r in mine_a if r["status"] == "pass")
-        pass_b = sum(1 for r in mine_b if r["status"] == "pass")
-        share_a = pass_a / len(mine_a) if mine_a else None
-        share_b = pass_b / len(mine_b) if mine_b else None
+        a, b = _passes(runs_a, task), _passes(runs_b, task)
+        share_a, share_b = (passed / runs if runs else None for passed, runs in (a, b))
         if share_a != share_b:
-            flips.append(
-                {
-                    "task": task,
-                    "a": [pass_a, len(mine_a)],
-                    "b": [pass_b, len(mine_b)],
-                    "better": share_a is not None and share_b is not None and share_b > share_a,
-                }
-            )
+            better = share_a is not None and share_b is not None and share_b > share_a
+            flips.append({"task": task, "a": a, "b": b, "better": better})
     return flips
+
+
+def _passes(runs: list[dict[str, Any]], task: str) -> list[int]:
+    """How many of the runs of ``task`` passed, and how many there were."""
+    mine = [r for r in runs if r["task"] == task]
+    return [sum(1 for r in mine if r["status"] == "pass"), len(mine)]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from html import escape
 from typing import Any
 
 from localhand.evals import charts
-from localhand.evals.charts import LABELS, pct
+from localhand.evals.charts import LABELS, pct, status_rate
 from localhand.evals.report import STATUSES
 
 STYLE = """
@@ -122,11 +123,7 @@ def _card(title: str, content: str) -> str:
 Column = tuple[str, str, Callable[[dict[str, Any]], str]]
 SUMMARY: tuple[Column, ...] = (
     ("runs", "runs", lambda m: str(m["runs"])),
-    ("pass", "pass", lambda m: pct(m["rates"]["pass"]["rate"])),
-    ("unverified", "unverified", lambda m: pct(m["rates"].get("unverified", {}).get("rate"))),
-    ("partial", "partial_pass", lambda m: pct(m["rates"]["partial_pass"]["rate"])),
-    ("fail", "fail", lambda m: pct(m["rates"]["fail"]["rate"])),
-    ("error", "error", lambda m: pct(m["rates"]["error"]["rate"])),
+    *((LABELS[status], status, partial(status_rate, status)) for status in STATUSES),
     ("iterations", "median_iterations", lambda m: _num(m["median_iterations"])),
     ("tokens", "tokens", lambda m: _num(m["tokens"]["median_per_run"])),
     ("wall time", "wall_s", lambda m: charts.seconds(m["wall_s"]["median_per_run"])),

@@ -4,12 +4,14 @@ behaviour, one line per model; the full figures are in the JSON and the HTML pag
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from localhand.evals.charts import pct, seconds
+from localhand.evals.charts import LABELS, pct, seconds, status_rate
+from localhand.evals.report import STATUSES
 
 WRAPS = "GUARDRAIL STOPS"
 """With the first (the model), the column that gives way on a narrow terminal (or in a pipe,
@@ -43,11 +45,7 @@ Column = tuple[str, Callable[[dict[str, Any]], str]]
 OUTCOMES: tuple[Column, ...] = (
     ("RUNS", lambda m: str(m["runs"])),
     ("PASS (95% CI)", lambda m: _rate(m["rates"]["pass"])),
-    # a report from before unverified was counted has no rate for it: –
-    ("UNVERIFIED", lambda m: pct(m["rates"].get("unverified", {}).get("rate"))),
-    ("PARTIAL", lambda m: pct(m["rates"]["partial_pass"]["rate"])),
-    ("FAIL", lambda m: pct(m["rates"]["fail"]["rate"])),
-    ("ERROR", lambda m: pct(m["rates"]["error"]["rate"])),
+    *((LABELS[status].upper(), partial(status_rate, status)) for status in STATUSES[1:]),
     ("PASSES ON", lambda m: _pass_evidence(m.get("pass_evidence"))),
 )
 """The outcome table's columns after the model's (the pass rate per tier follows them)."""

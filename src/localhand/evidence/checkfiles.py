@@ -33,11 +33,14 @@ from localhand.safety.risk.types import INTERPRETERS, SHELLS
 
 TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "t"})
 """A file anywhere under a folder of one of these names is a test's."""
-_TEST_NAME = re.compile(
-    r"""^(?:test_.*\.py|.*_tests?\.py|conftest\.py|.*_test\.go|.*_spec\.rb|.*[._-](?:test|spec)
+PYTEST_NAME = r"test_.*\.py|.*_test\.py"
+"""The files pytest collects as tests unless told otherwise (its ``python_files``)."""
+TEST_NAME = re.compile(
+    rf"""^(?:{PYTEST_NAME}|.*_tests\.py|conftest\.py|.*_test\.go|.*_spec\.rb|.*[._-](?:test|spec)
     \.[cm]?[jt]sx?|.*\.(?:test|spec)\..+|test[^/]*\.sh|.*Tests?\.(?:java|kt|cs|php|swift))$""",
     re.VERBOSE,
 )
+"""A test's file name (``test_calc.py``, ``calc.spec.ts``)."""
 PYTEST_CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
                   "tox.ini", "setup.cfg")  # fmt: skip
 """pytest's discovery order (``_pytest.config.findpaths``): the first of these in its rootdir
@@ -233,7 +236,7 @@ class CheckFiles:
         if folder and not TEST_DIRS.isdisjoint(folder.split(os.sep)):
             return True
         lowered = name.lower()  # most names have neither: no pattern to match
-        return ("test" in lowered or "spec" in lowered) and _TEST_NAME.match(name) is not None
+        return ("test" in lowered or "spec" in lowered) and TEST_NAME.match(name) is not None
 
     def folders(self) -> tuple[str, ...]:
         """What lies under a named path is named too (``pytest checks/``)."""
@@ -387,13 +390,8 @@ def _family(program: str) -> str:
     return program
 
 
-def is_test_name(name: str) -> bool:
-    """Whether a file so named is a test (``test_calc.py``, ``calc.spec.ts``)."""
-    return _TEST_NAME.match(name) is not None
-
-
 def _relative(path: str) -> str:
     return os.path.normpath(path.removeprefix("./")) if path else path
 
 
-__all__ = ["CheckFiles", "check_part", "is_test_name", "package_scripts"]
+__all__ = ["TEST_NAME", "CheckFiles", "check_part", "package_scripts"]

@@ -106,25 +106,24 @@ class CheckGuard:
         """What ``npm test``'s script or ``make test``'s recipe runs is the check's too."""
         kept = {p: e.data for p, e in self._originals.items() if e.data is not None}
         while self.files.include(kept):  # what the Makefiles include, and it includes
-            for relpath in baseline.files:
-                new = relpath not in self._originals and self.files.included(relpath)
-                if new and (entry := read_entry(self.workspace / relpath)) is not None:
-                    self._originals[relpath] = entry
-                    kept[relpath] = entry.data or b""
+            kept |= self._keep_also(baseline, self.files.included)
         commands = self.files.run_by(kept)
         if not commands:
             return
         more = CheckFiles.of(commands).inside(self.workspace)
         self.files.merge(more)
-        if not more.named:
-            return
+        if more.named:
+            self._keep_also(baseline, lambda p: p in more.named or p.startswith(more.folders()))
+
+    def _keep_also(self, baseline: Snapshot, wanted: Callable[[str], bool]) -> dict[str, bytes]:
+        """Keep the files of ``baseline`` not kept yet that are ``wanted``; their contents."""
+        found: dict[str, bytes] = {}
         for relpath in baseline.files:
-            if relpath not in self._originals and (
-                relpath in more.named or relpath.startswith(more.folders())
-            ):
-                entry = read_entry(self.workspace / relpath)
-                if entry is not None:
-                    self._originals[relpath] = entry
+            new = relpath not in self._originals and wanted(relpath)
+            if new and (entry := read_entry(self.workspace / relpath)) is not None:
+                self._originals[relpath] = entry
+                found[relpath] = entry.data or b""
+        return found
 
     @property
     def keeps(self) -> Callable[[str], bool] | None:

@@ -16,13 +16,12 @@ Not covered: the contents of installed packages themselves (``site-packages/foo/
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
-from localhand.evidence.snapshot import HASH_LIMIT
+from localhand.evidence.snapshot import HASH_LIMIT, content_hash
 
 VENV_NAMES = (".venv", "venv", "env", ".env")
 """Folders at the top of the workspace taken as virtual environments (and any other that holds
@@ -178,8 +177,7 @@ def _link(path: str, link: str, listed_only: bool) -> Entry:
     data = _contents(target, 0)
     if data is None:
         return Entry("link", fingerprint=link, target=target)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return Entry("link", data, f"{link}:{digest}", target, stat.st_mode & 0o7777)
+    return Entry("link", data, f"{link}:{content_hash(data)}", target, stat.st_mode & 0o7777)
 
 
 def _contents(path: str, flags: int) -> bytes | None:
@@ -193,8 +191,7 @@ def _contents(path: str, flags: int) -> bytes | None:
 
 def kept_entry(data: bytes, mode: int = 0o644) -> Entry:
     """The entry of a regular file with contents ``data``."""
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return Entry("file", data, digest, mode=mode & 0o7777)
+    return Entry("file", data, content_hash(data), mode=mode & 0o7777)
 
 
 def differs(before: Entry | None, after: Entry | None) -> bool:

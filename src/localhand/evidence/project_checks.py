@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from localhand.errors import ConfigError
-from localhand.evidence.checkfiles import package_scripts
+from localhand.evidence.checkfiles import PYTEST_NAME, package_scripts
 from localhand.evidence.verify import Check, CommandCheck
 
 AUTO = "auto"
@@ -228,10 +228,7 @@ def _has_test_files(folder: Path) -> bool:
         names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
     except OSError:
         return False
-    return any(
-        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-        for name in names
-    )
+    return any(re.fullmatch(PYTEST_NAME, name) for name in names)
 
 
 def _read(path: Path, limit: int = 1_000_000) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from localhand.evidence.checkfiles import is_test_name
+from localhand.evidence.checkfiles import TEST_NAME
 
 _ASKS_FOR_TESTS = re.compile(
     r"\b(?:add|write|create|extend|cover)\b[^;]*?\b(?:unit ?)?tests?\b", re.IGNORECASE
@@ -40,7 +40,7 @@ def written_tests(task: str) -> frozenset[str]:
             asked.update(_named(sentence))
     for must in _MUST_PASS.finditer(task):
         asked.difference_update(_named(must.group(1) or must.group(2) or ""))
-    return frozenset(n for n in asked if is_test_name(os.path.basename(n)))
+    return frozenset(n for n in asked if TEST_NAME.match(os.path.basename(n)))
 
 
 def _named(text: str) -> set[str]:

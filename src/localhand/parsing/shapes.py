@@ -34,7 +34,6 @@ class RawCall:
     arguments: dict[str, Any] | None  # None: present but unusable (malformed)
     call_id: str | None = None
     positional: list[Any] = field(default_factory=list)
-    flattened: bool = False  # arguments were the object's other keys
     no_arguments: bool = False  # the call object had no arguments at all (only its name)
 
 
@@ -177,7 +176,7 @@ def _call_from_dict(value: dict[str, Any], index: ToolIndex) -> RawCall | None:
     # believable when every other key is a parameter of that tool.
     resolved = index.resolve(name)
     if resolved and set(others) <= set(index.property_names(resolved)):
-        return RawCall(name, others, call_id, flattened=True)
+        return RawCall(name, others, call_id)
     return None
 
 

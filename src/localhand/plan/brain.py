@@ -30,21 +30,23 @@ MAX_NEW_STEPS = 3
 OUTPUT_CHARS = 3000
 MAX_REPLY_CHARS = 50_000
 
+
+def steps_schema(most: int, *more: str) -> dict[str, Any]:
+    """The JSON schema of a list of at most ``most`` steps, each a ``description`` and a
+    ``command`` and the text fields ``more``. The draft asks for its plan with it too."""
+    texts = ("description", "command", *more)
+    properties = {name: {"type": "string"} for name in texts}
+    step = {"type": "object", "properties": properties, "required": list(texts[:2])}
+    return {"type": "array", "maxItems": most, "items": step}
+
+
 CORRECTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "action": {"type": "string", "enum": list(ACTIONS)},
         "reason": {"type": "string"},
         "new_command": {"type": "string"},
-        "new_steps": {
-            "type": "array",
-            "maxItems": MAX_NEW_STEPS,
-            "items": {
-                "type": "object",
-                "properties": {"description": {"type": "string"}, "command": {"type": "string"}},
-                "required": ["description", "command"],
-            },
-        },
+        "new_steps": steps_schema(MAX_NEW_STEPS),
     },
     "required": ["action", "reason"],
 }

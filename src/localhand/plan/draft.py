@@ -14,7 +14,7 @@ from typing import Any
 from localhand.errors import ConfigError, LocalhandError
 from localhand.models.base import ChatModel, ChatOptions
 from localhand.parsing.thinking import split_thinking
-from localhand.plan.brain import json_object
+from localhand.plan.brain import json_object, steps_schema
 from localhand.plan.model import Plan, plan_from_data
 from localhand.types import Message, Prefill, Usage
 
@@ -26,20 +26,7 @@ DRAFT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "goal": {"type": "string"},
-        "steps": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_DRAFT_STEPS,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "description": {"type": "string"},
-                    "command": {"type": "string"},
-                    "explanation": {"type": "string"},
-                },
-                "required": ["description", "command"],
-            },
-        },
+        "steps": {**steps_schema(MAX_DRAFT_STEPS, "explanation"), "minItems": 1},
     },
     "required": ["goal", "steps"],
 }

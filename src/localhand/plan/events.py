@@ -6,24 +6,19 @@ JSON as it stands for the store and the dashboard, and a consumer needs no local
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from localhand.events import Event
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PlanStarted(Event):
+class PlanStarted(Event, type="plan_started"):
     """The plan as it is about to run (an addition to the DESIGN.md list: views need it)."""
 
-    type: ClassVar[str] = "plan_started"
     plan: dict[str, Any]
     mode: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepStarted(Event):
-    type: ClassVar[str] = "step_started"
+class StepStarted(Event, type="step_started"):
     step_id: str
     index: int
     description: str
@@ -32,9 +27,7 @@ class StepStarted(Event):
     risk: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepFinished(Event):
-    type: ClassVar[str] = "step_finished"
+class StepFinished(Event, type="step_finished"):
     step_id: str
     index: int
     status: str
@@ -50,25 +43,19 @@ class StepFinished(Event):
     """Why the step did not run at all (approval refused), else None."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AgentThinking(Event):
-    type: ClassVar[str] = "agent_thinking"
+class AgentThinking(Event, type="agent_thinking"):
     step_id: str
     attempt: int
     corrections_used: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AgentStuck(Event):
-    type: ClassVar[str] = "agent_stuck"
+class AgentStuck(Event, type="agent_stuck"):
     step_id: str
     attempts: int
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RetryAttempt(Event):
-    type: ClassVar[str] = "retry_attempt"
+class RetryAttempt(Event, type="retry_attempt"):
     step_id: str
     retry: int
     """1 for the first retry of this step."""
@@ -79,16 +66,12 @@ class RetryAttempt(Event):
     """True when the retry runs a different command than the attempt that failed."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepSkipped(Event):
-    type: ClassVar[str] = "step_skipped"
+class StepSkipped(Event, type="step_skipped"):
     step_id: str
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class BudgetWarning(Event):
-    type: ClassVar[str] = "budget_warning"
+class BudgetWarning(Event, type="budget_warning"):
     budget: str
     """``corrections`` (running low) or ``added_steps`` (an insertion was refused)."""
     used: int
@@ -96,9 +79,7 @@ class BudgetWarning(Event):
     message: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PlanRevised(Event):
-    type: ClassVar[str] = "plan_revised"
+class PlanRevised(Event, type="plan_revised"):
     plan: dict[str, Any]
     """The whole new plan."""
     action: str
@@ -107,9 +88,7 @@ class PlanRevised(Event):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PlanCancelled(Event):
-    type: ClassVar[str] = "plan_cancelled"
+class PlanCancelled(Event, type="plan_cancelled"):
     reason: str
     termination_reason: str
     step_id: str | None = None

@@ -19,8 +19,16 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _hermes(name: str, args: Mapping[str, Any]) -> str:
-    return f'<tool_call>\n{{"name": "{name}", "arguments": {_dumps(dict(args))}}}\n</tool_call>'
+def _filled(form: str) -> Writer:
+    """A writer for a family whose call is ``form`` with ``{name}``, ``{args}`` (the arguments
+    as JSON) and ``{call}`` (name and arguments as one JSON object) filled in."""
+
+    def write(name: str, args: Mapping[str, Any]) -> str:
+        arguments = dict(args)
+        call = _dumps({"name": name, "arguments": arguments})
+        return form.format(name=name, args=_dumps(arguments), call=call)
+
+    return write
 
 
 def _qwen3_coder(name: str, args: Mapping[str, Any]) -> str:
@@ -29,17 +37,6 @@ def _qwen3_coder(name: str, args: Mapping[str, Any]) -> str:
         for key, value in args.items()
     )
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
-
-
-def _harmony(name: str, args: Mapping[str, Any]) -> str:
-    return (
-        f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
-        f"{_dumps(dict(args))}<|call|>"
-    )
-
-
-def _mistral(name: str, args: Mapping[str, Any]) -> str:
-    return f"[TOOL_CALLS]{name}[ARGS]{_dumps(dict(args))}"
 
 
 def _json(name: str, args: Mapping[str, Any]) -> str:
@@ -69,22 +66,6 @@ def _pythonic(name: str, args: Mapping[str, Any]) -> str:
     return f"```tool_code\n{name}({params})\n```"
 
 
-def _tool_call_token(name: str, args: Mapping[str, Any]) -> str:
-    return f"<|tool_call|>[{_dumps({'name': name, 'arguments': dict(args)})}]"
-
-
-def _phi4(name: str, args: Mapping[str, Any]) -> str:
-    # llama.cpp's Phi-4-mini template writes one object per tag, not a list.
-    return f"<|tool_call|>{_dumps({'name': name, 'arguments': dict(args)})}<|/tool_call|>"
-
-
-def _deepseek(name: str, args: Mapping[str, Any]) -> str:
-    return (
-        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
-        f"{name}\n```json\n{_dumps(dict(args))}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-    )
-
-
 def _glm(name: str, args: Mapping[str, Any]) -> str:
     pairs = "".join(
         f"\n<arg_key>{k}</arg_key>\n<arg_value>{v if isinstance(v, str) else _dumps(v)}</arg_value>"
@@ -94,18 +75,26 @@ def _glm(name: str, args: Mapping[str, Any]) -> str:
 
 
 WRITERS: dict[str, Writer] = {
-    "hermes": _hermes,
+    "hermes": _filled('<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>'),
     "qwen3_coder": _qwen3_coder,
-    "harmony": _harmony,
-    "mistral": _mistral,
+    "harmony": _filled(
+        "<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{args}<|call|>"
+    ),
+    "mistral": _filled("[TOOL_CALLS]{name}[ARGS]{args}"),
     "json": _json,
     "gemma4": _gemma4,
     "pythonic": _pythonic,
-    "tool_call_token": _tool_call_token,
-    "phi4": _phi4,
-    "deepseek": _deepseek,
+    "tool_call_token": _filled("<|tool_call|>[{call}]"),
+    # llama.cpp's Phi-4-mini template writes one object per tag, not a list.
+    "phi4": _filled("<|tool_call|>{call}<|/tool_call|>"),
+    "deepseek": _filled(
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}"
+        "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
     "glm": _glm,
 }
+_OTHER = _filled("{call}")
+"""A bare JSON object, for a format not known here."""
 
 
 PARSED_AS = {"phi4": "tool_call_token"}
@@ -114,7 +103,4 @@ PARSED_AS = {"phi4": "tool_call_token"}
 
 def write_call(text_format: str, name: str, arguments: Mapping[str, Any]) -> str:
     """The call as ``text_format`` writes it; a bare JSON object for a format not known here."""
-    writer = WRITERS.get(text_format)
-    if writer is None:
-        return _dumps({"name": name, "arguments": dict(arguments)})
-    return writer(name, arguments)
+    return WRITERS.get(text_format, _OTHER)(name, arguments)

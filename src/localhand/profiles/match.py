@@ -33,15 +33,11 @@ def normalise(name: str) -> str:
     return re.sub(r"[_\s]+", "-", text)
 
 
+@lru_cache(maxsize=64)
 def profile_for(model: str) -> Profile:
     """The profile for ``model``: the first of the installed profiles (the packages' own, see
     ``localhand.profiles.plugins``, then the built-in ones) with a pattern found in the name;
     ``GENERIC`` when there is none."""
-    return _builtin(model)
-
-
-@lru_cache(maxsize=64)
-def _builtin(model: str) -> Profile:
     return first_match(normalise(model), installed_profiles())
 
 

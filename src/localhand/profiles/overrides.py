@@ -35,8 +35,8 @@ from localhand.profiles.plugins import installed_profiles
 # true or false, or a string; the others are checked one by one in ``_value``.
 _TYPES = {name: kind for name, kind in get_type_hints(Profile).items() if name != "name"}
 _CHOICES = {name: get_args(kind) for name, kind in _TYPES.items() if get_origin(kind) is Literal}
-_BOOLS = tuple(name for name, kind in _TYPES.items() if kind is bool)
-_TEXTS = tuple(name for name, kind in _TYPES.items() if kind is str)
+_PLAIN = {name: kind for name, kind in _TYPES.items() if kind in (bool, str)}
+_SAID = {bool: "true or false", str: "a string"}
 _FIELDS = tuple(_TYPES)
 
 
@@ -132,13 +132,9 @@ def _value(key: str, value: Any, where: str) -> Any:
         if value not in _CHOICES[key]:
             raise ConfigError(f"{where} = {value!r}; allowed: {', '.join(_CHOICES[key])}")
         return value
-    if key in _BOOLS:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false")
-        return value
-    if key in _TEXTS:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where} must be a string")
+    if key in _PLAIN:
+        if not isinstance(value, _PLAIN[key]):
+            raise ConfigError(f"{where} must be {_SAID[_PLAIN[key]]}")
         return value
     if key == "think_budget":
         # 0 or false: no budget (the model may think up to the reply ceiling).
