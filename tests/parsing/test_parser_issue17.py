@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from localhand.parsing import parse_tool_calls
+from localhand.parsing.formats import TAGS, Tag
 from test_parser_properties import (
     CUT_CALLS,
     FAST,
@@ -90,3 +92,14 @@ def test_prose_that_mentions_markup_comes_back_whole(
     reply = parse_tool_calls(_content(text), TOOLS)
     assert reply.type == "final_answer", (text, reply)
     assert reply.content == text
+
+
+@pytest.mark.parametrize("tag", [t for t in TAGS if t.distinctive], ids=lambda t: t.source)
+def test_a_call_cut_in_any_tag_the_parser_reads_is_never_a_final_answer(tag: Tag) -> None:
+    # Every markup the parser reads is one the cut check knows, down to its first characters:
+    # a reply cut at "<tool_u" must not end the run as if it were the answer.
+    call = '{"name": "write_file", "arguments": {"path": "a.py", "c'
+    for cut in (tag.opener[: max(4, len(tag.opener) - 3)], tag.opener, tag.opener + call):
+        content = {"content": f"Writing it.\n{cut}"}
+        reply = parse_tool_calls(content, tools_for("write_file"), done_reason="length")
+        assert reply.calls == () and reply.type != "final_answer", (cut, reply)

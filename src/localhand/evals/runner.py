@@ -27,7 +27,7 @@ from localhand.evals.matrix import Cell, cells, eval_tag, staged
 from localhand.evals.measure import run_figures
 from localhand.evals.report import REPORT_HTML, REPORT_JSON, build_report, write_json
 from localhand.evals.suites import Suite
-from localhand.store import open_store
+from localhand.store import open_store_or_none
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -128,10 +128,7 @@ def _check(options: EvalOptions) -> list[str]:
 
 def _records(runs: list[Cell], rows: dict[str, Row], db: Path | None) -> list[dict[str, Any]]:
     """Each run's report entry: where it ran, and its figures from its Result and events."""
-    try:
-        store: Store | None = open_store(db)
-    except ConfigError:  # the batch said so already: figures from the Results only
-        store = None
+    store = open_store_or_none(db, lambda why: None)  # the batch said why: Results alone
     records = []
     try:
         for cell in runs:

@@ -13,42 +13,30 @@ from __future__ import annotations
 
 import re
 
+from localhand.parsing.formats import TAGS
 from localhand.parsing.json_scan import close_unclosed, scan_spans
 from localhand.parsing.pythonic import starts_like_call
 from localhand.parsing.shapes import LIST_KEYS, NAME_KEYS, ONE_KEYS
 
-# How calls start in the formats the parser reads (the openers of their markup).
-CALL_OPENERS = (
-    "<tool_call>",
-    "<tool_calls>",
-    "<function=",
-    "<function name=",
-    "<function_calls>",
-    "<invoke ",
-    "[TOOL_CALLS]",
-    "<|tool_call>",
-    "<|tool_call|>",
-    "<|tool_call_start|>",
-    "<|tool_calls_section_begin|>",
-    "<|tool_call_begin|>",
-    "<｜tool▁calls▁begin｜>",
-    "<｜tool▁call▁begin｜>",
-    "<|tool▁calls▁begin|>",
-    "<minimax:tool_call>",
-    "<seed:tool_call>",
-    "<|python_tag|>",
-    "<|python_start|>",
-    "<TOOLCALL>",
-    "<|START_ACTION|>",
-    "<｜DSML｜function_calls>",
-    "<｜DSML｜tool_calls>",
-    "<start_function_call>",
-    "<|action_start|><|plugin|>",
-    "[TOOL_REQUEST]",
-    "✿FUNCTION✿",
-    "<|channel|>commentary",
-    "to=functions.",
-    "```json",
+# How calls start in the formats the parser reads: every tag's opener, and the starts of the
+# formats read without one (bodies, wrappers, channels and fences).
+CALL_OPENERS = tuple(
+    dict.fromkeys(
+        [
+            *(tag.opener for tag in TAGS if tag.distinctive),
+            "<function=",
+            "<function name=",
+            "<invoke ",
+            "[TOOL_CALLS]",
+            "<|tool_calls_section_begin|>",
+            "<｜tool▁calls▁begin｜>",
+            "<|tool▁calls▁begin|>",
+            "✿FUNCTION✿",
+            "<|channel|>commentary",
+            "to=functions.",
+            "```json",
+        ]
+    )
 )
 _TAIL = 400
 _MIN_PARTIAL = 3  # "<t" could be anything; "<to" of "<tool_call>" at the very end is not prose
