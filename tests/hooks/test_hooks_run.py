@@ -17,6 +17,7 @@ from localhand.models.scripted import ScriptedModel, call
 from localhand.run.task import Task
 from localhand.session.api import run_task
 from localhand.types import Result
+from workspaces import workspace_with
 
 
 def run_with_hooks(
@@ -38,10 +39,7 @@ def tool_results(model: ScriptedModel) -> list[str]:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "notes.txt").write_text("keep me\n")
-    return root
+    return workspace_with(tmp_path / "ws", {"notes.txt": "keep me\n"})
 
 
 def test_a_pre_tool_hook_that_exits_2_blocks_the_call_and_its_stderr_reaches_the_model(

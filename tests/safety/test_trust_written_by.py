@@ -18,6 +18,7 @@ from localhand.errors import ConfigError
 from localhand.safety.trust.store import Seen, TrustStore, use_named
 from localhand.store import open_store
 from localhand.testing import FakeOllama
+from workspaces import workspace_with
 
 
 def written(path: str, content: str) -> list[object]:
@@ -41,10 +42,7 @@ def model_writes(workspace: Path, path: str, content: str) -> str:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "readme.md").write_text("a project\n")
-    return root
+    return workspace_with(tmp_path / "project", {"readme.md": "a project\n"})
 
 
 def refused_for(done: object, run_id: str, file: Path, named: str) -> None:

@@ -28,6 +28,7 @@ from localhand.session.door import Session
 from localhand.store import Store
 from localhand.testing import FakeOllama
 from localhand.types import Message, Reply
+from workspaces import workspace_with
 
 
 class Pausing(ScriptedModel):
@@ -53,10 +54,7 @@ LISTING = [call("read_file", path=f"f{n}.txt") for n in range(6)] + ["Read."]
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("a\n")
-    return root
+    return workspace_with(tmp_path / "ws", {"a.txt": "a\n"})
 
 
 def test_cancel_from_another_thread_ends_the_run_cancelled_and_recorded(
