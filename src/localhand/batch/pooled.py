@@ -18,6 +18,7 @@ from typing import Any
 from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
+from localhand.models._common import deadline_of
 from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, StreamChunk, declared
 from localhand.types import Message, Reply
 
@@ -119,9 +120,7 @@ class PooledModel(BaseChatModel):
         tools: Sequence[dict[str, Any]] | None = None,
         options: ChatOptions | None = None,
     ) -> Reply:
-        deadline = None
-        if options is not None and options.timeout is not None:
-            deadline = time.monotonic() + options.timeout
+        deadline = deadline_of(options)
         pause, waits = self.busy_backoff, 0
         while True:
             model = self._bound(None if deadline is None else deadline - time.monotonic())
@@ -157,8 +156,16 @@ class PooledModel(BaseChatModel):
         return model.stream_reply(messages, tools, options)
 
     def close(self) -> None:
-        """Give the slot back."""
-        self._drop()
+        """Give the slot back (closing the model the factory made, when it is the task's own);
+        the next request takes a slot again."""
+        model, endpoint = self._model, self.endpoint
+        self._model = self.endpoint = None
+        close = self._close_models
+        owned = close(model) if callable(close) and model is not None else close
+        if model is not None and owned and hasattr(model, "close"):
+            model.close()
+        if endpoint is not None:
+            self._pool.release(endpoint)
 
     def __enter__(self) -> PooledModel:
         return self
@@ -184,21 +191,11 @@ class PooledModel(BaseChatModel):
         assert self.endpoint is not None
         dead = self.endpoint
         self._pool.mark_dead(dead, str(error))
-        self._drop()
+        self.close()
         self._warn(
             f"endpoint {dead.url} stopped answering ({str(error).split('. ')[0]}); "
             f"the task goes on on another endpoint that has {self._name}"
         )
-
-    def _drop(self) -> None:
-        model, endpoint = self._model, self.endpoint
-        self._model = self.endpoint = None
-        close = self._close_models
-        owned = close(model) if callable(close) and model is not None else close
-        if model is not None and owned and hasattr(model, "close"):
-            model.close()
-        if endpoint is not None:
-            self._pool.release(endpoint)
 
     def _url(self) -> str:
         return self.endpoint.url if self.endpoint else "the endpoint"

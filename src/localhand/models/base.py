@@ -74,99 +74,6 @@ class PlainChatModel(Protocol):
         ...
 
 
-@runtime_checkable
-class ChatModel(PlainChatModel, Protocol):
-    """Anything that turns a conversation into one assistant reply, with what the loop uses
-    of it declared (defaults: ``BaseChatModel``)."""
-
-    @property
-    def profile(self) -> Profile | None:
-        """The family profile the backend renders requests for; ``None``: the loop takes the
-        profile of ``name``."""
-        ...
-
-    @property
-    def context_limit(self) -> int | None:
-        """The context window in tokens, once known (some backends learn it at the first
-        request)."""
-        ...
-
-    @property
-    def reply_ceiling(self) -> int | None:
-        """The most tokens one reply may have, when the backend sets one."""
-        ...
-
-    @property
-    def streams_replies(self) -> bool:
-        """Whether ``stream_reply`` streams (else it hands out ``chat``'s reply whole)."""
-        ...
-
-    @property
-    def watch_replies(self) -> bool:
-        """Read each tool-loop reply as a stream and stop one that loops (``--watch-replies``)."""
-        ...
-
-    @property
-    def think_budget(self) -> int | None:
-        """Thinking tokens a reply may spend before it is stopped; ``None``: the profile's."""
-        ...
-
-    @property
-    def tiny(self) -> bool:
-        """Whether the model is too small for the general prompt and tools (under a billion
-        parameters): the loop then runs the tiny policy (``localhand.run.tiny``)."""
-        ...
-
-    @property
-    def call_transport(self) -> str:
-        """How tool calls travel: ``native`` (the server's tools field) or ``schema`` (a JSON
-        object the reply is held to: the embedded backend, ``tool_mode = "schema"``)."""
-        ...
-
-    @property
-    def server_kind(self) -> str:
-        """The server the backend speaks to: ``ollama``, ``openai`` (llama-server, vLLM, LM
-        Studio), ``embedded`` or ``other``; a family's profile says which of them carries its
-        tools natively (``native_tools_ollama``, ``native_tools_llama_server``)."""
-        ...
-
-    @property
-    def template_renders_tools(self) -> bool | None:
-        """Whether the server's chat template shows the model the tools sent natively, as the
-        server says (llama-server's ``/apply-template``); ``None``: unknown, and the family's
-        profile decides (``native_tools_llama_server``)."""
-        ...
-
-    def stream(
-        self, messages: Sequence[Message], options: ChatOptions | None = None
-    ) -> Iterator[StreamChunk]:
-        """Stream one answer, without tools (the contract: ``StreamingChatModel``)."""
-        ...
-
-    def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
-    ) -> Iterator[StreamChunk]:
-        """Stream the reply ``chat`` would return (the contract: ``ReplyStreamingModel``)."""
-        ...
-
-    @property
-    def plans_context(self) -> bool:
-        """Whether ``plan_context`` sizes the window (then the loop estimates the run for it)."""
-        ...
-
-    def plan_context(self, tokens: int) -> object:
-        """Size the context window for a run expected to need ``tokens`` (Ollama's
-        ``num_ctx``), before its first request."""
-        ...
-
-    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
-        """The server slot it holds saved to, or restored from, a file there; None: no slot."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class StreamChunk:
     """One piece of a streamed reply: a text delta, or (``done``) the end with its accounting.
@@ -231,6 +138,85 @@ class ReplyStreamingModel(PlainChatModel, Protocol):
         options: ChatOptions | None = None,
     ) -> Iterator[StreamChunk]:
         """Stream the reply to the conversation, then a last chunk with the whole ``reply``."""
+        ...
+
+
+@runtime_checkable
+class ChatModel(StreamingChatModel, ReplyStreamingModel, Protocol):
+    """Anything that turns a conversation into one assistant reply, with what the loop uses
+    of it declared (defaults: ``BaseChatModel``): ``stream`` and ``stream_reply`` too, under
+    the contracts of ``StreamingChatModel`` and ``ReplyStreamingModel``."""
+
+    @property
+    def profile(self) -> Profile | None:
+        """The family profile the backend renders requests for; ``None``: the loop takes the
+        profile of ``name``."""
+        ...
+
+    @property
+    def context_limit(self) -> int | None:
+        """The context window in tokens, once known (some backends learn it at the first
+        request)."""
+        ...
+
+    @property
+    def reply_ceiling(self) -> int | None:
+        """The most tokens one reply may have, when the backend sets one."""
+        ...
+
+    @property
+    def streams_replies(self) -> bool:
+        """Whether ``stream_reply`` streams (else it hands out ``chat``'s reply whole)."""
+        ...
+
+    @property
+    def watch_replies(self) -> bool:
+        """Read each tool-loop reply as a stream and stop one that loops (``--watch-replies``)."""
+        ...
+
+    @property
+    def think_budget(self) -> int | None:
+        """Thinking tokens a reply may spend before it is stopped; ``None``: the profile's."""
+        ...
+
+    @property
+    def tiny(self) -> bool:
+        """Whether the model is too small for the general prompt and tools (under a billion
+        parameters): the loop then runs the tiny policy (``localhand.run.tiny``)."""
+        ...
+
+    @property
+    def call_transport(self) -> str:
+        """How tool calls travel: ``native`` (the server's tools field) or ``schema`` (a JSON
+        object the reply is held to: the embedded backend, ``tool_mode = "schema"``)."""
+        ...
+
+    @property
+    def server_kind(self) -> str:
+        """The server the backend speaks to: ``ollama``, ``openai`` (llama-server, vLLM, LM
+        Studio), ``embedded`` or ``other``; a family's profile says which of them carries its
+        tools natively (``native_tools_ollama``, ``native_tools_llama_server``)."""
+        ...
+
+    @property
+    def template_renders_tools(self) -> bool | None:
+        """Whether the server's chat template shows the model the tools sent natively, as the
+        server says (llama-server's ``/apply-template``); ``None``: unknown, and the family's
+        profile decides (``native_tools_llama_server``)."""
+        ...
+
+    @property
+    def plans_context(self) -> bool:
+        """Whether ``plan_context`` sizes the window (then the loop estimates the run for it)."""
+        ...
+
+    def plan_context(self, tokens: int) -> object:
+        """Size the context window for a run expected to need ``tokens`` (Ollama's
+        ``num_ctx``), before its first request."""
+        ...
+
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
+        """The server slot it holds saved to, or restored from, a file there; None: no slot."""
         ...
 
 

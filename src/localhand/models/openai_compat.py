@@ -16,7 +16,7 @@ transport's, the same for both network backends: see ``models.transport``):
 - **response_format.** The standard ``{"type": "json_schema", ...}`` first; servers that only
   know llama.cpp's older ``{"type": "json_object", "schema": ...}`` (``llama_cpp.server``)
   reject it with a 400/422, and from then on get that form.
-- **Errors** name the host and say what to do (``_openai_errors.OpenAIWire``): a missing
+- **Errors** name the host and say what to do (``_openai_wire.OpenAIWire``): a missing
   model, a wrong base URL, refused tools, a prompt over the window, a missing API key.
 - **Reply ceiling.** ``max_tokens`` on every request (4096 by default), the one field all of
   these servers take (``max_completion_tokens`` is newer), where the default is unlimited;
@@ -61,9 +61,10 @@ from localhand.errors import BadResponse, ConfigError, ToolsUnsupported
 from localhand.models._common import deadline_of
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._network import ConnectionSetting, NetworkBackend
-from localhand.models._openai_errors import FormatRefused, OpenAIWire
 from localhand.models._openai_stream import read_chunks
 from localhand.models._openai_wire import (
+    FormatRefused,
+    OpenAIWire,
     base_url,
     request_headers,
     response_format,
