@@ -19,17 +19,22 @@ from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
 from localhand.models._common import deadline_of
-from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, StreamChunk, declared
+from localhand.models.base import (
+    BaseChatModel,
+    ChatModel,
+    ChatOptions,
+    StreamChunk,
+    Tools,
+    declared,
+)
 from localhand.types import Message, Reply
 
 ModelFactory = Callable[[Endpoint], ChatModel]
 
 
-def is_busy(error: ModelError) -> bool:
+def is_busy(error: BadResponse) -> bool:
     """A 503: the server's queue is full, so wait and ask again rather than give up. (A
     stream's error line has no status, only Ollama's text.)"""
-    if not isinstance(error, BadResponse):
-        return False
     return error.status == 503 or "server busy" in str(error).lower()
 
 
@@ -86,10 +91,6 @@ class PooledModel(BaseChatModel):
         """Every endpoint the task was on, in order (more than one after a failover)."""
         self._model: ChatModel | None = None
 
-    @property
-    def name(self) -> str:
-        return self._name
-
     # What the loop asks of the backend besides ``chat`` (the family's profile, the window,
     # the reply ceiling, whether to watch replies, the think budget), and the server's facts
     # (what it is, how calls travel, whether its template shows the tools; without them a task
@@ -115,10 +116,7 @@ class PooledModel(BaseChatModel):
         return self.endpoint
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         deadline = deadline_of(options)
         pause, waits = self.busy_backoff, 0
@@ -144,10 +142,7 @@ class PooledModel(BaseChatModel):
                     raise
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """The bound endpoint's reply as a stream (``--watch-replies``, the think budget).
         Unlike ``chat``, a busy or dead endpoint is not waited out or failed over here: the

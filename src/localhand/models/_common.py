@@ -60,6 +60,13 @@ def deadline_of(options: ChatOptions | None) -> float | None:
     return time.monotonic() + options.timeout
 
 
+def logged(message: str) -> None:
+    """A warning of a model built without ``on_warning``, to the ``localhand`` logger."""
+    import logging  # only then: a run passes its own on_warning, and logging costs ~3 ms
+
+    logging.getLogger("localhand").warning(message)
+
+
 class StreamFromReply(BaseChatModel):
     """``stream`` as ``stream_reply`` without tools, for a backend whose ``stream_reply`` is
     its one stream (Ollama, embedded)."""

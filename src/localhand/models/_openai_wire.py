@@ -27,7 +27,6 @@ from urllib.parse import urlsplit, urlunsplit
 from localhand.errors import (
     BadResponse,
     ConfigError,
-    ModelError,
     ModelNotFound,
     ServerUnavailable,
     ToolsUnsupported,
@@ -39,6 +38,7 @@ from localhand.models.base import ChatOptions
 from localhand.types import Message, Reply, ToolCall
 
 if TYPE_CHECKING:
+    from localhand.errors import ModelError  # only named in an annotation
     from localhand.models._http import Response
 
 THINK_FIELDS = ("reasoning_content", "reasoning", "thinking")

@@ -3,8 +3,8 @@
 ``ChatModel`` declares everything the loop uses of a model: its name and ``chat``, and what the
 loop adapts to (the family profile, the context window, the reply ceiling, whether replies
 stream, thinking's budget, watching replies, planning the window). ``BaseChatModel`` gives each a
-default, as pydantic-ai's ``Model`` does, so a backend writes ``name`` and ``chat`` and
-overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
+default, as pydantic-ai's ``Model`` does, so a backend writes ``chat``, names itself (``_name``)
+and overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
 (a test double, a third-party wrapper) those defaults. ``tiny`` says the model is too small
 for the general prompt (the tiny policy, ``localhand.run.tiny``). The loop asks; it never probes.
 """
@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from localhand.types import Message, Reply, Usage
 
 if TYPE_CHECKING:
     from localhand.models._slots import SlotFile
     from localhand.profiles import Profile
+
+Tools: TypeAlias = Sequence[dict[str, Any]] | None
+"""The tools a request offers (OpenAI/Ollama function schemas), or None: no tools."""
 
 DEFAULT_MAX_REPLY_TOKENS = 4096
 """The ceiling on one reply, thinking included, unless ``max_reply_tokens`` says otherwise.
@@ -65,10 +68,7 @@ class PlainChatModel(Protocol):
         ...
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         """Send the conversation; raise ``ModelError`` subclasses on failure."""
         ...
@@ -132,10 +132,7 @@ class ReplyStreamingModel(PlainChatModel, Protocol):
     """
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """Stream the reply to the conversation, then a last chunk with the whole ``reply``."""
         ...
@@ -221,8 +218,8 @@ class ChatModel(StreamingChatModel, ReplyStreamingModel, Protocol):
 
 
 class BaseChatModel:
-    """The defaults of every member of ``ChatModel`` but ``name`` and ``chat``: a backend
-    subclasses it and overrides what it has."""
+    """The defaults of every member of ``ChatModel`` but ``chat``: a backend subclasses it,
+    writes ``chat``, sets ``_name`` (or overrides ``name``) and overrides what else it has."""
 
     profile: Profile | None = None
     watch_replies: bool = False
@@ -234,9 +231,12 @@ class BaseChatModel:
     server_kind: str = "other"
     template_renders_tools: bool | None = None
 
+    _name: str
+    """The model's name as the user knows it, which ``name`` gives."""
+
     @property
     def name(self) -> str:
-        raise NotImplementedError
+        return self._name
 
     @property
     def context_limit(self) -> int | None:
@@ -247,10 +247,7 @@ class BaseChatModel:
         return None
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         raise NotImplementedError
 
@@ -272,10 +269,7 @@ class BaseChatModel:
         )
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply whole, as the last chunk."""
         reply = self.chat(messages, tools, options)
@@ -306,10 +300,7 @@ class Declared(BaseChatModel):
         return self.plain.name
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         return self.plain.chat(messages, tools, options)
 
@@ -321,10 +312,7 @@ class Declared(BaseChatModel):
         return super().stream(messages, options)
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         if isinstance(self.plain, ReplyStreamingModel):
             return self.plain.stream_reply(messages, tools, options)
