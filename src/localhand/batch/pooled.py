@@ -141,6 +141,15 @@ class PooledModel(BaseChatModel):
                 else:
                     raise
 
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply, waited out and failed over, handed out as ``BaseChatModel`` streams
+        a model that cannot: the simple path's answer moves to another endpoint as ``chat``'s
+        does, which the bound endpoint's own stream would not."""
+        whole = BaseChatModel.stream_reply(self, messages, None, options)
+        return (replace(chunk, reply=None) if chunk.done else chunk for chunk in whole)
+
     def stream_reply(
         self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:

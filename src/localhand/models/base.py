@@ -12,7 +12,7 @@ for the general prompt (the tiny policy, ``localhand.run.tiny``). The loop asks;
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from localhand.types import Message, Reply, Usage
@@ -254,31 +254,24 @@ class BaseChatModel:
     def stream(
         self, messages: Sequence[Message], options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
-        """``chat``'s reply as one delta and the last chunk (a backend that streams overrides
-        it)."""
-        reply = self.chat(messages, None, options)
-        if reply.thinking:
-            yield StreamChunk(thinking=reply.thinking)
-        if reply.content:
-            yield StreamChunk(content=reply.content)
-        yield StreamChunk(
-            done=True,
-            usage=reply.usage,
-            done_reason=reply.done_reason,
-            model=reply.model or self.name,
-        )
+        """One answer without tools (see ``StreamingChatModel`` for the contract):
+        ``stream_reply``'s chunks, the last without its reply."""
+        for chunk in self.stream_reply(messages, None, options):
+            yield replace(chunk, reply=None) if chunk.done else chunk
 
     def stream_reply(
         self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
-        """``chat``'s reply whole, as the last chunk."""
+        """``chat``'s reply as one delta, and the last chunk with the reply whole (a backend
+        that streams overrides it)."""
         reply = self.chat(messages, tools, options)
+        if reply.thinking:
+            yield StreamChunk(thinking=reply.thinking)
+        if reply.content:
+            yield StreamChunk(content=reply.content)
+        model = reply.model or self.name
         yield StreamChunk(
-            done=True,
-            usage=reply.usage,
-            done_reason=reply.done_reason,
-            model=self.name,
-            reply=reply,
+            done=True, usage=reply.usage, done_reason=reply.done_reason, model=model, reply=reply
         )
 
     def plan_context(self, tokens: int) -> object:

@@ -47,10 +47,16 @@ from typing import Any
 
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.models._chat_template import chat_template
-from localhand.models._common import StreamFromReply, deadline_of
+from localhand.models._common import deadline_of
 from localhand.models._gguf_size import TINY_MAX_TOKENS, TINY_PARAMS, parameter_count
 from localhand.models._json_calls import decode, plain_messages, reply_schema
-from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk, Tools
+from localhand.models.base import (
+    DEFAULT_MAX_REPLY_TOKENS,
+    BaseChatModel,
+    ChatOptions,
+    StreamChunk,
+    Tools,
+)
 from localhand.profiles.table import JSON_CALLS
 from localhand.types import Message, Reply, Usage
 
@@ -110,7 +116,7 @@ def _free_models() -> None:
                 item.lock.release()
 
 
-class EmbeddedModel(StreamFromReply):
+class EmbeddedModel(BaseChatModel):
     """A :class:`~localhand.models.base.ChatModel` running a GGUF file in-process.
 
     Args:

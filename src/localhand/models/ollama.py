@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Unpack
 
 from localhand.errors import ConfigError, ModelError
-from localhand.models._common import Retry, StreamFromReply, deadline_of, logged
+from localhand.models._common import Retry, deadline_of, logged
 from localhand.models._network import NetworkBackend
 from localhand.models._ollama_wire import (
     OllamaWire,
@@ -75,7 +75,7 @@ from localhand.types import Message, Reply
 __all__ = ["OllamaModel"]
 
 
-class OllamaModel(StreamFromReply, NetworkBackend):
+class OllamaModel(NetworkBackend):
     """A :class:`~localhand.models.base.ChatModel` talking to an Ollama server.
 
     Args:
