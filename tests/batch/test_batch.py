@@ -189,6 +189,26 @@ def test_a_busy_server_503_is_waited_out_not_failed(tmp_path: Path) -> None:
         assert pool.status()[0].alive and pool.status()[0].busy == 0
 
 
+def test_a_pooled_simple_answer_waits_out_a_busy_server_as_chat_does() -> None:
+    """The simple path's ``stream`` is ``chat``'s reply handed out, busy waits and failover
+    and all: the bound endpoint's own stream would fail at the first 503."""
+    waits: list[float] = []
+    with FakeOllama([Fault.status(503), "All done."], models=QWEN) as server:
+        pool = EndpointPool([Endpoint(server.url)])
+        model = PooledModel(
+            pool,
+            "qwen3:8b",
+            lambda e: OllamaModel("qwen3:8b", e.url, max_attempts=1),
+            sleep=waits.append,
+        )
+        with model:
+            *deltas, last = model.stream([{"role": "user", "content": "hi"}])
+        streamed = {request.body.get("stream") for request in server.chat_requests}
+    assert "".join(d.content for d in deltas) == "All done."
+    assert last.done and last.reply is None and last.model == "qwen3:8b"
+    assert waits == [1.0] and streamed == {False}
+
+
 def test_every_endpoint_down_at_start_is_a_clear_error(tmp_path: Path) -> None:
     tasks = write_batch(tmp_path, ["x"])
     server = FakeOllama(models=QWEN)

@@ -23,8 +23,8 @@ from localhand.errors import (
 )
 from localhand.models._ollama_stream import read_chunks as read_ndjson
 from localhand.models._ollama_wire import OllamaWire, request_headers
-from localhand.models._openai_errors import OpenAIWire
 from localhand.models._openai_stream import read_chunks as read_sse
+from localhand.models._openai_wire import OpenAIWire
 from localhand.models.base import StreamChunk
 from localhand.models.connection import Connection
 from localhand.models.transport import Retry, Transport

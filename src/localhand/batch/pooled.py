@@ -18,17 +18,23 @@ from typing import Any
 from localhand.batch.endpoints import Endpoint
 from localhand.batch.pool import EndpointPool
 from localhand.errors import BadResponse, ModelError, ServerUnavailable
-from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, StreamChunk, declared
+from localhand.models._common import deadline_of
+from localhand.models.base import (
+    BaseChatModel,
+    ChatModel,
+    ChatOptions,
+    StreamChunk,
+    Tools,
+    declared,
+)
 from localhand.types import Message, Reply
 
 ModelFactory = Callable[[Endpoint], ChatModel]
 
 
-def is_busy(error: ModelError) -> bool:
+def is_busy(error: BadResponse) -> bool:
     """A 503: the server's queue is full, so wait and ask again rather than give up. (A
     stream's error line has no status, only Ollama's text.)"""
-    if not isinstance(error, BadResponse):
-        return False
     return error.status == 503 or "server busy" in str(error).lower()
 
 
@@ -85,10 +91,6 @@ class PooledModel(BaseChatModel):
         """Every endpoint the task was on, in order (more than one after a failover)."""
         self._model: ChatModel | None = None
 
-    @property
-    def name(self) -> str:
-        return self._name
-
     # What the loop asks of the backend besides ``chat`` (the family's profile, the window,
     # the reply ceiling, whether to watch replies, the think budget), and the server's facts
     # (what it is, how calls travel, whether its template shows the tools; without them a task
@@ -115,14 +117,9 @@ class PooledModel(BaseChatModel):
         return self.endpoint
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
-        deadline = None
-        if options is not None and options.timeout is not None:
-            deadline = time.monotonic() + options.timeout
+        deadline = deadline_of(options)
         pause, waits = self.busy_backoff, 0
         while True:
             model = self._bound(None if deadline is None else deadline - time.monotonic())
@@ -145,11 +142,17 @@ class PooledModel(BaseChatModel):
                 else:
                     raise
 
+    def stream(
+        self, messages: Sequence[Message], options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply, waited out and failed over, handed out as ``BaseChatModel`` streams
+        a model that cannot: the simple path's answer moves to another endpoint as ``chat``'s
+        does, which the bound endpoint's own stream would not."""
+        whole = BaseChatModel.stream_reply(self, messages, None, options)
+        return (replace(chunk, reply=None) if chunk.done else chunk for chunk in whole)
+
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """The bound endpoint's reply as a stream (``--watch-replies``, the think budget).
         Unlike ``chat``, a busy or dead endpoint is not waited out or failed over here: the
@@ -158,8 +161,16 @@ class PooledModel(BaseChatModel):
         return model.stream_reply(messages, tools, options)
 
     def close(self) -> None:
-        """Give the slot back."""
-        self._drop()
+        """Give the slot back (closing the model the factory made, when it is the task's own);
+        the next request takes a slot again."""
+        model, endpoint = self._model, self.endpoint
+        self._model = self.endpoint = None
+        close = self._close_models
+        owned = close(model) if callable(close) and model is not None else close
+        if model is not None and owned and hasattr(model, "close"):
+            model.close()
+        if endpoint is not None:
+            self._pool.release(endpoint)
 
     def __enter__(self) -> PooledModel:
         return self
@@ -185,21 +196,11 @@ class PooledModel(BaseChatModel):
         assert self.endpoint is not None
         dead = self.endpoint
         self._pool.mark_dead(dead, str(error))
-        self._drop()
+        self.close()
         self._warn(
             f"endpoint {dead.url} stopped answering ({str(error).split('. ')[0]}); "
             f"the task goes on on another endpoint that has {self._name}"
         )
-
-    def _drop(self) -> None:
-        model, endpoint = self._model, self.endpoint
-        self._model = self.endpoint = None
-        close = self._close_models
-        owned = close(model) if callable(close) and model is not None else close
-        if model is not None and owned and hasattr(model, "close"):
-            model.close()
-        if endpoint is not None:
-            self._pool.release(endpoint)
 
     def _url(self) -> str:
         return self.endpoint.url if self.endpoint else "the endpoint"

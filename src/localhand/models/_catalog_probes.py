@@ -60,8 +60,7 @@ def get_json(client: Client, method: str, path: str, timeout: float, body: Any =
 
 def ollama_models(url: str, timeout: float) -> list[Found]:
     """The models Ollama at ``url`` has, with what ``/api/show`` says of each."""
-    client = Client(url)
-    try:
+    with Client(url) as client:
         tags = get_json(client, "GET", "/api/tags", timeout)
         entries = tags.get("models") if isinstance(tags, dict) else None
         if not isinstance(entries, list):
@@ -69,8 +68,6 @@ def ollama_models(url: str, timeout: float) -> list[Found]:
         named = [e for e in entries if isinstance(e, dict) and (e.get("model") or e.get("name"))]
         with ThreadPoolExecutor(max_workers=min(8, len(named) or 1)) as pool:
             return list(pool.map(lambda e: _ollama_model(client, e, timeout), named))
-    finally:
-        client.close()
 
 
 def _ollama_model(client: Client, entry: dict[str, Any], timeout: float) -> Found:
@@ -98,15 +95,12 @@ def _ollama_model(client: Client, entry: dict[str, Any], timeout: float) -> Foun
 def openai_models(base_url: str, timeout: float) -> tuple[str, list[Found]]:
     """What kind of server is at ``base_url`` (``.../v1``) and the models it lists."""
     root = root_of(base_url)
-    client = Client(root)
-    try:
+    with Client(root) as client:
         try:
             props = get_json(client, "GET", "/props", timeout)
         except CatalogError:
             props = None
         listed = get_json(client, "GET", base_url.rstrip("/")[len(root) :] + "/models", timeout)
-    finally:
-        client.close()
     data = listed.get("data", "absent") if isinstance(listed, dict) else "absent"
     if data == "absent" or not isinstance(data, list | None):
         raise CatalogError("/v1/models is not an OpenAI model list")

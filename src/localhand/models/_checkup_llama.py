@@ -45,24 +45,23 @@ HIT = 0.5
 
 def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
     """What doctor finds on the llama-server at ``place``."""
-    client = Client(root_of(place.where))
-    try:
-        props = get_json(client, "GET", "/props", timeout)
-        name = PurePath(str(props.get("model_path") or "")).name or str(props.get("model_alias"))
-        checkup = Checkup(place.where, "llama-server", name)
-        checkup.findings += _settings(props, needs) + _drafting(props, name)
-        checkup.findings += _slot_saving(client.base_url)
-    except CatalogError as exc:
-        client.close()
-        failed = Finding("error", f"llama-server stopped answering ({exc})", "restart it")
-        return Checkup(place.where, "llama-server", None, [failed], False)
-    try:
-        if needs.probe:
-            checkup.findings += _probe(client, name, props.get("total_slots"), timeout)
-    except CatalogError as exc:  # a proxy without /completion, say: nothing concluded
-        checkup.findings.append(Finding("note", f"the cache probe failed ({exc})", "--no-probe"))
-    finally:
-        client.close()
+    with Client(root_of(place.where)) as client:
+        try:
+            props = get_json(client, "GET", "/props", timeout)
+            path = PurePath(str(props.get("model_path") or ""))
+            name = path.name or str(props.get("model_alias"))
+            checkup = Checkup(place.where, "llama-server", name)
+            checkup.findings += _settings(props, needs) + _drafting(props, name)
+            checkup.findings += _slot_saving(client.base_url)
+        except CatalogError as exc:
+            failed = Finding("error", f"llama-server stopped answering ({exc})", "restart it")
+            return Checkup(place.where, "llama-server", None, [failed], False)
+        try:
+            if needs.probe:
+                checkup.findings += _probe(client, name, props.get("total_slots"), timeout)
+        except CatalogError as exc:  # a proxy without /completion, say: nothing concluded
+            what = f"the cache probe failed ({exc})"
+            checkup.findings.append(Finding("note", what, "--no-probe"))
     return checkup
 
 

@@ -25,23 +25,21 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
     """What doctor finds on the Ollama at ``place`` for ``needs.model``."""
     model = needs.model or ""
     checkup = Checkup(place.where, place.kind, model)
-    client = Client(place.where)
     try:
-        version = get_json(client, "GET", "/api/version", timeout).get("version")
-        try:
-            show = get_json(client, "POST", "/api/show", timeout, {"model": model})
-        except CatalogError as exc:
-            if not str(exc).startswith("HTTP 404"):  # Ollama's answer for a model it lacks
-                raise
-            basis = f"POST /api/show: {exc}; Ollama {version}"
-            checkup.findings.append(missing(place, model, f"ollama pull {model}", basis))
-            return checkup
-        loaded = _loaded(client, timeout)
+        with Client(place.where) as client:
+            version = get_json(client, "GET", "/api/version", timeout).get("version")
+            try:
+                show = get_json(client, "POST", "/api/show", timeout, {"model": model})
+            except CatalogError as exc:
+                if not str(exc).startswith("HTTP 404"):  # Ollama's answer for a model it lacks
+                    raise
+                basis = f"POST /api/show: {exc}; Ollama {version}"
+                checkup.findings.append(missing(place, model, f"ollama pull {model}", basis))
+                return checkup
+            loaded = _loaded(client, timeout)
     except (CatalogError, AttributeError) as exc:
         failed = Finding("error", f"Ollama stopped answering ({exc})", "restart it: ollama serve")
         return Checkup(place.where, place.kind, model, [failed], False)
-    finally:
-        client.close()
     checkup.findings += _window(model, show.get("model_info") or {}, loaded, needs)
     return checkup
 

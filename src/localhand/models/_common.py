@@ -5,13 +5,10 @@ embedded backend imports it too, and must not load the HTTP client."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from typing import Any
 
 from localhand.errors import ModelError
-from localhand.models.base import BaseChatModel, ChatOptions, StreamChunk
-from localhand.types import Message
+from localhand.models.base import ChatOptions
 
 OUT_OF_TIME_HINT = (
     "the task's wall clock: that was all the time left of the task; give the task a longer "
@@ -60,14 +57,8 @@ def deadline_of(options: ChatOptions | None) -> float | None:
     return time.monotonic() + options.timeout
 
 
-class StreamFromReply(BaseChatModel):
-    """``stream`` as ``stream_reply`` without tools, for a backend whose ``stream_reply`` is
-    its one stream (Ollama, embedded)."""
+def logged(message: str) -> None:
+    """A warning of a model built without ``on_warning``, to the ``localhand`` logger."""
+    import logging  # only then: a run passes its own on_warning, and logging costs ~3 ms
 
-    def stream(
-        self, messages: Sequence[Message], options: ChatOptions | None = None
-    ) -> Iterator[StreamChunk]:
-        """Stream one answer without tools (see ``StreamingChatModel`` for the contract):
-        ``stream_reply``'s chunks, the last without its reply."""
-        for chunk in self.stream_reply(messages, None, options):
-            yield replace(chunk, reply=None) if chunk.done else chunk
+    logging.getLogger("localhand").warning(message)

@@ -233,6 +233,12 @@ class Client:
                 sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
         raise ProtocolError(f"more than {MAX_REDIRECTS} redirects")
 
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         with self._lock:
             self._closed, idle, self._idle = True, self._idle, {}
@@ -351,11 +357,9 @@ def json_or_none(
 ) -> Any:
     """One request on a client of its own, for a probe that may fail quietly: the JSON of a
     200 answer, else None (no answer, another status, not JSON)."""
-    client = Client(base_url, headers)
-    try:
-        response = client.request(method, path, body, timeout=timeout, connect_timeout=timeout)
-        return response.json() if response.status == 200 else None
-    except (HTTPError, OSError, ValueError):
-        return None
-    finally:
-        client.close()
+    with Client(base_url, headers) as client:
+        try:
+            response = client.request(method, path, body, timeout=timeout, connect_timeout=timeout)
+            return response.json() if response.status == 200 else None
+        except (HTTPError, OSError, ValueError):
+            return None

@@ -50,7 +50,6 @@ class NetworkBackend(BaseChatModel):
 
     streams_replies = True
 
-    _model: str
     transport: Transport
     """Sends the backend's requests: client, timeouts, retries, streaming."""
 
@@ -62,10 +61,6 @@ class NetworkBackend(BaseChatModel):
     max_attempts = ConnectionSetting[int]()
     backoff = ConnectionSetting[float]()
     max_reply_tokens = ConnectionSetting["int | None"]()
-
-    @property
-    def name(self) -> str:
-        return self._model
 
     @property
     def reply_ceiling(self) -> int | None:

@@ -48,19 +48,16 @@ def read_chunks(
         content, thinking = str(message.get("content") or ""), str(message.get("thinking") or "")
         if calls is not None and isinstance(message.get("tool_calls"), list):
             calls.extend(message["tool_calls"])
+        if content or thinking:  # on the done line too: not Ollama's way, but a server's
+            yield StreamChunk(content=content, thinking=thinking)
         if data.get("done"):
-            if content or thinking:  # not what Ollama does, but a server may fold them in
-                yield StreamChunk(content=content, thinking=thinking)
-            usage = ollama_usage(data)
             yield StreamChunk(
                 done=True,
-                usage=usage,
+                usage=ollama_usage(data),
                 done_reason=data.get("done_reason"),
                 model=str(data.get("model") or wire.model),
             )
             return
-        if content or thinking:
-            yield StreamChunk(content=content, thinking=thinking)
     raise BadResponse(
         f"Ollama at {wire.host} ended the stream without its final chunk (done: true), so the "
         "answer may be incomplete (a proxy cutting long responses?)."

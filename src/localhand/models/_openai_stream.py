@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localhand.errors import BadResponse
 from localhand.models._common import Garbled
-from localhand.models._openai_wire import THINK_FIELDS, content_text, context_full, error_text
+from localhand.models._openai_wire import (
+    THINK_FIELDS,
+    OpenAIWire,
+    content_text,
+    context_full,
+    error_text,
+)
 from localhand.models._served_figures import openai_usage
 from localhand.models.base import StreamChunk
 from localhand.nesting import json_loads
-
-if TYPE_CHECKING:
-    from localhand.models._openai_errors import OpenAIWire
 
 
 def read_chunks(

@@ -88,17 +88,15 @@ class SlotFile:
 def slot_file(root: str, headers: Mapping[str, str], slot: int, action: str, name: str) -> SlotFile:
     """Save slot ``slot`` of the llama-server at ``root`` to the file ``name``, or restore it;
     never raises (the caller says what failed, as a warning)."""
-    client = Client(root, headers)
     try:  # a full 32k-token slot is a few hundred MB to write
-        answer = client.request(
-            "POST", f"/slots/{slot}?action={action}", {"filename": name}, timeout=120.0,
-            connect_timeout=10.0,
-        )  # fmt: skip
+        with Client(root, headers) as client:
+            answer = client.request(
+                "POST", f"/slots/{slot}?action={action}", {"filename": name}, timeout=120.0,
+                connect_timeout=10.0,
+            )  # fmt: skip
         body = answer.json()
     except (HTTPError, OSError, ValueError) as exc:
         return SlotFile(error=str(exc) or type(exc).__name__)
-    finally:
-        client.close()
     body = body if isinstance(body, dict) else {}
     if answer.status == 200:
         return SlotFile(tokens=int(body.get("n_saved" if action == "save" else "n_restored") or 0))

@@ -3,8 +3,8 @@
 ``ChatModel`` declares everything the loop uses of a model: its name and ``chat``, and what the
 loop adapts to (the family profile, the context window, the reply ceiling, whether replies
 stream, thinking's budget, watching replies, planning the window). ``BaseChatModel`` gives each a
-default, as pydantic-ai's ``Model`` does, so a backend writes ``name`` and ``chat`` and
-overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
+default, as pydantic-ai's ``Model`` does, so a backend writes ``chat``, names itself (``_name``)
+and overrides only what it has; ``declared`` gives a plain object with only ``name`` and ``chat``
 (a test double, a third-party wrapper) those defaults. ``tiny`` says the model is too small
 for the general prompt (the tiny policy, ``localhand.run.tiny``). The loop asks; it never probes.
 """
@@ -12,14 +12,17 @@ for the general prompt (the tiny policy, ``localhand.run.tiny``). The loop asks;
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from localhand.types import Message, Reply, Usage
 
 if TYPE_CHECKING:
     from localhand.models._slots import SlotFile
     from localhand.profiles import Profile
+
+Tools: TypeAlias = Sequence[dict[str, Any]] | None
+"""The tools a request offers (OpenAI/Ollama function schemas), or None: no tools."""
 
 DEFAULT_MAX_REPLY_TOKENS = 4096
 """The ceiling on one reply, thinking included, unless ``max_reply_tokens`` says otherwise.
@@ -65,105 +68,9 @@ class PlainChatModel(Protocol):
         ...
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         """Send the conversation; raise ``ModelError`` subclasses on failure."""
-        ...
-
-
-@runtime_checkable
-class ChatModel(PlainChatModel, Protocol):
-    """Anything that turns a conversation into one assistant reply, with what the loop uses
-    of it declared (defaults: ``BaseChatModel``)."""
-
-    @property
-    def profile(self) -> Profile | None:
-        """The family profile the backend renders requests for; ``None``: the loop takes the
-        profile of ``name``."""
-        ...
-
-    @property
-    def context_limit(self) -> int | None:
-        """The context window in tokens, once known (some backends learn it at the first
-        request)."""
-        ...
-
-    @property
-    def reply_ceiling(self) -> int | None:
-        """The most tokens one reply may have, when the backend sets one."""
-        ...
-
-    @property
-    def streams_replies(self) -> bool:
-        """Whether ``stream_reply`` streams (else it hands out ``chat``'s reply whole)."""
-        ...
-
-    @property
-    def watch_replies(self) -> bool:
-        """Read each tool-loop reply as a stream and stop one that loops (``--watch-replies``)."""
-        ...
-
-    @property
-    def think_budget(self) -> int | None:
-        """Thinking tokens a reply may spend before it is stopped; ``None``: the profile's."""
-        ...
-
-    @property
-    def tiny(self) -> bool:
-        """Whether the model is too small for the general prompt and tools (under a billion
-        parameters): the loop then runs the tiny policy (``localhand.run.tiny``)."""
-        ...
-
-    @property
-    def call_transport(self) -> str:
-        """How tool calls travel: ``native`` (the server's tools field) or ``schema`` (a JSON
-        object the reply is held to: the embedded backend, ``tool_mode = "schema"``)."""
-        ...
-
-    @property
-    def server_kind(self) -> str:
-        """The server the backend speaks to: ``ollama``, ``openai`` (llama-server, vLLM, LM
-        Studio), ``embedded`` or ``other``; a family's profile says which of them carries its
-        tools natively (``native_tools_ollama``, ``native_tools_llama_server``)."""
-        ...
-
-    @property
-    def template_renders_tools(self) -> bool | None:
-        """Whether the server's chat template shows the model the tools sent natively, as the
-        server says (llama-server's ``/apply-template``); ``None``: unknown, and the family's
-        profile decides (``native_tools_llama_server``)."""
-        ...
-
-    def stream(
-        self, messages: Sequence[Message], options: ChatOptions | None = None
-    ) -> Iterator[StreamChunk]:
-        """Stream one answer, without tools (the contract: ``StreamingChatModel``)."""
-        ...
-
-    def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
-    ) -> Iterator[StreamChunk]:
-        """Stream the reply ``chat`` would return (the contract: ``ReplyStreamingModel``)."""
-        ...
-
-    @property
-    def plans_context(self) -> bool:
-        """Whether ``plan_context`` sizes the window (then the loop estimates the run for it)."""
-        ...
-
-    def plan_context(self, tokens: int) -> object:
-        """Size the context window for a run expected to need ``tokens`` (Ollama's
-        ``num_ctx``), before its first request."""
-        ...
-
-    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
-        """The server slot it holds saved to, or restored from, a file there; None: no slot."""
         ...
 
 
@@ -225,18 +132,94 @@ class ReplyStreamingModel(PlainChatModel, Protocol):
     """
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """Stream the reply to the conversation, then a last chunk with the whole ``reply``."""
         ...
 
 
+@runtime_checkable
+class ChatModel(StreamingChatModel, ReplyStreamingModel, Protocol):
+    """Anything that turns a conversation into one assistant reply, with what the loop uses
+    of it declared (defaults: ``BaseChatModel``): ``stream`` and ``stream_reply`` too, under
+    the contracts of ``StreamingChatModel`` and ``ReplyStreamingModel``."""
+
+    @property
+    def profile(self) -> Profile | None:
+        """The family profile the backend renders requests for; ``None``: the loop takes the
+        profile of ``name``."""
+        ...
+
+    @property
+    def context_limit(self) -> int | None:
+        """The context window in tokens, once known (some backends learn it at the first
+        request)."""
+        ...
+
+    @property
+    def reply_ceiling(self) -> int | None:
+        """The most tokens one reply may have, when the backend sets one."""
+        ...
+
+    @property
+    def streams_replies(self) -> bool:
+        """Whether ``stream_reply`` streams (else it hands out ``chat``'s reply whole)."""
+        ...
+
+    @property
+    def watch_replies(self) -> bool:
+        """Read each tool-loop reply as a stream and stop one that loops (``--watch-replies``)."""
+        ...
+
+    @property
+    def think_budget(self) -> int | None:
+        """Thinking tokens a reply may spend before it is stopped; ``None``: the profile's."""
+        ...
+
+    @property
+    def tiny(self) -> bool:
+        """Whether the model is too small for the general prompt and tools (under a billion
+        parameters): the loop then runs the tiny policy (``localhand.run.tiny``)."""
+        ...
+
+    @property
+    def call_transport(self) -> str:
+        """How tool calls travel: ``native`` (the server's tools field) or ``schema`` (a JSON
+        object the reply is held to: the embedded backend, ``tool_mode = "schema"``)."""
+        ...
+
+    @property
+    def server_kind(self) -> str:
+        """The server the backend speaks to: ``ollama``, ``openai`` (llama-server, vLLM, LM
+        Studio), ``embedded`` or ``other``; a family's profile says which of them carries its
+        tools natively (``native_tools_ollama``, ``native_tools_llama_server``)."""
+        ...
+
+    @property
+    def template_renders_tools(self) -> bool | None:
+        """Whether the server's chat template shows the model the tools sent natively, as the
+        server says (llama-server's ``/apply-template``); ``None``: unknown, and the family's
+        profile decides (``native_tools_llama_server``)."""
+        ...
+
+    @property
+    def plans_context(self) -> bool:
+        """Whether ``plan_context`` sizes the window (then the loop estimates the run for it)."""
+        ...
+
+    def plan_context(self, tokens: int) -> object:
+        """Size the context window for a run expected to need ``tokens`` (Ollama's
+        ``num_ctx``), before its first request."""
+        ...
+
+    def slot_file(self, action: Literal["save", "restore"], filename: str) -> SlotFile | None:
+        """The server slot it holds saved to, or restored from, a file there; None: no slot."""
+        ...
+
+
 class BaseChatModel:
-    """The defaults of every member of ``ChatModel`` but ``name`` and ``chat``: a backend
-    subclasses it and overrides what it has."""
+    """The defaults of every member of ``ChatModel`` but ``chat``: a backend subclasses it,
+    writes ``chat``, sets ``_name`` (or overrides ``name``) and overrides what else it has."""
 
     profile: Profile | None = None
     watch_replies: bool = False
@@ -248,9 +231,12 @@ class BaseChatModel:
     server_kind: str = "other"
     template_renders_tools: bool | None = None
 
+    _name: str
+    """The model's name as the user knows it, which ``name`` gives."""
+
     @property
     def name(self) -> str:
-        raise NotImplementedError
+        return self._name
 
     @property
     def context_limit(self) -> int | None:
@@ -261,44 +247,31 @@ class BaseChatModel:
         return None
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         raise NotImplementedError
 
     def stream(
         self, messages: Sequence[Message], options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
-        """``chat``'s reply as one delta and the last chunk (a backend that streams overrides
-        it)."""
-        reply = self.chat(messages, None, options)
+        """One answer without tools (see ``StreamingChatModel`` for the contract):
+        ``stream_reply``'s chunks, the last without its reply."""
+        for chunk in self.stream_reply(messages, None, options):
+            yield replace(chunk, reply=None) if chunk.done else chunk
+
+    def stream_reply(
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
+    ) -> Iterator[StreamChunk]:
+        """``chat``'s reply as one delta, and the last chunk with the reply whole (a backend
+        that streams overrides it)."""
+        reply = self.chat(messages, tools, options)
         if reply.thinking:
             yield StreamChunk(thinking=reply.thinking)
         if reply.content:
             yield StreamChunk(content=reply.content)
+        model = reply.model or self.name
         yield StreamChunk(
-            done=True,
-            usage=reply.usage,
-            done_reason=reply.done_reason,
-            model=reply.model or self.name,
-        )
-
-    def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
-    ) -> Iterator[StreamChunk]:
-        """``chat``'s reply whole, as the last chunk."""
-        reply = self.chat(messages, tools, options)
-        yield StreamChunk(
-            done=True,
-            usage=reply.usage,
-            done_reason=reply.done_reason,
-            model=self.name,
-            reply=reply,
+            done=True, usage=reply.usage, done_reason=reply.done_reason, model=model, reply=reply
         )
 
     def plan_context(self, tokens: int) -> object:
@@ -320,10 +293,7 @@ class Declared(BaseChatModel):
         return self.plain.name
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         return self.plain.chat(messages, tools, options)
 
@@ -335,10 +305,7 @@ class Declared(BaseChatModel):
         return super().stream(messages, options)
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         if isinstance(self.plain, ReplyStreamingModel):
             return self.plain.stream_reply(messages, tools, options)

@@ -85,7 +85,7 @@ def gather(
 ) -> list[Place]:
     """Ask every place ``backend`` (``auto``, ``ollama``, ``openai``, ``embedded``) names, in
     parallel; the places in a fixed order: Ollama, OpenAI-compatible servers, embedded."""
-    name_profile = profile_of or _builtin_profile
+    name_profile = profile_of or (lambda name: profile_for(name).name)
     jobs: list[Callable[[], Place]] = []
     if backend in ("auto", "ollama"):
         jobs.append(
@@ -141,10 +141,6 @@ def _openai_places(backend: str, host: str | None) -> list[tuple[str, str]]:
 def _listed(found: Found, backend: str, where: str, profile: Callable[[str], str]) -> Listed:
     """``found`` as listed: what the server said, where, and the profile localhand applies."""
     return Listed(backend=backend, where=where, profile=profile(found.name), **asdict(found))
-
-
-def _builtin_profile(name: str) -> str:
-    return profile_for(name).name
 
 
 def listed_file(path: Path, window: int, profile: Callable[[str], str], detail: str) -> Listed:

@@ -49,14 +49,12 @@ def examine(place: Place, needs: Needs, timeout: float) -> Checkup:
 def _cached_tokens(base: str, model: str, timeout: float) -> list[Finding]:
     """vLLM reports the tokens its prefix cache served only with ``--enable-prompt-tokens-
     details``; without them localhand cannot tell a cache hit from a miss."""
-    client = Client(root_of(base))
     body = {"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
-    try:
-        usage = get_json(client, "POST", "/v1/chat/completions", timeout * 5, body).get("usage")
-    except (CatalogError, AttributeError) as exc:
-        return [Finding("note", f"a one-token request failed ({exc})", "", "POST /v1/chat")]
-    finally:
-        client.close()
+    with Client(root_of(base)) as client:
+        try:
+            usage = get_json(client, "POST", "/v1/chat/completions", timeout * 5, body).get("usage")
+        except (CatalogError, AttributeError) as exc:
+            return [Finding("note", f"a one-token request failed ({exc})", "", "POST /v1/chat")]
     details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
     if isinstance(details, dict) and "cached_tokens" in details:
         return []

@@ -47,10 +47,16 @@ from typing import Any
 
 from localhand.errors import BadResponse, ConfigError, ModelTimeout
 from localhand.models._chat_template import chat_template
-from localhand.models._common import StreamFromReply, deadline_of
+from localhand.models._common import deadline_of
 from localhand.models._gguf_size import TINY_MAX_TOKENS, TINY_PARAMS, parameter_count
 from localhand.models._json_calls import decode, plain_messages, reply_schema
-from localhand.models.base import DEFAULT_MAX_REPLY_TOKENS, ChatOptions, StreamChunk
+from localhand.models.base import (
+    DEFAULT_MAX_REPLY_TOKENS,
+    BaseChatModel,
+    ChatOptions,
+    StreamChunk,
+    Tools,
+)
 from localhand.profiles.table import JSON_CALLS
 from localhand.types import Message, Reply, Usage
 
@@ -110,7 +116,7 @@ def _free_models() -> None:
                 item.lock.release()
 
 
-class EmbeddedModel(StreamFromReply):
+class EmbeddedModel(BaseChatModel):
     """A :class:`~localhand.models.base.ChatModel` running a GGUF file in-process.
 
     Args:
@@ -176,10 +182,6 @@ class EmbeddedModel(StreamFromReply):
         self.last_timing: Timing | None = None
 
     @property
-    def name(self) -> str:
-        return self._name
-
-    @property
     def context_limit(self) -> int:
         """The window, in tokens: the loop compacts the history before reaching it."""
         return self.n_ctx
@@ -203,20 +205,14 @@ class EmbeddedModel(StreamFromReply):
 
     # -- the ChatModel protocol ----------------------------------------------------------------
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         *_, last = self.stream_reply(messages, tools, options)
         assert last.reply is not None  # stream_reply's last chunk carries it
         return last.reply
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply as it is sampled (see ``ReplyStreamingModel``): with tools, the
         JSON of the call or final answer the grammar allows. Closing the iterator stops the

@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Unpack
 
 from localhand.errors import ConfigError, ModelError
-from localhand.models._common import Retry, StreamFromReply, deadline_of
+from localhand.models._common import Retry, deadline_of, logged
 from localhand.models._network import NetworkBackend
 from localhand.models._ollama_wire import (
     OllamaWire,
@@ -65,7 +65,7 @@ from localhand.models._ollama_wire import (
     truncation,
     wire_message,
 )
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import ChatOptions, StreamChunk, Tools
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.models.transport import Transport
@@ -75,7 +75,7 @@ from localhand.types import Message, Reply
 __all__ = ["OllamaModel"]
 
 
-class OllamaModel(StreamFromReply, NetworkBackend):
+class OllamaModel(NetworkBackend):
     """A :class:`~localhand.models.base.ChatModel` talking to an Ollama server.
 
     Args:
@@ -128,12 +128,12 @@ class OllamaModel(StreamFromReply, NetworkBackend):
     ) -> None:
         if not model:
             raise ConfigError("No model name given: pass one such as qwen3:8b (see `ollama list`).")
-        self._model = model
+        self._name = model
         self.profile = profile or profile_for(model)
         given = connection_from(connection, host, settings)
         url = parse_host(given.host or os.getenv("OLLAMA_HOST"))
         self._wire = OllamaWire(url, model, host_given=given.host is not None)
-        self._warn = on_warning or _logged
+        self._warn = on_warning or logged
         headers = request_headers(given.api_key or os.getenv("OLLAMA_API_KEY"))
         self.transport = Transport(url, headers, given, self._wire, warn=self._warn, sleep=sleep)
         self.think, self.keep_alive = think, keep_alive
@@ -158,22 +158,16 @@ class OllamaModel(StreamFromReply, NetworkBackend):
 
     # -- the ChatModel protocol ----------------------------------------------------------------
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         body, estimate, num_ctx = self._chat_request(messages, tools, options, stream=False)
         data = self.transport.ask("/api/chat", body, deadline_of(options))
-        reply = to_reply(data, self._model)
+        reply = to_reply(data, self._name)
         self._check_truncation(estimate, num_ctx, reply.usage.prompt_tokens)
         return reply
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``), checked for
         truncation at its end."""
@@ -188,7 +182,7 @@ class OllamaModel(StreamFromReply, NetworkBackend):
 
         chunks = self.transport.stream_ndjson("/api/chat", body, read, deadline_of(options))
         try:
-            for chunk in ollama_reply(chunks, calls, self._model):
+            for chunk in ollama_reply(chunks, calls, self._name):
                 if chunk.done and chunk.usage is not None:
                     self._check_truncation(estimate, num_ctx, chunk.usage.prompt_tokens)
                 yield chunk
@@ -198,7 +192,7 @@ class OllamaModel(StreamFromReply, NetworkBackend):
     def _chat_request(
         self,
         messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
+        tools: Tools,
         options: ChatOptions | None,
         *,
         stream: bool,
@@ -219,7 +213,7 @@ class OllamaModel(StreamFromReply, NetworkBackend):
         think = switch.ollama_think if switch.ollama_think is not None else asked
         sampling = sampling_options(self.profile, switch.thinks, "ollama")
         body = chat_body(
-            self._model,
+            self._name,
             wire,
             num_ctx=num_ctx,
             stream=stream,
@@ -271,7 +265,7 @@ class OllamaModel(StreamFromReply, NetworkBackend):
         if before and grown > before:
             self._warn(
                 f"the prompt (about {estimate} tokens) no longer fits num_ctx={before}: raised "
-                f"to {grown}, which makes Ollama reload {self._model} (seconds for a large "
+                f"to {grown}, which makes Ollama reload {self._name} (seconds for a large "
                 "model) and start its prompt cache over"
             )
         return grown
@@ -294,7 +288,7 @@ class OllamaModel(StreamFromReply, NetworkBackend):
             data = self.transport.probe("GET", "/api/ps")
         except (ModelError, Retry):
             return limit
-        wanted = canonical(self._model)
+        wanted = canonical(self._name)
         for entry in data.get("models") or []:
             if not isinstance(entry, dict) or canonical(str(entry.get("model") or "")) != wanted:
                 continue
@@ -311,7 +305,7 @@ class OllamaModel(StreamFromReply, NetworkBackend):
         self._warned_ctx.add(num_ctx)
         trained = self.context_length()
         self._warn(
-            f"Ollama probably truncated the prompt for {self._model}: {why} but the context "
+            f"Ollama probably truncated the prompt for {self._name}: {why} but the context "
             f"window is num_ctx={num_ctx}, so the oldest messages (system prompt and tool "
             f"descriptions first) were silently dropped. Raise num_ctx_max (now "
             f"{self.num_ctx_max}; the model's trained length is {trained or 'unknown'}) if "
@@ -323,17 +317,10 @@ class OllamaModel(StreamFromReply, NetworkBackend):
         if self._show_done:
             return self._show
         try:
-            self._show = self.transport.probe("POST", "/api/show", {"model": self._model})
+            self._show = self.transport.probe("POST", "/api/show", {"model": self._name})
             self._show_done = True
         except Retry:  # server down or flaky: try again next time
             return None
         except ModelError:  # e.g. 404: chat will say so properly
             self._show_done = True
         return self._show
-
-
-def _logged(message: str) -> None:
-    """A warning of a model built without ``on_warning``, to the ``localhand`` logger."""
-    import logging  # only then: a run passes its own on_warning, and logging costs ~3 ms
-
-    logging.getLogger("localhand").warning(message)

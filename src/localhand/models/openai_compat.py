@@ -16,7 +16,7 @@ transport's, the same for both network backends: see ``models.transport``):
 - **response_format.** The standard ``{"type": "json_schema", ...}`` first; servers that only
   know llama.cpp's older ``{"type": "json_object", "schema": ...}`` (``llama_cpp.server``)
   reject it with a 400/422, and from then on get that form.
-- **Errors** name the host and say what to do (``_openai_errors.OpenAIWire``): a missing
+- **Errors** name the host and say what to do (``_openai_wire.OpenAIWire``): a missing
   model, a wrong base URL, refused tools, a prompt over the window, a missing API key.
 - **Reply ceiling.** ``max_tokens`` on every request (4096 by default), the one field all of
   these servers take (``max_completion_tokens`` is newer), where the default is unlimited;
@@ -50,7 +50,6 @@ The model's profile (``localhand.profiles``) adds the sampling its makers recomm
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -58,12 +57,13 @@ from dataclasses import replace
 from typing import Any, Literal, TypeVar, Unpack
 
 from localhand.errors import BadResponse, ConfigError, ToolsUnsupported
-from localhand.models._common import deadline_of
+from localhand.models._common import deadline_of, logged
 from localhand.models._json_calls import decode, plain_messages, reply_schema
 from localhand.models._network import ConnectionSetting, NetworkBackend
-from localhand.models._openai_errors import FormatRefused, OpenAIWire
 from localhand.models._openai_stream import read_chunks
 from localhand.models._openai_wire import (
+    FormatRefused,
+    OpenAIWire,
     base_url,
     request_headers,
     response_format,
@@ -75,7 +75,7 @@ from localhand.models._reply_stream import openai_reply
 from localhand.models._served_context import served_context, server_props
 from localhand.models._slots import SlotFile, claim, release, root_of, slot_file
 from localhand.models._template_probe import template_renders_tools as probe
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import ChatOptions, StreamChunk, Tools
 from localhand.models.connection import Connection, ConnectionSettings, connection_from
 from localhand.models.tokens import CHARS_PER_TOKEN, estimate_prompt_tokens
 from localhand.models.transport import Transport
@@ -84,7 +84,6 @@ from localhand.types import Message, Reply, Usage
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAICompatModel", "OpenAISettings", "ToolMode"]
 
-_log = logging.getLogger("localhand")
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 """llama-server's default address."""
 ToolMode = Literal["auto", "native", "schema"]
@@ -165,13 +164,13 @@ class OpenAICompatModel(NetworkBackend):
             if "max_reply_tokens" in settings:
                 raise ConfigError("max_tokens and max_reply_tokens are one setting: give one.")
             settings["max_reply_tokens"] = settings.pop("max_tokens")
-        self._model = model
+        self._name = model
         self.profile = profile or profile_for(model)
         self.think = think
         given = connection_from(connection, host, settings)
         url = base_url(given.host or os.getenv("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self._wire = OpenAIWire(url, model)
-        self._warn = on_warning or _log.warning
+        self._warn = on_warning or logged
         api_key = given.api_key or os.getenv("OPENAI_API_KEY") or "no-key-needed"
         headers = self._headers = request_headers(api_key)
         self.transport = Transport(url, headers, given, self._wire, warn=self._warn, sleep=sleep)
@@ -200,7 +199,7 @@ class OpenAICompatModel(NetworkBackend):
         if not self._asked_context:
             self._asked_context = True
             props, timeout = self._server_props, self.connection.metadata_timeout
-            self.context_length = served_context(self.base_url, self._model, props, timeout)
+            self.context_length = served_context(self.base_url, self._name, props, timeout)
         return self.context_length
 
     @functools.cached_property
@@ -216,10 +215,7 @@ class OpenAICompatModel(NetworkBackend):
 
     # -- the ChatModel protocol ----------------------------------------------------------------
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         deadline = deadline_of(options)
         fmt = options.format if options is not None else None
@@ -239,10 +235,7 @@ class OpenAICompatModel(NetworkBackend):
         yield from self._streamed(body, deadline_of(options))
 
     def stream_reply(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Iterator[StreamChunk]:
         """``chat``'s reply as a stream, to watch (see ``ReplyStreamingModel``)."""
         deadline = deadline_of(options)
@@ -318,7 +311,7 @@ class OpenAICompatModel(NetworkBackend):
     def _reply(self, data: Mapping[str, Any], schema_calls: bool) -> Reply:
         """A completion as a Reply; with ``schema_calls`` its content is decoded as the JSON
         call (or final answer) that schema mode asked for."""
-        reply = to_reply(data, self._model)
+        reply = to_reply(data, self._name)
         if schema_calls and not reply.tool_calls:
             content, calls = decode(reply.content)
             reply = replace(reply, content=content, tool_calls=calls)
@@ -328,7 +321,7 @@ class OpenAICompatModel(NetworkBackend):
     def _request(
         self,
         messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
+        tools: Tools,
         fmt: dict[str, Any] | None,
         schema_mode: bool,
         *,
@@ -336,7 +329,7 @@ class OpenAICompatModel(NetworkBackend):
         think: bool | str | None = None,
     ) -> dict[str, Any]:
         """The JSON body; ``extra_body`` is merged in last, so its keys win (as in the SDK)."""
-        body: dict[str, Any] = {"model": self._model, "stream": stream}
+        body: dict[str, Any] = {"model": self._name, "stream": stream}
         asked = self.think if think is None else think
         switch = thinking_switch(self.profile, asked)
         if asked is not None and switch.template_kwargs:  # unasked: the template's default

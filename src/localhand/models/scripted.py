@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from localhand.models.base import BaseChatModel, ChatOptions, StreamChunk
+from localhand.models.base import BaseChatModel, ChatOptions, StreamChunk, Tools
 from localhand.types import Message, Reply, ToolCall, Usage
 
 
@@ -96,18 +96,11 @@ class ScriptedModel(BaseChatModel):
         self.calls: list[RecordedCall] = []
 
     @property
-    def name(self) -> str:
-        return self._name
-
-    @property
     def remaining(self) -> int:
         return len(self._steps) - len(self.calls)
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         index = len(self.calls)
         self.calls.append(

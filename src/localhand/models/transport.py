@@ -51,7 +51,7 @@ from localhand.models.connection import Connection
 
 if TYPE_CHECKING:
     from localhand.models._ollama_wire import OllamaWire
-    from localhand.models._openai_errors import OpenAIWire
+    from localhand.models._openai_wire import OpenAIWire
 
 __all__ = ["RETRY_STATUSES", "Garbled", "Retry", "Transport", "Wire"]
 

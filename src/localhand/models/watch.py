@@ -32,10 +32,9 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from localhand.events import clip
-from localhand.models.base import ChatOptions, StreamChunk
+from localhand.models.base import ChatOptions, StreamChunk, Tools
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.types import Message, Reply, Usage
 
@@ -168,16 +167,13 @@ class Watched:
         )
 
 
-ReplyStream = Callable[
-    [Sequence[Message], Sequence[dict[str, Any]] | None, ChatOptions | None],
-    Iterator[StreamChunk],
-]
+ReplyStream = Callable[[Sequence[Message], Tools, ChatOptions | None], Iterator[StreamChunk]]
 
 
 def watch_reply(
     stream_reply: ReplyStream,
     messages: Sequence[Message],
-    tools: Sequence[dict[str, Any]] | None,
+    tools: Tools,
     options: ChatOptions | None,
     *,
     model_name: str,
