@@ -36,7 +36,7 @@ from typing import Any
 from localhand.config.settings import Settings
 from localhand.errors import ModelError
 from localhand.events import WORKSPACE, EventBus, EventLog
-from localhand.models.base import ChatOptions
+from localhand.models.base import ChatOptions, Tools
 from localhand.models.scripted import ScriptedModel, reply_from_message
 from localhand.run.task import Task
 from localhand.store import Store, StoredEvent, StoreError
@@ -54,10 +54,7 @@ class ReplayModel(ScriptedModel):
     so the replay still ends with a Result that can be compared."""
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         if self.remaining <= 0:
             raise ReplayExhausted(

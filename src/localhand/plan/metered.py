@@ -12,11 +12,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from localhand.errors import ModelTimeout, WallClockTimeout
 from localhand.events import Event, ModelReply, ModelRequest
-from localhand.models.base import BaseChatModel, ChatModel, ChatOptions
+from localhand.models.base import BaseChatModel, ChatModel, ChatOptions, Tools
 from localhand.models.tokens import estimate_prompt_tokens
 from localhand.run.guardrails import Limits, RunState
 from localhand.types import Message, Reply
@@ -42,10 +41,7 @@ class MeteredModel(BaseChatModel):
         return self.model.name
 
     def chat(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        options: ChatOptions | None = None,
+        self, messages: Sequence[Message], tools: Tools = None, options: ChatOptions | None = None
     ) -> Reply:
         options = options or ChatOptions()
         with self._lock:
