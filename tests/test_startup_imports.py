@@ -69,7 +69,7 @@ RUN_PATH = {
     *package("localhand.store", "archive", "connection", "db", "liveness", "migrations"),
     *package("localhand.store", "recorder", "records"),
     *package("localhand.tools", "deadline", "edits", "edits_hint", "edits_loose", "files"),
-    *package("localhand.tools", "fsio", "headtail", "limits", "plugins", "quick_args"),
+    *package("localhand.tools", "fsio", "headtail", "jobs", "limits", "plugins", "quick_args"),
     *package("localhand.tools", "read_lines", "registry", "safe_open", "sandbox_notes"),
     *package("localhand.tools", "schema", "search", "shell", "workspace"),
 }

@@ -59,6 +59,9 @@ class ToolResult:
 
     content: str
     ok: bool = True
+    progress: bool = False
+    """Something new came though no file changed (a ``wait`` that brought output): the
+    loop's stall and repetition checks count it as progress."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +248,10 @@ class Result:
     adopted_check: str | None = None
     """Given no check, the project's check the model ran, which graded the run
     (``localhand.evidence.adopt``). None otherwise (added key, left out)."""
+    jobs: list[dict[str, Any]] | None = None
+    """The background commands the run started (``localhand.tools.jobs``): each one's
+    number, command, how it ``ended`` and ``exit_code``. None where it started none (added
+    key, left out)."""
 
     @classmethod
     def failed(
@@ -266,7 +273,8 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for added in ("profile", "sandbox", "answer_json", "first_prompt_tokens", "adopted_check"):
+        for added in ("profile", "sandbox", "answer_json", "first_prompt_tokens", "adopted_check",
+                      "jobs"):  # fmt: skip
             if data[added] is None:  # added keys, left out where the run has none (profile:
                 del data[added]  # the tool loop's; sandbox: one set up; answer_json: a schema)
         data["prefill"] = lean(data["prefill"])

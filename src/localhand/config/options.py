@@ -36,6 +36,7 @@ NUMBERS: dict[str, tuple[Any, ...]] = {
     "price_out": (float, 0),
     "think_budget": (int, 0),  # 0: no budget
     "delegate_share": (float, 0, 1),  # 0: no delegate tool
+    "max_jobs": (int, 0),  # 0: no background command
 }
 """The numeric settings: each one's type, least value and most (if any), for its key, variable
 and flag."""

@@ -112,6 +112,9 @@ class Settings:
     """``[run] delegate_share``: the share of the run's iterations and token budget that a
     helper (the ``delegate`` tool, ``localhand.run.delegate``) may take, from 0 (no such tool)
     to 1."""
+    max_jobs: int = 4
+    """``[run] max_jobs``: background commands (``run_command``'s ``background``) a run may
+    have running at once (``localhand.tools.jobs``); 0 allows none."""
     plan_mode: str = "planner"
     """The mode ``localhand plan`` runs in when ``--mode`` is not given (seed 003's
     ``settings.defaultMode``): ``teacher``, ``planner`` or ``agentic``."""

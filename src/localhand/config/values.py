@@ -57,9 +57,12 @@ _TABLES: dict[str, tuple[dict[str, str], str]] = {
         f'default_mode = "..." (one of {", ".join(PLAN_MODES)})',
     ),
     "run": (
-        {key: key for key in ("nudge_limit_per", "instruction_files", "delegate_share")},
-        'nudge_limit_per = "streak" or "run", instruction_files = ["AGENTS.md", ...] and '
-        "delegate_share = 0.5",
+        {
+            key: key
+            for key in ("nudge_limit_per", "instruction_files", "delegate_share", "max_jobs")
+        },
+        'nudge_limit_per = "streak" or "run", instruction_files = ["AGENTS.md", ...], '
+        "delegate_share = 0.5 and max_jobs = 4",
     ),
     "telemetry": (
         {"otel": "otel", "content": "otel_content"},

@@ -82,6 +82,7 @@ KEYS: dict[str, Key] = {
         "which project files are read as instructions; each still needs the user's trust", ANY
     ),
     "delegate_share": Key("how much of the run's limits a read-only helper may take", ANY),
+    "max_jobs": Key("how many commands may run at once in the background", lambda n: n <= 4),
     "plan_mode": Key(
         "how a plan repairs a failed step; every step passes the same approval and sandbox", ANY
     ),

@@ -109,9 +109,10 @@ class Limits:
                 f"the same tool calls came {n} rounds in a row: {names}", guardrail="repetition"
             )
 
-    def check_progress(self, state: RunState, changed: bool) -> None:
-        """Record whether this iteration modified files; stop after too many without."""
-        if changed:
+    def check_progress(self, state: RunState, changed: bool, waited: bool = False) -> None:
+        """Record whether this iteration modified files; stop after too many without. A
+        round that ``waited`` and got new output counts once the stall clock has started."""
+        if changed or (waited and state.last_change_iteration is not None):
             state.last_change_iteration = state.iteration
             return
         n = self.stall_iterations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import closing, nullcontext, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from localhand.config.settings import Settings
 from localhand.models.base import declared
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from localhand.models.base import ChatModel, PlainChatModel
     from localhand.models.openai_compat import OpenAICompatModel
     from localhand.session.prepared import Prepared
+    from localhand.skills.shelf import Skills
+    from localhand.tools.registry import ToolRegistry
 
 
 def keep(ready: Prepared, model: ChatModel | PlainChatModel) -> None:
@@ -77,18 +79,26 @@ def warm_prefix(settings: Settings, workspace: Path, model: ChatModel | None = N
         if declared(model).server_kind != "openai":  # a batch task's Ollama (own: openai's)
             return
         served = cast("OpenAICompatModel", declared(model))  # or a batch's, bound to one
+        skills = find_skills(workspace, _ignore)
+        helper = Delegation(delegate_share(settings, model))  # the run's share: runner's tools
         with (
             closing(served) if own else nullcontext(),
-            default_tools(
-                workspace,
-                *find_skills(workspace, _ignore).tools(),
-                *Delegation(delegate_share(settings, model)).tools(),  # as the run's: runner
-            ) as tools,
+            run_tools(settings, workspace, skills, helper) as tools,
         ):
             definitions = sized_definitions(tools.definitions(), known_window(model))
             profile, config = served.profile or profile_for(model.name), AgentConfig()
             opening = opening_messages("", workspace, config, profile, definitions, model, _ignore)
             served.warm([opening[0], {"role": "user", "content": ""}], definitions)  # to the task
+
+
+def run_tools(
+    settings: Settings, workspace: Path, skills: Skills, delegation: Delegation, **gate: Any
+) -> ToolRegistry:
+    """The tools a run in ``workspace`` opens with (``gate``: its approval policy, approver,
+    network, checkpoint): the loop's (``runner``) and the warm-up's alike, byte for byte, as
+    the server's cached prefix needs."""
+    extra = (*skills.tools(), *delegation.tools())
+    return default_tools(workspace, *extra, max_jobs=settings.max_jobs, **gate)
 
 
 def _ignore(message: str) -> None:

@@ -24,10 +24,9 @@ from localhand.safety.box.limits import configured
 from localhand.safety.box.sandbox import run_sandbox
 from localhand.session import delegating
 from localhand.session.backend import select_backend
-from localhand.session.kept_cache import restore
+from localhand.session.kept_cache import restore, run_tools
 from localhand.skills import find_skills
 from localhand.telemetry import backend_chosen
-from localhand.tools import default_tools
 
 if TYPE_CHECKING:
     from localhand.hooks.hookset import Hooks
@@ -74,10 +73,11 @@ def run_loop(ready: Prepared) -> Outcome[Result]:
         )
     skills = find_skills(task.workspace, ready.warn, bus=bus, task_id=task.id)
     delegation = delegating.delegation_for(ready, declared(model))
-    tools = default_tools(
+    tools = run_tools(
+        settings,
         task.workspace,
-        *skills.tools(),
-        *delegation.tools(),
+        skills,
+        delegation,
         policy=check_policy(settings.approve),
         approver=ready.announced,
         isolate_network=settings.isolate_network,

@@ -31,6 +31,7 @@ def default_tools(
     isolate_network: bool = False,
     checkpoint: Callable[[str], str | None] | None = None,
     plugins: bool = True,
+    max_jobs: int = 4,
 ) -> ToolRegistry:
     """The default tool set for ``workspace``, followed by any ``extra`` tools or functions,
     then (``plugins``) the tools installed packages add (``localhand.tools.plugins``).
@@ -38,7 +39,8 @@ def default_tools(
     ``policy`` says which commands (and writes into ``.git``) need approval and ``approver``
     gives it; None refuses all of them (``DenyAll``), right for runs without a person.
     ``isolate_network`` runs commands without network access where the system allows it;
-    ``checkpoint`` copies the workspace before a dangerous command runs (see ``ShellTool``).
+    ``checkpoint`` copies the workspace before a dangerous command runs (see ``ShellTool``);
+    ``max_jobs`` background commands may run at once (``localhand.tools.jobs``).
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     approver = approver if approver is not None else DenyAll()
@@ -50,6 +52,7 @@ def default_tools(
         approver=approver,
         isolate_network=isolate_network,
         checkpoint=checkpoint,
+        max_jobs=max_jobs,
     )
     registry = ToolRegistry([*files.functions(), *shell.functions(), *extra])
     if not plugins:

@@ -14,7 +14,6 @@ the risk classifier and the approval policy whether the command may run at all.
 from __future__ import annotations
 
 import os
-import selectors
 import shutil
 import signal
 import tempfile
@@ -24,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from localhand.cancel import POLL_S, Cancellation, current
+from localhand.cancel import current
 from localhand.errors import ToolError
 from localhand.safety.approval.approver import (
     ApprovalPolicy,
@@ -40,6 +39,7 @@ from localhand.safety.box.supervise import Supervised, network_isolation
 from localhand.safety.secrets.environment import QUIET_ENV, box_environment
 from localhand.tools.deadline import mark_reached, remaining_s
 from localhand.tools.headtail import HeadTail
+from localhand.tools.jobs import Jobs
 from localhand.tools.limits import ToolLimits
 from localhand.tools.sandbox_notes import TMP_FULL, sandbox_note
 from localhand.tools.workspace import Workspace
@@ -49,9 +49,6 @@ if TYPE_CHECKING:
     from localhand.safety.risk.classify import Risk
 
 __all__ = ["QUIET_ENV", "CommandOutput", "ShellTool", "run_shell"]
-
-DETACH_GRACE_S = 0.5
-"""How long to keep reading after the shell exits while a background process holds the output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,44 +105,20 @@ def run_shell(
     having run nothing, where the sandbox is required or network isolation asked for but the
     system cannot provide them.
     """
-    box = sandbox if sandbox is not None else current_sandbox()
-    if isolate_network:
-        box = box.without_network()
-    argv = [shutil.which("bash") or "/bin/sh", "-c", command]
-    wrap = _sandboxing(box, cwd)
-    if wrap is None and not box.network:
-        argv = [*_network_isolation(), *argv]
     started = time.monotonic()
-    environment = box_environment(env, named=(*box.env, *keep_env))
-    if wrap is not None:
-        environment = box.environment(environment, cwd)
-    flags = box.offline_flags(cwd) if wrap is None else box.supervisor_flags(cwd)
     capture = HeadTail(head_bytes, tail_bytes)
     errors = HeadTail(head_bytes, tail_bytes)
-    from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
-
-    with (
-        limited(box.limits if box.on else NO_LIMITS) as limiter,
-        netbox.asking(box if wrap is not None else None, approver),
-        _stdin_file(stdin) as reading,
-    ):
-        supervised = Supervised(
-            argv, cwd, environment, limiter.wrapping(wrap), flags=flags,
-            stdin=reading, split_stderr=split_stderr,
-        )  # fmt: skip
+    running = command_started(
+        command, cwd, env=env, keep_env=keep_env, isolate_network=isolate_network,
+        sandbox=sandbox, approver=approver, stdin=stdin, split_stderr=split_stderr,
+    )  # fmt: skip
+    with running as (supervised, hits):
         sinks: dict[int, Callable[[bytes], None]] = {supervised.output_fd: capture.add}
         if supervised.error_fd is not None:
             sinks[supervised.error_fd] = errors.add
-        try:
-            ended = _pump(supervised, sinks, started + timeout_s, current())
-        finally:  # also on KeyboardInterrupt: nothing the command started may outlive this
-            supervised.end()
-        hits = limiter.hits(supervised.exit_code)
-    if supervised.exit_code is None and supervised.said:
-        capture.add(f"\n{supervised.said}\n".encode())
-    for hit in hits:
-        limit_hit(f"A command met a sandbox limit: {hit}.")
-        capture.add(f"\n[Sandbox limit: {hit}.]\n".encode())
+        ended = supervised.pump(sinks, started + timeout_s, current())
+    for note in hits:
+        capture.add(note.encode())
     return CommandOutput(
         output=capture.text(),
         exit_code=supervised.exit_code,
@@ -157,6 +130,50 @@ def run_shell(
         stopped=supervised.stopped,
         errors=errors.text(),
     )
+
+
+@contextmanager
+def command_started(
+    command: str, cwd: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
+    keep_env: Iterable[str] = (), isolate_network: bool = False, sandbox: Sandbox | None = None,
+    approver: Approver | None = None, stdin: bytes | None = None, split_stderr: bool = False,
+) -> Iterator[tuple[Supervised, list[str]]]:  # fmt: skip
+    """``command`` started under its supervisor as ``run_shell`` starts it (which see), and
+    ended with everything it started when the block ends, also on KeyboardInterrupt; then the
+    list holds what the supervisor said of a command that never ran and the sandbox limits it
+    met, a line each for its output. A background job (``jobs``) holds the block open."""
+    box = sandbox if sandbox is not None else current_sandbox()
+    if isolate_network:
+        box = box.without_network()
+    argv = [shutil.which("bash") or "/bin/sh", "-c", command]
+    wrap = _sandboxing(box, cwd)
+    if wrap is None and not box.network:
+        argv = [*_network_isolation(), *argv]
+    environment = box_environment(env, named=(*box.env, *keep_env))
+    if wrap is not None:
+        environment = box.environment(environment, cwd)
+    flags = box.offline_flags(cwd) if wrap is None else box.supervisor_flags(cwd)
+    from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
+
+    notes: list[str] = []
+    with (
+        limited(box.limits if box.on else NO_LIMITS) as limiter,
+        netbox.asking(box if wrap is not None else None, approver),
+        _stdin_file(stdin) as reading,
+    ):
+        supervised = Supervised(
+            argv, cwd, environment, limiter.wrapping(wrap), flags=flags,
+            stdin=reading, split_stderr=split_stderr,
+        )  # fmt: skip
+        try:
+            yield supervised, notes
+        finally:  # nothing the command started may outlive this
+            supervised.end()
+            if supervised.exit_code is None and supervised.said:
+                notes.append(f"\n{supervised.said}\n")
+            for hit in limiter.hits(supervised.exit_code):
+                limit_hit(f"A command met a sandbox limit: {hit}.")
+                notes.append(f"\n[Sandbox limit: {hit}.]\n")
 
 
 @contextmanager
@@ -198,55 +215,6 @@ def _network_isolation() -> tuple[str, ...]:
     return prefix
 
 
-def _pump(
-    supervised: Supervised,
-    sinks: dict[int, Callable[[bytes], None]],
-    deadline: float,
-    cancellation: Cancellation | None,
-) -> str | None:
-    """Read the output (and stderr, when it comes apart) into ``sinks`` until the command has
-    exited and its output ended (then None), or say why the command is to be ended first:
-    "timed out" (the deadline passed), "cancelled" (``cancellation`` was flipped, which
-    wakes this at once), "detached" (a short while after it exits with a background process
-    still holding the pipe)."""
-    exited_at: float | None = None
-    open_fds = set(sinks)
-    with selectors.DefaultSelector() as selector:
-        for fd in sinks:
-            selector.register(fd, selectors.EVENT_READ, "output")
-        assert supervised.status_fd is not None
-        selector.register(supervised.status_fd, selectors.EVENT_READ, "status")
-        if cancellation is not None:
-            selector.register(cancellation.wake_fd(), selectors.EVENT_READ, "cancel")
-        while True:
-            now = time.monotonic()
-            if exited_at is not None and not open_fds:
-                return None
-            if cancellation is not None and cancellation.requested:  # also a request file
-                return "cancelled"
-            if now >= deadline:
-                return "timed out"
-            if exited_at is not None and now - exited_at >= DETACH_GRACE_S:
-                return "detached"
-            for key, _ in selector.select(min(deadline - now, POLL_S)):
-                if key.data == "output":
-                    chunk = os.read(key.fd, 1 << 16)
-                    if chunk:
-                        sinks[key.fd](chunk)
-                        continue
-                    selector.unregister(key.fd)  # end of output; the exit status may follow
-                    open_fds.discard(key.fd)
-                    continue
-                if key.data == "cancel":
-                    continue  # seen at the top of the loop
-                selector.unregister(key.fd)
-                supervised.read_status()
-                if supervised.status_fd is not None:  # more may come: keep listening
-                    selector.register(supervised.status_fd, selectors.EVENT_READ, "status")
-                if supervised.exited and exited_at is None:
-                    exited_at = time.monotonic()
-
-
 class ShellTool:
     """The run_command tool for one workspace, gated by the risk classifier.
 
@@ -269,9 +237,11 @@ class ShellTool:
         approver: Approver | None = None,
         isolate_network: bool = False,
         checkpoint: Callable[[str], str | None] | None = None,
+        max_jobs: int = 4,
     ) -> None:
         self.workspace = workspace
         self.limits = limits or ToolLimits()
+        self.jobs = Jobs(max_jobs, self.limits)
         self.policy = check_policy(policy)
         self.approver = approver if approver is not None else DenyAll()
         self.isolate_network = isolate_network
@@ -279,14 +249,17 @@ class ShellTool:
 
     def functions(self) -> list[Callable[..., Any]]:
         """The tools as bound methods, ready for ``ToolRegistry``."""
-        return [self.run_command]
+        return [self.run_command, self.jobs.wait]
 
-    def run_command(self, command: str, timeout_ms: int = 60000) -> ToolResult:
+    def run_command(
+        self, command: str, timeout_ms: int = 60000, background: bool = False
+    ) -> ToolResult:
         """Run a bash command in the workspace; returns its output and exit code.
 
         Args:
             command: The command line.
             timeout_ms: Time limit in milliseconds.
+            background: Start it as a job and return at once; watch it with wait.
         """
         if not command.strip():
             raise ToolError("command is empty")
@@ -295,7 +268,7 @@ class ShellTool:
         from localhand.safety.risk.classify import classify  # loaded by the first command
 
         risk = classify(command, self.workspace.root)
-        refused = self.refusal(command, risk)
+        refused = (self.jobs.refusal() if background else None) or self.refusal(command, risk)
         if refused is not None:
             return ToolResult(refused, ok=False)
         kept = self._checkpoint(command, risk)
@@ -306,6 +279,11 @@ class ShellTool:
         cut_by_deadline = left is not None and left < timeout_s
         if left is not None and cut_by_deadline:
             timeout_s = max(left, 0.1)
+        if background:  # its lifetime cap: the time limit asked, not the wall clock's rest
+            root, unbuffered = self.workspace.root, {"PYTHONUNBUFFERED": "1"}  # lines as printed
+            running = command_started(command, root, env=unbuffered, approver=self.approver,
+                                      isolate_network=self.isolate_network)  # fmt: skip
+            return self.jobs.start(command, running, bounded / 1000)
         done = run_shell(
             command,
             self.workspace.root,

@@ -15,13 +15,16 @@ import importlib
 import os
 import secrets
 import select
+import selectors
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from localhand.cancel import POLL_S, Cancellation
 from localhand.safety.box.proc import kill_group, kill_marked
 
 SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
@@ -33,6 +36,8 @@ MARKER_VAR = "LOCALHAND_COMMAND_ID"
 """Set in every command's environment to a value unique to that command."""
 KILL_GRACE_S = 0.5
 """Between SIGTERM and SIGKILL for what a command leaves behind."""
+DETACH_GRACE_S = 0.5
+"""How long to keep reading after the shell exits while a background process holds the output."""
 
 _BOOT = "import sys; sys.path.append({!r}); import _supervisor; _supervisor.main(sys.argv)"
 
@@ -148,6 +153,51 @@ class Supervised:
                 self.exit_code = int(number) if kind == "exit" else -int(number)
             elif kind == "ended":
                 self.stopped += int(number)
+
+    def pump(
+        self, sinks: Mapping[int, Callable[[bytes], None]], deadline: float, stop: Cancellation | None
+    ) -> str | None:
+        """Read the output (and stderr, when it comes apart) into ``sinks`` until the command
+        has exited and its output ended (then None), or say why it is to be ended first:
+        "timed out" (the ``time.monotonic()`` deadline passed), "cancelled" (``stop`` was
+        flipped, which wakes this at once), "detached" (a short while after it exits with a
+        background process still holding the pipe)."""
+        exited_at: float | None = None
+        open_fds = set(sinks)
+        with selectors.DefaultSelector() as selector:
+            for fd in sinks:
+                selector.register(fd, selectors.EVENT_READ, "output")
+            assert self.status_fd is not None
+            selector.register(self.status_fd, selectors.EVENT_READ, "status")
+            if stop is not None:
+                selector.register(stop.wake_fd(), selectors.EVENT_READ, "cancel")
+            while True:
+                now = time.monotonic()
+                if exited_at is not None and not open_fds:
+                    return None
+                if stop is not None and stop.requested:  # also a request file
+                    return "cancelled"
+                if now >= deadline:
+                    return "timed out"
+                if exited_at is not None and now - exited_at >= DETACH_GRACE_S:
+                    return "detached"
+                for key, _ in selector.select(min(deadline - now, POLL_S)):
+                    if key.data == "output":
+                        chunk = os.read(key.fd, 1 << 16)
+                        if chunk:
+                            sinks[key.fd](chunk)
+                            continue
+                        selector.unregister(key.fd)  # end of output; the exit status may follow
+                        open_fds.discard(key.fd)
+                        continue
+                    if key.data == "cancel":
+                        continue  # seen at the top of the loop
+                    selector.unregister(key.fd)
+                    self.read_status()
+                    if self.status_fd is not None:  # more may come: keep listening
+                        selector.register(self.status_fd, selectors.EVENT_READ, "status")
+                    if self.exited and exited_at is None:
+                        exited_at = time.monotonic()
 
     def end(self) -> None:
         """End the command and everything it started (the supervisor: SIGTERM, then SIGKILL
