@@ -255,7 +255,7 @@ def tool_results(model: ScriptedModel) -> list[str]:
         (
             call("delete_everything"),
             "Unknown tool 'delete_everything'. Available tools: read_file, write_file, edit_file, "
-            "list_directory, search_files, run_command.",
+            "list_directory, search_files, run_command, wait.",
         ),
         (
             call("read_file"),
@@ -270,7 +270,7 @@ def tool_results(model: ScriptedModel) -> list[str]:
         (
             call("run_command", command="ls", cwd="/"),
             "Invalid arguments for run_command: unknown argument 'cwd'. Expected "
-            "run_command(command: string, timeout_ms?: integer).",
+            "run_command(command: string, timeout_ms?: integer, background?: true or false).",
         ),
         (
             call("write_file", path="../outside.txt", content="pwned"),

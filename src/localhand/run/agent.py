@@ -45,18 +45,13 @@ from localhand.run.agent_config import AgentConfig, Conversation
 from localhand.run.asking import ask_model, budget_warning, rethink_note
 from localhand.run.guardrails import RunState
 from localhand.run.lifecycle import Ending, Outcome, Run
-from localhand.run.nudges import CutOff, nudge_text
+from localhand.run.nudges import CutOff, nudge_text, repeat_noted
 from localhand.run.tiny import tiny_policy
 from localhand.tools import default_tools
 from localhand.tools.deadline import deadline as tool_deadline
 from localhand.tools.jobs import jobs_of
 from localhand.tools.registry import cap_calls
 from localhand.types import CheckResult, Message, Reply, Result, ToolCall, ToolResult
-
-REPEAT_NOTE = (
-    "\n[You made this exact call in your previous turn. Repeating it gives no new information: "
-    "act on the result above, or do something different.]"
-)
 
 
 class ToolLoop:
@@ -157,11 +152,10 @@ class ToolLoop:
         reply, parsed = self.turn()
         self.talk.messages.append(self.history_message(reply, parsed))
         self.talk.state.iteration += 1
-        changed = waited = False
-        whole = not parsed.truncated  # cut off: nudged and counted, call or prose
+        changed, whole = False, not parsed.truncated  # cut off: nudged and counted, call or prose
         if parsed.type == "tool_calls" and whole:
             self.limits.check_repetition(self.talk.state, parsed.calls)
-            waited = self.act(parsed.calls)
+            self.act(parsed.calls)
             self.life.check_workspace()
             self.talk.state.nudges = 0  # the model recovered: the next nudge starts a new streak
             if changed := self.files_changed(parsed.calls):
@@ -170,7 +164,7 @@ class ToolLoop:
             self.answered(parsed)
         else:
             self.nudge(nudge_text(parsed, self.tools.names, self.talk.cut_off))
-        self.limits.check_progress(self.talk.state, changed, waited)
+        self.limits.check_progress(self.talk.state, changed)
 
     def files_changed(self, calls: Sequence[ToolCall]) -> bool:
         """Whether this round's calls changed a file's contents (by the tools' reports, or by
@@ -275,26 +269,20 @@ class ToolLoop:
     def tracker(self) -> ChangeTracker:
         return self.baseline.tracker  # waits, before the first tool, for the starting point
 
-    def act(self, calls: Sequence[ToolCall]) -> bool:
-        """Run each call and append its result, so the model sees what happened; whether one
-        brought something new though no file changed (``ToolResult.progress``)."""
+    def act(self, calls: Sequence[ToolCall]) -> None:
+        """Run each call and append its result, so the model sees what happened."""
         self.baseline.before(call.name for call in calls)  # nothing changes it unrecorded
         rounds = self.talk.state.rounds
         previous = set(rounds[-2]) if len(rounds) >= 2 else set()
         to_run, refused = cap_calls(calls)
         remaining = self.limits.remaining_s(self.talk.state)
         ends = None if remaining is None else time.monotonic() + remaining
-        progress = False
         for call in to_run:
             self.life.check_cancelled()  # between calls: the rest of the round is not run
             started = time.perf_counter()
             with tool_deadline(ends) as clock:  # a command in flight ends with the wall clock
                 result = self.tools.execute(call)
-            progress = progress or result.progress
-            if call.canonical() in previous and not result.progress:
-                # Small models loop on one call; saying so often breaks the loop before the
-                # repetition guardrail has to end the run.
-                result = ToolResult(result.content + REPEAT_NOTE, result.ok)
+            result = repeat_noted(call, result, previous)
             self.talk.tools_used += 1
             self.record(call, result, started)
             if clock.reached:
@@ -305,9 +293,6 @@ class ToolLoop:
             self.warn(f"the reply made {len(calls)} tool calls; ran the first {len(to_run)}")
         for call, result in refused:
             self.append_result(call, result)
-        if progress:  # new output: this round repeats no other (check_repetition)
-            rounds[-1] = (*rounds[-1], f"progress {self.talk.state.iteration}")
-        return progress
 
     def record(self, call: ToolCall, result: ToolResult, started: float) -> None:
         """Emit the call's event and append its result to the history."""

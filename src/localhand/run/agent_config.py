@@ -141,6 +141,7 @@ class Conversation:
         """A call and its result, as the model will see them: the policy learns from them."""
         if (command := ran_command(call, result)) is not None:
             self.state.commands.append(command)
+        self.state.waited |= result.progress
         if self.policy is not None:
             self.policy.observe(call, result)
 

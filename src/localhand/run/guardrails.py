@@ -109,9 +109,13 @@ class Limits:
                 f"the same tool calls came {n} rounds in a row: {names}", guardrail="repetition"
             )
 
-    def check_progress(self, state: RunState, changed: bool, waited: bool = False) -> None:
-        """Record whether this iteration modified files; stop after too many without. A
-        round that ``waited`` and got new output counts once the stall clock has started."""
+    def check_progress(self, state: RunState, changed: bool) -> None:
+        """Record whether this iteration modified files; stop after too many without. A round
+        that ``waited`` for new output and got it (``ToolResult.progress``) repeats no other
+        round (``check_repetition``) and counts, once the stall clock has started."""
+        waited, state.waited = state.waited, False
+        if waited and state.rounds:
+            state.rounds[-1] = (*state.rounds[-1], f"progress {state.iteration}")
         if changed or (waited and state.last_change_iteration is not None):
             state.last_change_iteration = state.iteration
             return
@@ -146,6 +150,8 @@ class RunState:
     last_change_iteration: int | None = None
     commands: list[str] = field(default_factory=list)
     """The commands ``run_command`` ran: a check among them may be adopted (evidence/adopt)."""
+    waited: bool = False
+    """A tool result of this round brought something new (``ToolResult.progress``)."""
 
 
 def _canonical(call: ToolCall) -> str:

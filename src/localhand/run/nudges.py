@@ -23,6 +23,7 @@ from localhand.prompt.system import (
     NUDGE_TRUNCATED,
     NUDGE_UNKNOWN_TOOL,
 )
+from localhand.types import ToolCall, ToolResult
 
 CUT_OFF = (
     "Your last reply was cut off after {tokens} tokens, the most one reply may have, so "
@@ -84,3 +85,18 @@ def reply_ceiling(model: ChatModel) -> int | None:
     the Ollama backend, ``max_tokens`` on the others)."""
     value = model.reply_ceiling
     return value if isinstance(value, int) and value > 0 else None
+
+
+REPEAT_NOTE = (
+    "\n[You made this exact call in your previous turn. Repeating it gives no new information: "
+    "act on the result above, or do something different.]"
+)
+
+
+def repeat_noted(call: ToolCall, result: ToolResult, previous: set[str]) -> ToolResult:
+    """``result``, saying so where ``call`` is one of the ``previous`` round's (canonical)
+    calls and brought nothing new: small models loop on one call, and saying so often breaks
+    the loop before the repetition guardrail has to end the run."""
+    if call.canonical() not in previous or result.progress:  # a wait that got output: news
+        return result
+    return ToolResult(result.content + REPEAT_NOTE, result.ok)

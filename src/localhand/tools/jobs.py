@@ -91,9 +91,12 @@ class Job:
                 self.matched = True
             self.changed.notify_all()
 
-    def look(self, until: re.Pattern[str] | None, timeout_s: float) -> tuple[str, str]:
+    def look(
+        self, until: re.Pattern[str] | None, timeout_s: float, peek: bool = False
+    ) -> tuple[str, str]:
         """Wait up to ``timeout_s`` for a line matching ``until``, or the job's end; then
-        (what it printed since the last look, why the wait ended)."""
+        (what it printed since the last look, why the wait ended). A ``peek`` (the first
+        lines, shown as it starts) leaves them to the next look, for its ``until`` too."""
         stop, ends = current(), time.monotonic() + timeout_s
         with self.changed:
             self.until = until
@@ -102,7 +105,9 @@ class Job:
                 if stop is not None and stop.requested:
                     break
                 self.changed.wait(min(left, POLL_S))
-            self.until, text, self.unread = None, self.unread.text(), self._buffer()
+            self.until, text = None, self.unread.text()
+            if not peek:
+                self.unread = self._buffer()
             if self.ended:
                 why = f"ended: {_ending(self)}"
             elif self.matched:
@@ -150,18 +155,18 @@ class Jobs:
         lines, or its end where it ends at once."""
         number = len(self._jobs) + 1
         self._jobs[number] = Job(number, command, running, lifetime_s, self.limits)
-        result = self.wait(number, None, FIRST_LOOK_S)
-        return ToolResult(f"job {number} started (see it with wait)\n{result.content}", True)
+        text, why = self._jobs[number].look(None, FIRST_LOOK_S, peek=True)
+        return ToolResult(f"job {number} started; wait shows what it prints\n{text}{why}")
 
     def wait(
         self, job: int | None = None, until: str | None = None, timeout: float = 30
     ) -> ToolResult:
-        """Wait for a background job to print a line matching until, or to exit; no job: list them.
+        """Wait for a background job's output line matching until, or its exit; no job: list.
 
         Args:
-            job: The job number (run_command's background); none lists the jobs.
-            until: A regex: return at the first output line that matches.
-            timeout: Seconds to wait at most.
+            job: Job number.
+            until: Regex for a line.
+            timeout: Seconds at most.
         """
         if job is None:
             return ToolResult(self.listing())
@@ -169,7 +174,7 @@ class Jobs:
         if found is None:
             raise ToolError(f"there is no job {job}. {self.listing()}")
         try:
-            pattern = re.compile(until) if until else None
+            pattern = re.compile(until, re.MULTILINE) if until else None
         except re.error as error:
             raise ToolError(f"until is not a valid regular expression: {error}") from None
         timeout_s, left = min(max(timeout, 0.0), MAX_WAIT_S), remaining_s()

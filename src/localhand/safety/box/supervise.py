@@ -155,7 +155,10 @@ class Supervised:
                 self.stopped += int(number)
 
     def pump(
-        self, sinks: Mapping[int, Callable[[bytes], None]], deadline: float, stop: Cancellation | None
+        self,
+        sinks: Mapping[int, Callable[[bytes], None]],
+        deadline: float,
+        stop: Cancellation | None,
     ) -> str | None:
         """Read the output (and stderr, when it comes apart) into ``sinks`` until the command
         has exited and its output ended (then None), or say why it is to be ended first:
