@@ -22,6 +22,8 @@ localhand's token estimate against real tokenizers.
 - ``delegate``: what the ``delegate`` tool adds to the first prompt (its schema, docs/delegate.md),
   and what a helper's first request adds to the parent's cached prefix besides the parent's
   reply that called it: the instruction around the task.
+- ``jobs``: what background commands add to the first prompt (docs/tools.md): ``run_command``'s
+  ``background`` argument and ``wait``'s schema, in every request of a run.
 - ``tokens``: counts with every real tokenizer available offline (``_common.tokenizers()``):
   Gemma 3's, which the project's own dependency ships, and, after
   ``python benchmarks/fetch_vocabs.py``, Qwen2/2.5/3's, Llama 3's and Phi-3's vocabularies
@@ -83,7 +85,9 @@ from localhand.skills.shelf import LIST_TOKENS
 from localhand.tools import default_tools
 from localhand.types import ToolCall
 
-TARGET_FIXED = 1200
+TARGET_FIXED = 1350
+"""The first prompt's fixed part: 1,200 tokens before background commands, plus what they cost
+(run_command's ``background`` and ``wait``: 136 tokens with Gemma 3's tokenizer), rounded."""
 
 
 def fixed_prompt(tok: Tokenizer) -> dict[str, Any]:
@@ -176,6 +180,17 @@ def delegate(tok: Tokenizer) -> dict[str, Any]:
         "system_plus_tools_with_delegate_tokens": fixed,
         "meets_target": fixed <= TARGET_FIXED,
         "helper_instruction_tokens_besides_the_task": tok.count(INSTRUCTION.format(task="")),
+    }
+
+
+def jobs(tok: Tokenizer) -> dict[str, Any]:
+    """What background commands add to every request (docs/tools.md): ``run_command``'s
+    ``background`` argument and ``wait``'s schema, offered from the first request on."""
+    tools = {d["function"]["name"]: d for d in default_tools(tempfile.gettempdir()).definitions()}
+    argument = tools["run_command"]["function"]["parameters"]["properties"]["background"]
+    return {
+        "background_argument_tokens": tok.count(json.dumps({"background": argument})),
+        "wait_schema_tokens": tok.count(json.dumps(tools["wait"], ensure_ascii=False)),
     }
 
 
@@ -358,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             "fixed_prompt": fixed_prompt(tok),
             "skills": skills(tok),
             "delegate": delegate(tok),
+            "jobs": jobs(tok),
             "first_prompt_per_family": {
                 "tokenizer": tok.name,
                 "target_tokens": TARGET_FIXED,

@@ -161,12 +161,12 @@ class Jobs:
     def wait(
         self, job: int | None = None, until: str | None = None, timeout: float = 30
     ) -> ToolResult:
-        """Wait for a background job's output line matching until, or its exit; no job: list.
+        """Wait for a job's line matching until, or its exit; no job: list jobs.
 
         Args:
             job: Job number.
-            until: Regex for a line.
-            timeout: Seconds at most.
+            until: Regex.
+            timeout: Seconds.
         """
         if job is None:
             return ToolResult(self.listing())

@@ -259,7 +259,7 @@ class ShellTool:
         Args:
             command: The command line.
             timeout_ms: Time limit in milliseconds.
-            background: Start as a job, return at once (see wait).
+            background: Run as a job; see wait.
         """
         if not command.strip():
             raise ToolError("command is empty")
