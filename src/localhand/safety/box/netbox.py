@@ -7,6 +7,11 @@ environment get for each ``[sandbox] network`` setting.
   which ``HTTP(S)_PROXY`` and npm's settings name. A host loopback port that
   ``[sandbox] allow_hosts`` names (``127.0.0.1:5432``) is relayed from the same port of the
   box's loopback, through the proxy, for clients that speak no HTTP proxy (a database's).
+  The commands of one run share one such namespace (``RunNetwork``): a box of its own holds
+  it and the relays, from the run's first command with network to its end, and each command
+  enters it (``JOIN``) instead of making its own, so a server one command started on the
+  loopback serves the next ones, and nothing outside the run. A sandbox no run set up
+  (library use) gives each command a namespace of its own.
 - ``host``: the host's network as before (``[sandbox] network = "host"``; the run warns).
 - off (``--no-network``): a namespace of its own and no proxy; the supervisor allows no Unix
   socket at all (``Sandbox.offline_flags``).
@@ -22,14 +27,18 @@ from __future__ import annotations
 
 import atexit
 import os
+import select
 import stat
+import sys
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from localhand.errors import ConfigError
 from localhand.safety.box.netproxy import NetProxy
+from localhand.safety.box.supervise import Supervised
 
 if TYPE_CHECKING:
     from localhand.safety.approval.approver import Approver
@@ -72,6 +81,76 @@ def proxy_of(sandbox: Sandbox) -> NetProxy:
         return _default_proxy
 
 
+JOIN = """import ctypes, os, sys
+setns = ctypes.CDLL(None, use_errno=True).setns
+for path, kind in ((sys.argv[1], 0x10000000), (sys.argv[2], 0x40000000)):  # user, then net
+    fd = os.open(path, os.O_RDONLY)
+    own = kind == 0x10000000 and os.fstat(fd).st_ino == os.stat("/proc/self/ns/user").st_ino
+    if not own and setns(fd, kind) != 0:
+        sys.exit("localhand: cannot enter the run's network: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[4], sys.argv[4:])"""
+"""Run by ``python -I -S -c JOIN USER NET -- BWRAP...``: enters the run's user namespace (where
+it is not this one: bubblewrap run by root makes none) and network namespace, through the
+namespace files localhand holds open, then becomes bubblewrap, which makes the command's box
+without a network of its own. It never runs the command outside them: a failure ends it."""
+
+
+class RunNetwork:
+    """One run's network namespace, held by a box of its own (``sandbox`` read-only, with its
+    own network and the relays to the proxy) from its first command with network to the
+    run's end (``close``); its namespace files stay open here for the commands to enter."""
+
+    def __init__(self, box: Sandbox, workspace: str) -> None:
+        self.holder = Supervised(
+            ["sh", "-c", "echo ready; exec sleep infinity"], workspace, {"PATH": os.defpath},
+            lambda argv: box.wrap(argv, workspace), flags=supervisor_flags(box, workspace),
+        )  # fmt: skip
+        try:
+            said = select.select([self.holder.output_fd], [], [], 10)[0]
+            if not said or os.read(self.holder.output_fd, 6) != b"ready\n":
+                raise OSError(f"its box did not start: {self.holder.said or 'no word'}")
+            pid = self._inside(self.holder.proc.pid)
+            self.files = [
+                os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY) for kind in ("user", "net")
+            ]
+            if os.fstat(self.files[1]).st_ino == os.stat("/proc/self/ns/net").st_ino:
+                raise OSError("its box shares this machine's network")  # never entered
+        except BaseException:
+            self.holder.end()
+            raise
+
+    @staticmethod
+    def _inside(bwrap: int) -> int:
+        """The first process bubblewrap started, in the namespaces it made."""
+        with open(f"/proc/{bwrap}/task/{bwrap}/children") as children:
+            return int(children.read().split()[0])
+
+    def joining(self) -> list[str]:
+        """The command line that enters this network before the bubblewrap line after it."""
+        files = [f"/proc/{os.getpid()}/fd/{fd}" for fd in self.files]
+        return [sys.executable, "-I", "-S", "-c", JOIN, *files, "--"]
+
+    def close(self) -> None:
+        """Stop the holder and its relays (the commands have ended: their run has)."""
+        self.holder.end()
+        for fd in self.files:
+            os.close(fd)
+
+
+def run_network(sandbox: Sandbox, workspace: str) -> RunNetwork | None:
+    """The network the run's commands share, its holder started now by the first command
+    that needs it; None where each command has its own namespace or none: no proxy (the
+    network off or the host's), or a sandbox no run set up (its proxy the process's)."""
+    slot = sandbox.proxy
+    if not uses_proxy(sandbox) or slot is None or isinstance(slot, NetProxy):
+        return None
+    box = replace(sandbox, mode="read-only", proxy=proxy_of(sandbox))  # the holder's own network
+    with _default_lock:
+        if slot.network is None:
+            slot.network = RunNetwork(box, workspace)
+        return slot.network
+
+
 def _made(allow_hosts: tuple[str, ...]) -> NetProxy:
     try:
         return NetProxy(allow_hosts)
@@ -97,15 +176,18 @@ def refusal_notes(sandbox: Sandbox) -> list[str]:
     return [f"[Sandbox: {refused}]" for refused in proxy_of(sandbox).take_refusals()]
 
 
-def bwrap_options(sandbox: Sandbox, mounts: Sequence[str], workspace: str) -> list[str]:
-    """What bubblewrap adds for the network, after ``mounts`` (the options so far)."""
+def bwrap_options(
+    sandbox: Sandbox, mounts: Sequence[str], workspace: str, joined: bool
+) -> list[str]:
+    """What bubblewrap adds for the network, after ``mounts`` (the options so far); nothing
+    of its own where the command ``joined`` the run's network (``run_network``)."""
     options: list[str] = []
-    if not (sandbox.network and sandbox.host_network):  # its own network namespace
+    if not ((sandbox.network and sandbox.host_network) or joined):  # its own network namespace
         options.append("--unshare-net")
     if sandbox.network:  # without network, no Unix socket can be opened at all
         for path in outside_sockets(mounts, workspace):
             options += ["--ro-bind", "/dev/null", path]
-    if uses_proxy(sandbox):
+    if uses_proxy(sandbox) and not joined:
         directory = os.path.dirname(proxy_of(sandbox).socket_path(workspace))
         options += ["--ro-bind", directory, directory]
     return options
@@ -116,7 +198,7 @@ def supervisor_flags(sandbox: Sandbox, workspace: str) -> list[str]:
     if not sandbox.network:
         return []  # offline_flags: no Unix socket, and the same families otherwise
     flags = ["--no-other-sockets"]
-    if uses_proxy(sandbox):
+    if uses_proxy(sandbox) and run_network(sandbox, workspace) is None:  # else the holder's
         proxy = proxy_of(sandbox)
         path = proxy.socket_path(workspace)
         flags.append(f"--relay={RELAY_PORT}={path}")

@@ -65,6 +65,7 @@ from localhand.safety.box.own_files import is_within
 from localhand.safety.box.table import SANDBOX_SETTINGS
 
 if TYPE_CHECKING:
+    from localhand.safety.box.netbox import RunNetwork
     from localhand.safety.box.netproxy import NetProxy
 
 SandboxMode = Literal["workspace-write", "read-only", "off"]
@@ -79,6 +80,8 @@ class ProxySlot:
 
     allow_hosts: tuple[str, ...] = ()
     proxy: NetProxy | None = None
+    network: RunNetwork | None = None
+    """The network namespace the run's commands share (``netbox.run_network``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +130,11 @@ class Sandbox:
         bwrap = shutil.which("bwrap")
         assert bwrap is not None, "wrap() needs bubblewrap: check available() first"
         root = os.path.realpath(workspace)
-        options = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
+
+        network = netbox.run_network(self, root)  # the run's, entered first, where it has one
+        options = [*(network.joining() if network else ()), bwrap, "--ro-bind", "/", "/"]
+        options += ["--dev", "/dev", "--proc", "/proc"]
         options += throwaway_home(self.read, tmp_size_options(self.limits))
         options += host_services()
         options += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
@@ -135,9 +142,7 @@ class Sandbox:
         for path in writable[1:]:
             options += ["--bind", path, path]
         options += own_files(writable if self.mode == "workspace-write" else writable[1:])
-        from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
-
-        options += netbox.bwrap_options(self, options, root)
+        options += netbox.bwrap_options(self, options, root, joined=network is not None)
         options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
         # Run as root, bubblewrap keeps every capability unless told: with CAP_SYS_ADMIN a
         # command could remount the read-only root writable or unmount the hidden $HOME.
@@ -358,6 +363,8 @@ def run_sandbox(
             yield sandbox
     finally:
         _warn.reset(token)
+        if slot.network is not None:  # its commands have ended: the run's tools closed
+            slot.network.close()
         if slot.proxy is not None:
             slot.proxy.close()
 
