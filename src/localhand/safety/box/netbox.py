@@ -33,7 +33,6 @@ import sys
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from localhand.errors import ConfigError
@@ -144,7 +143,7 @@ def run_network(sandbox: Sandbox, workspace: str) -> RunNetwork | None:
     slot = sandbox.proxy
     if not uses_proxy(sandbox) or slot is None or isinstance(slot, NetProxy):
         return None
-    box = replace(sandbox, mode="read-only", proxy=proxy_of(sandbox))  # the holder's own network
+    box = sandbox.holder(proxy_of(sandbox))
     with _default_lock:
         if slot.network is None:
             slot.network = RunNetwork(box, workspace)

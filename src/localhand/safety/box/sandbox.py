@@ -117,6 +117,11 @@ class Sandbox:
     def without_network(self) -> Sandbox:
         return replace(self, network=False)
 
+    def holder(self, proxy: NetProxy) -> Sandbox:
+        """The box that holds a run's network (``netbox.RunNetwork``): read-only, a plain
+        sandbox (no other binds), with a network of its own and the relays to ``proxy``."""
+        return Sandbox("read-only", read=self.read, limits=self.limits, proxy=proxy)
+
     def wrap(
         self,
         argv: Sequence[str],
