@@ -163,8 +163,8 @@ def test_background_processes_end_when_the_command_returns(
     assert not running(int(wait_for(tmp_path / "bg.pid")))
     assert result.content == (
         "(no output)\n[The command left background processes running; they were stopped when "
-        "it returned. To use a server, start and use it in one command, e.g. "
-        "`server > log.txt 2>&1 & sleep 1; curl …; kill %1`.]\n[Exit code 0.]"
+        "it returned. To keep a server running while you use it, start it with run_command's "
+        "background: true, then wait for it.]\n[Exit code 0.]"
     )
 
 

@@ -121,11 +121,6 @@ class Job:
         self._stop.cancel()
         self._thread.join()
 
-    def entry(self) -> dict[str, Any]:
-        """The job as the Result lists it."""
-        return {"job": self.number, "command": self.command, "ended": self.ended,
-                "exit_code": self.exit_code}  # fmt: skip
-
 
 class Jobs:
     """The background jobs of one run's ``run_command``, at most ``max_jobs`` at once."""
@@ -193,9 +188,6 @@ class Jobs:
                  for job in self._jobs.values())  # fmt: skip
         return "\n".join(lines)
 
-    def report(self) -> list[dict[str, Any]]:
-        return [job.entry() for job in self._jobs.values()]
-
     def close(self) -> None:
         """Stop every job (the registry's ``close()``, at the run's end however it ends)."""
         for job in self._jobs.values():
@@ -211,10 +203,10 @@ def _ending(job: Job) -> str:
 def jobs_of(tools: Iterable[Any]) -> list[dict[str, Any]] | None:
     """What the background jobs of a run's ``tools`` did (the Result's ``jobs``), or None
     where it started none."""
-    owners = {
-        id(o): o
-        for tool in tools
-        if isinstance(o := getattr(tool.function, "__self__", None), Jobs)
-    }
-    entries = [entry for jobs in owners.values() for entry in jobs.report()]
+    owner = next(
+        (getattr(tool.function, "__self__", None) for tool in tools if tool.name == "wait"), None
+    )
+    jobs = owner._jobs.values() if isinstance(owner, Jobs) else ()
+    entries = [{"job": job.number, "command": job.command, "ended": job.ended,
+                "exit_code": job.exit_code} for job in jobs]  # fmt: skip
     return entries or None

@@ -314,8 +314,8 @@ class ShellTool:
         elif done.detached or done.stopped:
             notes.append(
                 "[The command left background processes running; they were stopped when it "
-                "returned. To use a server, start and use it in one command, e.g. "
-                "`server > log.txt 2>&1 & sleep 1; curl …; kill %1`.]"
+                "returned. To keep a server running while you use it, start it with "
+                "run_command's background: true, then wait for it.]"
             )
         if not (done.timed_out or done.cancelled):
             notes.append(_status(done.exit_code))

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -20,20 +21,9 @@ def group_members(pgid: int) -> list[int] | None:
     """PIDs of the group's processes that are not zombies; None where /proc is unavailable."""
     if not os.path.isdir(_PROC):
         return None
-    members = []
-    for name in os.listdir(_PROC):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"{_PROC}/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name is in parentheses and may itself contain spaces or parentheses.
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            members.append(int(name))
-    return members
+    return [
+        pid for pid, stat in _each("stat") if (fields := _stat(stat)) and int(fields[2]) == pgid
+    ]
 
 
 def group_alive(pgid: int) -> bool:
@@ -73,21 +63,28 @@ def kill_group(
 
 def find_marked(name: str, value: str) -> list[int]:
     """PIDs of the live processes whose environment has ``name=value`` (not this one)."""
-    if not os.path.isdir(_PROC):
-        return []
     wanted = f"{name}={value}".encode()
-    found = []
-    for entry in os.listdir(_PROC):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
+    marked = [pid for pid, environ in _each("environ") if wanted in environ.split(b"\0")]
+    return [pid for pid in marked if pid != os.getpid() and _running(pid)]
+
+
+def _each(name: str) -> Iterator[tuple[int, bytes]]:
+    """Each process's ``/proc/PID/NAME`` (none where there is no /proc), but of those that
+    ended while it was read."""
+    for entry in os.listdir(_PROC) if os.path.isdir(_PROC) else ():
         try:
-            with open(f"{_PROC}/{entry}/environ", "rb") as handle:
-                environ = handle.read()
-        except OSError:
+            with open(f"{_PROC}/{entry}/{name}", "rb") as handle:
+                yield int(entry), handle.read()
+        except (OSError, ValueError):  # gone, or not a process (``self``, ``sys``...)
             continue
-        if wanted in environ.split(b"\0") and _running(int(entry)):
-            found.append(int(entry))
-    return found
+
+
+def _stat(stat: bytes) -> list[bytes] | None:
+    """The fields of a ``/proc/PID/stat`` after the command's name (state, parent, group...)
+    of a process that runs; None for a zombie. The name, in parentheses, may itself hold
+    spaces or parentheses."""
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return fields if len(fields) > 2 and fields[0] not in (b"Z", b"X") else None
 
 
 MARKED_SCANS = 3
@@ -120,6 +117,6 @@ def kill_marked(name: str, value: str) -> list[int]:
 def _running(pid: int) -> bool:
     try:
         with open(f"{_PROC}/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except (OSError, IndexError):
+            return _stat(handle.read()) is not None
+    except (OSError, ValueError):
         return False
