@@ -32,21 +32,18 @@ MAX_WAIT_S = 600.0
 """The longest one ``wait`` call waits (the run's wall clock may end it sooner)."""
 _LINE_MAX = 4096
 """How much of an unfinished line is kept for ``until`` to match."""
+Running = AbstractContextManager[tuple[Supervised, list[str]]]
+"""A command started for the block, ended with all it started at its end (``command_started``)."""
 
 
 class Job:
     """One background command: its output pumped by a thread until it ends."""
 
     def __init__(
-        self,
-        number: int,
-        command: str,
-        running: AbstractContextManager[tuple[Supervised, list[str]]],
-        lifetime_s: float,
-        limits: ToolLimits,
+        self, number: int, command: str, running: Running, lifetime_s: float, sizes: tuple[int, int]
     ) -> None:
-        self.number, self.command, self.limits = number, command, limits
-        self.unread = self._buffer()
+        self.number, self.command, self.sizes = number, command, sizes
+        self.unread = HeadTail(*self.sizes)
         self.changed = threading.Condition()
         self.until: re.Pattern[str] | None = None
         self.matched = False
@@ -58,13 +55,9 @@ class Job:
         with ExitStack() as stack:  # started here, so that a refusal reaches the caller
             supervised, notes = stack.enter_context(running)
             held = stack.pop_all()  # the thread ends it
-        self._thread = threading.Thread(
-            target=self._pump, args=(held, supervised, notes, lifetime_s), daemon=True
-        )
-        self._thread.start()
-
-    def _buffer(self) -> HeadTail:
-        return HeadTail(self.limits.command_head_bytes, self.limits.command_tail_bytes)
+        pumping = (held, supervised, notes, lifetime_s)
+        self.thread = threading.Thread(target=self._pump, args=pumping, daemon=True)
+        self.thread.start()
 
     def _pump(
         self, held: ExitStack, supervised: Supervised, notes: list[str], lifetime_s: float
@@ -107,7 +100,7 @@ class Job:
                 self.changed.wait(min(left, POLL_S))
             self.until, text = None, self.unread.text()
             if not peek:
-                self.unread = self._buffer()
+                self.unread = HeadTail(*self.sizes)
             if self.ended:
                 why = f"ended: {_ending(self)}"
             elif self.matched:
@@ -116,18 +109,13 @@ class Job:
                 why = f"is still running after {timeout_s:.3g} s"
         return text, f"[job {self.number} {why}.]"
 
-    def stop(self) -> None:
-        """End the job and all it started, and wait until it is done."""
-        self._stop.cancel()
-        self._thread.join()
-
 
 class Jobs:
     """The background jobs of one run's ``run_command``, at most ``max_jobs`` at once."""
 
     def __init__(self, max_jobs: int = 4, limits: ToolLimits | None = None) -> None:
-        self.max_jobs = max_jobs
-        self.limits = limits or ToolLimits()
+        self.max_jobs, limits = max_jobs, limits or ToolLimits()
+        self.sizes = (limits.command_head_bytes, limits.command_tail_bytes)  # as run_command's
         self._jobs: dict[int, Job] = {}
 
     def refusal(self) -> str | None:
@@ -140,16 +128,11 @@ class Jobs:
             "([run] max_jobs). Wait for one to end, or run the command without background."
         )
 
-    def start(
-        self,
-        command: str,
-        running: AbstractContextManager[tuple[Supervised, list[str]]],
-        lifetime_s: float,
-    ) -> ToolResult:
+    def start(self, command: str, running: Running, lifetime_s: float) -> ToolResult:
         """Start ``command`` (``running`` starts and ends it) as the next job; its first
         lines, or its end where it ends at once."""
         number = len(self._jobs) + 1
-        self._jobs[number] = Job(number, command, running, lifetime_s, self.limits)
+        self._jobs[number] = Job(number, command, running, lifetime_s, self.sizes)
         text, why = self._jobs[number].look(None, FIRST_LOOK_S, peek=True)
         return ToolResult(f"job {number} started; wait shows what it prints\n{text}{why}")
 
@@ -190,8 +173,10 @@ class Jobs:
 
     def close(self) -> None:
         """Stop every job (the registry's ``close()``, at the run's end however it ends)."""
+        for job in self._jobs.values():  # all at once, then each waited for
+            job._stop.cancel()
         for job in self._jobs.values():
-            job.stop()
+            job.thread.join()
 
 
 def _ending(job: Job) -> str:

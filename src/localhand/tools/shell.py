@@ -155,6 +155,8 @@ def command_started(
     flags = box.offline_flags(cwd) if wrap is None else box.supervisor_flags(cwd)
     from localhand.safety.box import netbox  # the proxy's modules: loaded by the first command
 
+    shared = netbox.run_network(box, os.path.realpath(cwd)) if wrap is not None else None
+
     notes: list[str] = []
     with (
         limited(box.limits if box.on else NO_LIMITS) as limiter,
@@ -162,8 +164,8 @@ def command_started(
         _stdin_file(stdin) as reading,
     ):
         supervised = Supervised(
-            argv, cwd, environment, limiter.wrapping(wrap), flags=flags,
-            stdin=reading, split_stderr=split_stderr,
+            argv, cwd, environment, limiter.wrapping(wrap), flags=flags, stdin=reading,
+            split_stderr=split_stderr, keep_fds=shared.files if shared else (),
         )  # fmt: skip
         try:
             yield supervised, notes

@@ -26,6 +26,7 @@ through its socket file. Sockets bound after the command started are not covered
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import select
 import stat
@@ -50,6 +51,8 @@ _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "A
 _OWN_LOOPBACK = "localhost,127.0.0.1,::1"
 """``NO_PROXY`` in the box: its loopback is its own (a test server a command starts), never
 the host's, so talking to it directly is safe and what the command means."""
+_NS_GET_USERNS = 0xB701
+"""ioctl: a namespace file's owning user namespace, as a new descriptor (Linux 4.9+)."""
 _LOOPBACK_NAMES = frozenset(("127.0.0.1", "localhost", "::1"))
 _ONE_ARGUMENT = frozenset(("--tmpfs", "--dev", "--proc", "--dir", "--mqueue"))
 _TWO_ARGUMENTS = frozenset(("--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try",
@@ -81,17 +84,21 @@ def proxy_of(sandbox: Sandbox) -> NetProxy:
 
 
 JOIN = """import ctypes, os, sys
-setns = ctypes.CDLL(None, use_errno=True).setns
-for path, kind in ((sys.argv[1], 0x10000000), (sys.argv[2], 0x40000000)):  # user, then net
-    fd = os.open(path, os.O_RDONLY)
+setns, bwrap = ctypes.CDLL(None, use_errno=True).setns, sys.argv[4:]
+ids = ["--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())]
+for fd, kind in ((int(sys.argv[1]), 0x10000000), (int(sys.argv[2]), 0x40000000)):  # user, net
     own = kind == 0x10000000 and os.fstat(fd).st_ino == os.stat("/proc/self/ns/user").st_ino
     if not own and setns(fd, kind) != 0:
         sys.exit("localhand: cannot enter the run's network: " + os.strerror(ctypes.get_errno()))
-os.execv(sys.argv[4], sys.argv[4:])"""
+    bwrap[1:1] = ids if kind == 0x10000000 and not own else []  # as who the command ran
+    os.close(fd)
+os.execv(bwrap[0], bwrap)"""
 """Run by ``python -I -S -c JOIN USER NET -- BWRAP...``: enters the run's user namespace (where
 it is not this one: bubblewrap run by root makes none) and network namespace, through the
-namespace files localhand holds open, then becomes bubblewrap, which makes the command's box
-without a network of its own. It never runs the command outside them: a failure ends it."""
+namespace files localhand holds open and passed as descriptors USER and NET (closed once
+entered), then becomes bubblewrap, which makes the command's box without a network of its
+own, in a user namespace of its own as the same user (in the run's it would be its root,
+though without capabilities). It never runs the command outside them: a failure ends it."""
 
 
 class RunNetwork:
@@ -108,26 +115,22 @@ class RunNetwork:
             said = select.select([self.holder.output_fd], [], [], 10)[0]
             if not said or os.read(self.holder.output_fd, 6) != b"ready\n":
                 raise OSError(f"its box did not start: {self.holder.said or 'no word'}")
-            pid = self._inside(self.holder.proc.pid)
-            self.files = [
-                os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY) for kind in ("user", "net")
-            ]
+            bwrap = self.holder.proc.pid  # its first child is in the namespaces it made
+            with open(f"/proc/{bwrap}/task/{bwrap}/children") as children:
+                pid = int(children.read().split()[0])
+            net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+            # The user namespace that owns it (bubblewrap nests another for the command).
+            self.files = [fcntl.ioctl(net, _NS_GET_USERNS), net]
             if os.fstat(self.files[1]).st_ino == os.stat("/proc/self/ns/net").st_ino:
                 raise OSError("its box shares this machine's network")  # never entered
         except BaseException:
             self.holder.end()
             raise
 
-    @staticmethod
-    def _inside(bwrap: int) -> int:
-        """The first process bubblewrap started, in the namespaces it made."""
-        with open(f"/proc/{bwrap}/task/{bwrap}/children") as children:
-            return int(children.read().split()[0])
-
     def joining(self) -> list[str]:
-        """The command line that enters this network before the bubblewrap line after it."""
-        files = [f"/proc/{os.getpid()}/fd/{fd}" for fd in self.files]
-        return [sys.executable, "-I", "-S", "-c", JOIN, *files, "--"]
+        """The command line that enters this network before the bubblewrap line after it,
+        started with ``files`` passed (``Supervised``'s ``keep_fds``)."""
+        return [sys.executable, "-I", "-S", "-c", JOIN, *map(str, self.files), "--"]
 
     def close(self) -> None:
         """Stop the holder and its relays (the commands have ended: their run has)."""

@@ -131,7 +131,8 @@ class Sandbox:
     ) -> list[str]:
         """``argv`` as it runs inside this sandbox, with ``workspace`` (and ``also_writable``,
         for localhand's own git) as the only trees it may write. Call only when
-        ``available()`` is None."""
+        ``available()`` is None. Where the run's commands share a network, the command line
+        enters it through the descriptors ``netbox.run_network``'s ``files``, to be passed."""
         bwrap = shutil.which("bwrap")
         assert bwrap is not None, "wrap() needs bubblewrap: check available() first"
         root = os.path.realpath(workspace)

@@ -68,13 +68,14 @@ class Supervised:
         flags: Sequence[str] = (),
         stdin: int | None = None,
         split_stderr: bool = False,
+        keep_fds: Sequence[int] = (),
     ):
         """Start ``argv`` under a supervisor; ``wrap`` (a sandbox) turns the supervisor's own
         command line into the one that runs it, so the supervisor lives inside the sandbox
         with the command and reports its real status. ``flags`` confine the command further
         (see ``Sandbox.offline_flags``). ``stdin``: a file descriptor the command reads
         (default ``/dev/null``); ``split_stderr``: its stderr on ``error_fd``, not with its
-        stdout on ``output_fd``."""
+        stdout on ``output_fd``; ``keep_fds``: descriptors ``wrap`` passes on (``netbox``)."""
         self.marker = secrets.token_hex(8)
         status_r, status_w = os.pipe()
         life_r, self.lifeline = os.pipe()
@@ -98,7 +99,7 @@ class Supervised:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**env, MARKER_VAR: self.marker},
-                pass_fds=kept,
+                pass_fds=(*kept, *keep_fds),
             )  # fmt: skip
         except BaseException:
             for fd in (status_r, self.lifeline, self._output, self._errors):
