@@ -5,8 +5,12 @@ this machine's processes, not another run. Real bubblewrap, real servers."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,9 +45,9 @@ def reached(port: int) -> bool:
         return client.connect_ex(("127.0.0.1", port)) == 0
 
 
-def fetch(port: int) -> str:
+def fetch(port: int, python: str = sys.executable) -> str:
     script = f"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{port}/').status)"
-    return f'{sys.executable} -c "{script}"'
+    return f'{python} -c "{script}"'
 
 
 def serve(tools: ToolRegistry, port: int) -> None:
@@ -104,3 +108,46 @@ def test_a_run_starts_a_server_waits_for_it_and_reaches_it(tmp_path: Path) -> No
     assert result.jobs is not None and result.jobs[0]["ended"] == "stopped"
     assert survivors(tmp_path) == [], "the server outlived the run"
     assert not reached(port)
+
+
+AS_NOBODY = """
+import socket, sys
+from localhand.safety.box.sandbox import run_sandbox
+from localhand.tools import default_tools
+from localhand.types import ToolCall
+with run_sandbox("required", network=True, read=(), warn=lambda _: None):
+    with default_tools(sys.argv[1], policy="never") as tools:
+        def run(name, **arguments):
+            return tools.execute(ToolCall(name, arguments)).content
+        server = "python3 -m http.server %s --bind 127.0.0.1" % sys.argv[2]
+        run("run_command", command=server, background=True)
+        print(run("wait", job=1, until="Serving", timeout=20))
+        print(run("run_command", command=sys.argv[3] + "; id -u"))
+        print("outside:", socket.socket().connect_ex(("127.0.0.1", int(sys.argv[2]))) == 0)
+"""
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not SYSTEM_PYTHON.exists(),
+    reason="needs root, setpriv and a system python3 to run a run as nobody",
+)
+def test_where_bubblewrap_runs_unprivileged_the_commands_share_the_network_as_their_user() -> None:
+    """As a user without privileges bubblewrap nests a user namespace in the holder's: the
+    commands enter the one that owns the network, and run as that user, not as its root."""
+    source = Path(__file__).resolve().parents[2] / "src"
+    if not all(os.stat(part).st_mode & 0o005 for part in (source, *source.parents)):
+        pytest.skip("the source is not readable by another user")
+    with tempfile.TemporaryDirectory() as shared:  # pytest's own is closed to other users
+        os.chmod(shared, 0o777)
+        port, user = free_port(), ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        done = subprocess.run(
+            [*user, str(SYSTEM_PYTHON), "-c", AS_NOBODY, shared, str(port), fetch(port, "python3")],
+            capture_output=True, text=True, timeout=120, check=False,
+            env={"PATH": os.defpath, "HOME": shared, "PYTHONPATH": str(source)},
+        )  # fmt: skip
+    if "the sandbox is required" in done.stderr:
+        pytest.skip(f"bubblewrap does not run unprivileged here: {done.stderr[-300:]}")
+    assert done.returncode == 0, done.stderr
+    assert "matches" in done.stdout and "200\n65534\n" in done.stdout, done.stdout
+    assert "outside: False" in done.stdout
