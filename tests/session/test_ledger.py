@@ -44,9 +44,9 @@ def test_daily_budget_is_shared_by_tasks_through_the_store(tmp_path: Path) -> No
     first = run_task(
         Task("Look around", workspace=tmp_path),
         settings,
-        # 3,300 + 100 spent leaves room for the second request's estimate (the first prompt
-        # and the tools, delegate's among them), not for a third task's
-        model=ScriptedModel([reply("list_directory", 3300, 100), answer(1000, 10)]),
+        # 3,100 + 100 spent leaves room for the second request's estimate (the first prompt
+        # and the tools, delegate's and wait's among them), not for a third task's
+        model=ScriptedModel([reply("list_directory", 3100, 100), answer(1000, 10)]),
         store=Store(db),
     )
     assert first.termination_reason == "final_answer"
