@@ -114,10 +114,10 @@ class RunNetwork:
         try:
             said = select.select([self.holder.output_fd], [], [], 10)[0]
             if not said or os.read(self.holder.output_fd, 6) != b"ready\n":
-                raise OSError(f"its box did not start: {self.holder.said or 'no word'}")
+                raise OSError("its box did not start within 10 s")
             bwrap = self.holder.proc.pid  # its first child is in the namespaces it made
             with open(f"/proc/{bwrap}/task/{bwrap}/children") as children:
-                pid = int(children.read().split()[0])
+                pid = int((children.read().split() or ["0"])[0])  # none: /proc/0 fails, OSError
             net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
             # The user namespace that owns it (bubblewrap nests another for the command).
             self.files = [fcntl.ioctl(net, _NS_GET_USERNS), net]
@@ -148,8 +148,11 @@ def run_network(sandbox: Sandbox, workspace: str) -> RunNetwork | None:
         return None
     box = sandbox.holder(proxy_of(sandbox))
     with _default_lock:
-        if slot.network is None:
-            slot.network = RunNetwork(box, workspace)
+        if slot.network is None and slot.unshared is None:
+            try:
+                slot.network = RunNetwork(box, workspace)
+            except OSError as error:  # then each command has a namespace of its own, as before
+                slot.unshared = str(error)
         return slot.network
 
 

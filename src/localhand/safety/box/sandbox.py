@@ -82,6 +82,8 @@ class ProxySlot:
     proxy: NetProxy | None = None
     network: RunNetwork | None = None
     """The network namespace the run's commands share (``netbox.run_network``)."""
+    unshared: str | None = None
+    """Why they could not share one (each command then has its own), once tried."""
 
 
 @dataclass(frozen=True, slots=True)
