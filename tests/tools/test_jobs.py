@@ -11,6 +11,9 @@ import pytest
 
 from localhand.config.settings import Settings
 from localhand.models.scripted import ScriptedModel, call
+from localhand.parsing import parse_tool_calls
+from localhand.profiles import PROFILES, Profile
+from localhand.profiles.formats import write_call
 from localhand.run.task import Task
 from localhand.safety.box.sandbox import available, run_sandbox
 from localhand.session.door import Session
@@ -128,3 +131,17 @@ def test_waits_are_progress_only_while_they_bring_output(tmp_path: Path) -> None
     result = Session(task, Settings(sandbox="off", approve="never"), model=model).run()
     assert result.termination_reason == "repetition"
     assert result.iterations_used == len(steps)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_each_family_writes_a_background_command_and_a_wait_as_the_parser_reads_them(
+    profile: Profile, tmp_path: Path
+) -> None:
+    definitions = default_tools(tmp_path).definitions()
+    for name, arguments in (
+        ("run_command", {"command": "python -m http.server 8000", "background": True}),
+        ("wait", {"job": 1, "until": "Serving HTTP", "timeout": 20}),
+    ):
+        written = write_call(profile.text_format, name, arguments)
+        parsed = parse_tool_calls({"role": "assistant", "content": written}, definitions)
+        assert [(c.name, c.arguments) for c in parsed.calls] == [(name, arguments)], written
