@@ -54,6 +54,7 @@ def test_a_plan_stopped_at_its_refused_first_step_says_why(
         expect(page.locator("#run-status")).to_have_text("fail")
         (run,) = store.runs()
         events = finished(store, run.id)
+        run = store.run(run.id)  # as it ended: the row read above may predate its close
         [stopped] = [e for e in events if e["type"] == "plan_cancelled"]
         expect(page.locator("#plan-banners")).to_contain_text(stopped["reason"])
         expect(page.locator("tr.note.finished")).to_contain_text(
