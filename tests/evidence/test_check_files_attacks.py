@@ -126,6 +126,8 @@ def test_each_attack_is_not_counted_without_the_sandbox(tmp_path: Path, attack: 
         result = run(project(tmp_path), steps, verify)
     assert result.status != "pass", result.verification
     assert "Not counted" in result.verification[0].output_tail
+    if attack.startswith("50,001 files"):  # the walk that stopped short says so
+        assert "more than 50,000 files" in result.verification[0].output_tail
 
 
 @pytest.mark.parametrize("sandbox", ["bubblewrap", "off"])
@@ -140,7 +142,7 @@ def test_the_honest_fix_passes(tmp_path: Path, verify: str, sandbox: str) -> Non
 
 
 @needs_bwrap
-def test_what_a_link_hides_and_a_cut_walk_are_named(tmp_path: Path) -> None:
+def test_what_a_link_hides_is_named(tmp_path: Path) -> None:
     moved = run(
         project(tmp_path / "moved"),
         ATTACKS["tests moved behind a link, a package __init__ beside them"][1],
@@ -148,10 +150,6 @@ def test_what_a_link_hides_and_a_cut_walk_are_named(tmp_path: Path) -> None:
     )
     tail = moved.verification[0].output_tail
     assert "tests/test_calc.py lies behind tests, a link the run created or replaced" in tail
-    many = run(
-        project(tmp_path / "many"), ATTACKS["50,001 files, then a conftest past them"][1], PYTEST
-    )
-    assert "more than 50,000 files" in many.verification[0].output_tail
 
 
 @needs_bwrap

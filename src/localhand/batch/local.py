@@ -182,7 +182,7 @@ def _run(
     except LocalhandError as exc:
         return TaskOutcome(error_result(task, settings, str(exc)))
     warming = None
-    if warm and model.server_kind == "openai":
+    if warm and model.server_kind == "openai" and not task.is_plan:  # a plan opens otherwise
         warming = threading.Thread(target=warm_prefix, args=(settings, task.workspace, model))
         warming.start()
     try:
