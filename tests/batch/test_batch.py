@@ -168,19 +168,19 @@ def test_an_endpoint_that_dies_mid_batch_hands_its_tasks_over(tmp_path: Path) ->
     assert any("stopped answering" in w for w in warnings)
 
 
+def pooled_once(pool: EndpointPool, waits: list[float], **more: Any) -> PooledModel:
+    """qwen3:8b on ``pool``, each request tried once, its pauses noted in ``waits``."""
+    factory = lambda e: OllamaModel("qwen3:8b", e.url, max_attempts=1)  # noqa: E731
+    return PooledModel(pool, "qwen3:8b", factory, sleep=waits.append, **more)
+
+
 def test_a_busy_server_503_is_waited_out_not_failed(tmp_path: Path) -> None:
     script = [Fault.status(503)] * 3 + ["All done."]
     waits: list[float] = []
     warnings: list[str] = []
     with FakeOllama(script, models=QWEN) as server:
         pool = EndpointPool([Endpoint(server.url)])
-        model = PooledModel(
-            pool,
-            "qwen3:8b",
-            lambda e: OllamaModel("qwen3:8b", e.url, max_attempts=1),
-            on_warning=warnings.append,
-            sleep=waits.append,
-        )
+        model = pooled_once(pool, waits, on_warning=warnings.append)
         with model:
             reply = model.chat([{"role": "user", "content": "hi"}])
         assert reply.content == "All done."
@@ -194,13 +194,7 @@ def test_a_pooled_simple_answer_waits_out_a_busy_server_as_chat_does() -> None:
     and all: the bound endpoint's own stream would fail at the first 503."""
     waits: list[float] = []
     with FakeOllama([Fault.status(503), "All done."], models=QWEN) as server:
-        pool = EndpointPool([Endpoint(server.url)])
-        model = PooledModel(
-            pool,
-            "qwen3:8b",
-            lambda e: OllamaModel("qwen3:8b", e.url, max_attempts=1),
-            sleep=waits.append,
-        )
+        model = pooled_once(EndpointPool([Endpoint(server.url)]), waits)
         with model:
             *deltas, last = model.stream([{"role": "user", "content": "hi"}])
         streamed = {request.body.get("stream") for request in server.chat_requests}
