@@ -66,7 +66,7 @@ RUN_PATH = {
     *package("localhand.session", "approvals", "backend", "door", "prepared", "recording"),
     *package("localhand.session", "finish", "kept_cache", "runner", "verify_gate"),
     *package("localhand.skills", "found", "shelf"),  # the list goes in the first request
-    *package("localhand.store", "archive", "connection", "db", "liveness", "migrations"),
+    *package("localhand.store", "archive", "behind", "connection", "db", "liveness", "migrations"),
     *package("localhand.store", "recorder", "records"),
     *package("localhand.tools", "deadline", "edits", "edits_hint", "edits_loose", "files"),
     *package("localhand.tools", "fsio", "headtail", "jobs", "limits", "plugins", "quick_args"),

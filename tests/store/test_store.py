@@ -37,6 +37,9 @@ def workspace(tmp_path: Path) -> Path:
     return workspace_with(tmp_path / "ws", {"calc.py": BUGGY})
 
 
+MAIN = threading.main_thread()
+
+
 def started(task_id: str, workspace: str = "") -> TaskStarted:
     return TaskStarted(
         task_id=task_id, description="d", model="m", workspace=workspace, max_iterations=5
@@ -61,19 +64,21 @@ def test_a_real_run_is_recorded_event_by_event(tmp_path: Path, workspace: Path) 
     bus = EventBus()
     bus.subscribe(store.recorder())
     seen_in_store: list[int] = []
-    # A later subscriber, on a second connection as another process would be: each event must
-    # already be committed when it is delivered.
-    reader = Store(tmp_path / "runs.db")
 
+    # A later subscriber reads each event back as it is delivered: written behind, yet this
+    # process reads what it wrote.
     def check(event: Event) -> None:
-        run_id = reader.runs(1)[0].id
-        seen_in_store.append(len(reader.events(run_id)))
+        run_id = store.runs(1)[0].id
+        seen_in_store.append(len(store.events(run_id)))
 
     bus.subscribe(check)
     result = Agent(ScriptedModel(FIX), workspace, bus=bus, task_id="t1").run("Fix add")
 
     assert bus.errors == []
     assert seen_in_store == list(range(1, len(seen_in_store) + 1))
+    # A second connection, as another process, has all of it once the run has ended.
+    reader = Store(tmp_path / "runs.db")
+    assert len(reader.events(reader.runs(1)[0].id)) == len(seen_in_store)
     run = store.runs()[0]
     # No checks: the model's word alone, stored as itself (no pass without evidence).
     assert (run.task_id, run.status, run.termination_reason) == (
@@ -170,7 +175,8 @@ class _InterruptedAfterBegin:
 
     def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
         cursor = self.db.execute(sql, *args)
-        if sql.startswith("BEGIN") and self.armed:
+        # Python runs a signal's handler on the main thread only: the store's writer is spared.
+        if sql.startswith("BEGIN") and self.armed and threading.current_thread() is MAIN:
             self.armed = False
             raise KeyboardInterrupt
         return cursor
@@ -184,12 +190,14 @@ def test_a_ctrl_c_just_after_begin_does_not_break_later_writes() -> None:
     recorder = store.recorder()
     recorder(started("task"))
     store._db = _InterruptedAfterBegin(store._db)  # type: ignore[assignment]
+    recorder(Warning(task_id="task", message="written behind"))
     with pytest.raises(KeyboardInterrupt):
-        recorder(Warning(task_id="task", message="lost to the interrupt"))
+        store.commit_queued()
     recorder(TaskFinished(task_id="task", result={"status": "fail"}))  # the cleanup still lands
     (run,) = store.runs()
     assert run.status == "fail"
-    assert [e.data["type"] for e in store.events(run.id)] == ["task_started", "task_finished"]
+    kinds = [e.data["type"] for e in store.events(run.id)]
+    assert kinds == ["task_started", "warning", "task_finished"]  # nothing lost to it
 
 
 def test_begin_run_is_used_by_the_recorder(workspace: Path) -> None:
@@ -317,6 +325,7 @@ def test_ledger_totals_per_task_and_day_across_connections(tmp_path: Path) -> No
     for thread in threads:
         thread.join()
     stores[0].ledger_add("t0", 1000, 0, ts=yesterday, cost=0.5)
+    stores[0].commit_queued()  # the other process's writer commits within milliseconds
     today = stores[1].ledger_spent(day=date.today())
     assert (today.tokens_in, today.tokens_out, today.calls) == (4 * 500, 4 * 100, 200)
     assert stores[1].ledger_spent(task_id="t2").tokens == 50 * 12
@@ -363,3 +372,26 @@ def test_big_workspaces_are_not_kept(tmp_path: Path) -> None:
     assert pack(tmp_path, max_bytes=10_000).data is not None, ".git is never counted"
     too_big = pack(tmp_path, max_bytes=1000)
     assert too_big.data is None and "too big" in too_big.note
+
+
+def test_events_written_behind_are_committed_when_the_process_leaves(tmp_path: Path) -> None:
+    """Written behind the run, yet nothing is lost by a process that ends without closing
+    its store (an answer printed, an error, Ctrl-C): what is queued is committed on exit."""
+    db = tmp_path / "runs.db"
+    script = textwrap.dedent(
+        f"""
+        import os
+        from localhand.store import Store
+        store = Store({str(db)!r})
+        run = store.begin_run("t")
+        for n in range(500):
+            store.append_event(run, {{"type": "warning", "message": str(n)}})
+        store.ledger_add("t", 10, 2)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with Store(db) as store:
+        (run,) = store.runs()
+        assert [e.data["message"] for e in store.events(run.id)] == [str(n) for n in range(500)]
+        assert store.ledger_spent(task_id="t").tokens == 12

@@ -480,6 +480,10 @@ def test_search_anchors_work_per_line(root: Path, tools: FileTools) -> None:
         r"\Afoo",
         r"bar\Z",
         r"\d{2,}",
+        "foo",
+        r"a\.b",
+        "^foo",
+        "o.$",
     ],
 )
 def test_search_finds_exactly_the_lines_a_line_by_line_search_finds(
@@ -494,6 +498,15 @@ def test_search_finds_exactly_the_lines_a_line_by_line_search_finds(
     ]
     out = small(root, search_max_results=200).search_files(pattern, max_results=200)
     assert out.splitlines() == (expected or [f"No matches for {pattern!r} in '.'."])
+
+
+def test_only_a_pattern_that_may_backtrack_goes_to_the_regex_module() -> None:
+    from localhand.tools.search import _compiled, _Linear
+
+    for plain in ("def low_stock", "self.name", "^import os$", r"call\(x\)", "a.b"):
+        assert all(isinstance(p, _Linear) for p in _compiled(plain)[:2]), plain
+    for timed in ("(a|aa)+$", "a+", "x{2}", "[ab]", r"\bfoo", "a|b", r"\Afoo", "(?i)foo"):
+        assert not isinstance(_compiled(timed)[0], _Linear), timed
 
 
 BACKTRACKING = ("a" * 40 + "b\n") * 20

@@ -15,6 +15,7 @@ mode of the files the model's tools write in other threads meanwhile. The direct
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -76,3 +77,16 @@ def _make_private(db: Path) -> None:
     create_private_file(db)
     for suffix in SQLITE_SIDE_FILES:
         tighten(db.with_name(db.name + suffix))
+
+
+def unwritable(doing: str, path: str, exc: BaseException) -> str:
+    """One line: why the store at ``path`` cannot be opened or written, and what to do."""
+    text, code = str(exc), getattr(exc, "errno", None)
+    elsewhere = "point LOCALHAND_HOME (or LOCALHAND_DB, --db) to"
+    if code == errno.ENOSPC or "disk is full" in text:
+        why = f"the disk is full: free some space, or {elsewhere} another disk"
+    elif code in (errno.EROFS, errno.EACCES) or "readonly" in text:
+        why = f"it is read-only ({text}): {elsewhere} a writable folder"
+    else:
+        why = f"{text}: {elsewhere} a writable folder"
+    return f"cannot {doing} the run store at {path}: {why}"

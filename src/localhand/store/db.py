@@ -3,12 +3,13 @@
 One connection per ``Store``, shared by every thread behind a lock: the loop's thread writes
 events while the dashboard's thread reads them. How the file is opened (private, WAL) and
 written (transactions a Ctrl-C cannot leave open) is ``connection``'s; ``migrations`` its schema.
+
+Events and ledger rows are written behind the run: ``behind`` says when they are committed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import re
 import sqlite3
@@ -24,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
 from localhand.store.archive import MAX_BYTES, Archive
-from localhand.store.connection import open_database, write_transaction
+from localhand.store.behind import WriteBehind
+from localhand.store.connection import open_database, unwritable, write_transaction
 from localhand.store.liveness import Owner, is_alive
 from localhand.store.migrations import migrate
-from localhand.store.records import RunInfo, RunMatch, Spent, StoredEvent
+from localhand.store.records import SELECT_RUNS, RunInfo, RunMatch, Spent, StoredEvent
 
 if TYPE_CHECKING:
     from localhand.run.task import Task
@@ -47,28 +49,6 @@ class StoreError(ConfigError):
     """The store cannot be opened, or it has no such run: the message says what to do."""
 
 
-def unwritable(doing: str, path: str, exc: BaseException) -> str:
-    """One line: why the store at ``path`` cannot be opened or written, and what to do."""
-    text, code = str(exc), getattr(exc, "errno", None)
-    elsewhere = "point LOCALHAND_HOME (or LOCALHAND_DB, --db) to"
-    if code == errno.ENOSPC or "disk is full" in text:
-        why = f"the disk is full: free some space, or {elsewhere} another disk"
-    elif code in (errno.EROFS, errno.EACCES) or "readonly" in text:
-        why = f"it is read-only ({text}): {elsewhere} a writable folder"
-    else:
-        why = f"{text}: {elsewhere} a writable folder"
-    return f"cannot {doing} the run store at {path}: {why}"
-
-
-_SELECT_RUNS = (
-    "SELECT r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
-    "COALESCE(t.workspace, ''), r.model, r.status, "
-    "r.termination_reason, r.iterations, r.tokens_in, r.tokens_out, r.error, r.started_at, "
-    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname "
-    "FROM runs r LEFT JOIN tasks t ON t.id = r.task_id"
-)
-
-
 class Store:
     """Runs, events and the ledger in a SQLite file (``":memory:"`` for tests)."""
 
@@ -77,6 +57,7 @@ class Store:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self._owner = Owner.current()
+        self._behind = WriteBehind(self)
         try:
             self._db = open_database(self.path)
             migrate(self._db)
@@ -86,7 +67,10 @@ class Store:
     # -- plumbing -------------------------------------------------------------------------
     def close(self) -> None:
         with self._lock:
+            with contextlib.suppress(StoreError):
+                self.commit_queued()
             self._db.close()
+        self._behind.close()
 
     def __enter__(self) -> Store:
         return self
@@ -100,13 +84,23 @@ class Store:
         what to do, not a traceback."""
         try:
             with self._lock, write_transaction(self._db) as db:
+                committed = [job(db) for job in self._behind.taken()]
                 yield db
         except (OSError, sqlite3.OperationalError) as exc:
             raise StoreError(unwritable("write", self.path, exc)) from None
+        for run_id, seq in filter(None, committed):  # the doorbells, outside the lock
+            self._notify(run_id, seq)
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
+            if self._behind.queued:
+                self.commit_queued()
             return self._db.execute(sql, params).fetchall()
+
+    def commit_queued(self) -> None:
+        """Commit the writes queued behind (see the module docstring) now."""
+        with self._write():
+            pass
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Be told of each new event (a doorbell: read the events themselves from the store).
@@ -224,7 +218,7 @@ class Store:
         """Newest first. Runs whose process is gone come back as ``interrupted``."""
         where, params = ("WHERE r.task_id = ?", (task_id,)) if task_id else ("", ())
         rows = self._query(
-            f"{_SELECT_RUNS} {where} ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?",
+            f"{SELECT_RUNS} {where} ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?",
             (*params, limit),
         )
         return [self._run_info(row) for row in rows]
@@ -269,7 +263,7 @@ class Store:
         """Up to two runs whose id starts with ``prefix`` (two are enough to call it
         ambiguous)."""
         return self._query(
-            f"{_SELECT_RUNS} WHERE substr(r.id, 1, ?) = ? LIMIT 2",
+            f"{SELECT_RUNS} WHERE substr(r.id, 1, ?) = ? LIMIT 2",
             (len(prefix), prefix),
         )
 
@@ -288,31 +282,30 @@ class Store:
         return info
 
     # -- events ---------------------------------------------------------------------------
-    def append_event(self, run_id: str, data: dict[str, Any]) -> int:
-        """Write one event (its public JSON) and return its sequence number."""
-        text = json.dumps(data, ensure_ascii=False, default=str)
-        now = time.time()
-        with self._write() as db:
+    def append_event(self, run_id: str, data: dict[str, Any]) -> None:
+        """Write one event (its public JSON) behind (see the module docstring)."""
+        text = json.dumps(data, ensure_ascii=False, default=str)  # as it is now
+        kind, now = str(data.get("type", "")), time.time()
+        ts = float(data.get("ts") or now)
+        tokens = (int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0))
+        iteration = int(data.get("iteration") or 0)
+
+        def write(db: sqlite3.Connection) -> tuple[str, int]:
             cursor = db.execute(
                 "INSERT INTO events (run_id, type, ts, data) VALUES (?, ?, ?, ?)",
-                (run_id, str(data.get("type", "")), float(data.get("ts") or now), text),
+                (run_id, kind, ts, text),
             )
             db.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
-            if data.get("type") == "model_reply":
+            if kind == "model_reply":
                 # Running totals, so a run that never finishes still shows what it spent.
                 db.execute(
                     "UPDATE runs SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, "
                     "iterations = MAX(iterations, ?) WHERE id = ?",
-                    (
-                        int(data.get("tokens_in") or 0),
-                        int(data.get("tokens_out") or 0),
-                        int(data.get("iteration") or 0),
-                        run_id,
-                    ),
+                    (*tokens, iteration, run_id),
                 )
-        seq = int(cursor.lastrowid or 0)
-        self._notify(run_id, seq)
-        return seq
+            return run_id, int(cursor.lastrowid or 0)
+
+        self._behind.add(write)
 
     def _notify(self, run_id: str, seq: int) -> None:
         for listener in list(self._listeners):
@@ -369,15 +362,19 @@ class Store:
         ts: float | None = None,
     ) -> None:
         """Book one model call's tokens (and cost, for paid endpoints) against a task and the
-        local calendar day it happened on."""
+        local calendar day it happened on (behind, as events are)."""
         ts = time.time() if ts is None else ts
         day = datetime.fromtimestamp(ts).date().isoformat()
-        with self._write() as db:
+        row = (task_id, run_id, day, ts, model, int(tokens_in), int(tokens_out), float(cost))
+
+        def write(db: sqlite3.Connection) -> None:
             db.execute(
                 "INSERT INTO ledger (task_id, run_id, day, ts, model, tokens_in, tokens_out, cost)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (task_id, run_id, day, ts, model, int(tokens_in), int(tokens_out), float(cost)),
+                row,
             )
+
+        self._behind.add(write)
 
     def ledger_spent(self, task_id: str | None = None, day: date | str | None = None) -> Spent:
         """Totals booked so far, for one task, one local day (``date`` or ``YYYY-MM-DD``), both,

@@ -101,3 +101,13 @@ class Spent:
     @property
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_out
+
+
+SELECT_RUNS = (
+    "SELECT r.id, r.task_id, r.kind, r.replay_of, COALESCE(t.description, ''), "
+    "COALESCE(t.workspace, ''), r.model, r.status, "
+    "r.termination_reason, r.iterations, r.tokens_in, r.tokens_out, r.error, r.started_at, "
+    "r.finished_at, r.heartbeat_at, r.result, r.continues, r.pid, r.pid_token, r.hostname "
+    "FROM runs r LEFT JOIN tasks t ON t.id = r.task_id"
+)
+"""The columns a ``RunInfo`` is read from (``Store._run_info``)."""
