@@ -33,13 +33,6 @@ from localhand.config.options import ModelOptions
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from localhand.store import Store
 
-STATUS_COLOURS = {
-    "pass": "green",
-    "unverified": "cyan",
-    "partial_pass": "yellow",
-    "running": "blue",
-    "interrupted": "magenta",
-}
 NUMERIC = ("ITER", "TOKENS", "DURATION")
 
 
@@ -346,6 +339,8 @@ def _shown(text: str) -> str:
 
 
 def _status(status: str) -> str:
+    from localhand.cli.view import STATUS_COLOURS  # not needed to parse the options
+
     colour = STATUS_COLOURS.get(status, "red")
     return f"[{colour}]{status}[/]"
 

@@ -50,8 +50,14 @@ WHILE_WAITING = frozenset({"model_request", "model_progress", "warning", "model_
 """Events that come while a reply is awaited; any other one ends the waiting line."""
 NOTE_EVERY_S = 30.0
 """Without a terminal to redraw, how often a watched reply's progress gets a line."""
-STATUS_COLOURS = {"pass": "green", "unverified": "cyan", "partial_pass": "yellow"}
-"""Each status's colour on a terminal; any other is red."""
+STATUS_COLOURS = {
+    "pass": "green",
+    "unverified": "cyan",
+    "partial_pass": "yellow",
+    "running": "blue",
+    "interrupted": "magenta",
+}
+"""Each status's colour on a terminal, a Result's or a stored run's; any other is red."""
 QUIET_EVENTS = frozenset({"answer_delta", "task_finished"})
 """What ``-q`` shows: the answer and the status."""
 
