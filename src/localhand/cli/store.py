@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.cli.args import (
+    STATUS_COLOURS,
     Command,
     add_db_option,
     add_json_option,
@@ -339,8 +340,6 @@ def _shown(text: str) -> str:
 
 
 def _status(status: str) -> str:
-    from localhand.cli.view import STATUS_COLOURS  # not needed to parse the options
-
     colour = STATUS_COLOURS.get(status, "red")
     return f"[{colour}]{status}[/]"
 
