@@ -1,4 +1,5 @@
-"""Running the command line as a user does: ``python -m localhand ...`` in a child process."""
+"""Running the command line as a user does: ``python -m localhand ...`` in a child process;
+``options_of`` parses a command's options in this one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from localhand.cli import command_parser
 
 
 def localhand(
@@ -67,3 +71,9 @@ def in_a_terminal(
     code = child.wait(timeout=30)
     os.close(master)
     return code, seen.decode(errors="replace")
+
+
+def options_of(name: str, args: list[str]) -> dict[str, Any]:
+    """Command ``name``'s options parsed from ``args``, as ``localhand NAME ARGS`` parses them
+    (a usage error prints on stderr and raises ``SystemExit(2)``)."""
+    return vars(command_parser(name)[1].parse_args(args))

@@ -182,8 +182,8 @@ def test_the_command_line_imports_no_command_implementation(tmp_path: Path) -> N
 
 def test_parsing_run_options_imports_no_command_implementation(tmp_path: Path) -> None:
     code = (
-        "from localhand.cli import parse_command\n"
-        "command, options = parse_command('run', sys.argv[1:])\n"
+        "from localhand.cli import command_parser\n"
+        "options = vars(command_parser('run')[1].parse_args(sys.argv[1:]))\n"
         "assert options['agentic'] is True and options['verify'] == ['true'], options\n"
         "dump()\n"
     )

@@ -37,6 +37,16 @@ class ConfigError(LocalhandError):
     """Bad usage or configuration: the message says what to change."""
 
 
+def positive_seconds(value: object, default: float, said: str) -> float:
+    """A timeout from a settings file (``default`` where it is unset, ``None``): a number above
+    0, not ``true``; else a ``ConfigError`` that ``said`` (the key and its file) must be one."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(f"{said} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
 class ModelError(LocalhandError):
     """The model server failed. ``retryable`` errors may succeed when sent again."""
 

@@ -1,6 +1,7 @@
 """The command-line parser (argparse): options, validation, usage errors and exit codes.
 
-Parsing is checked through ``parse_command`` (no command runs); exit codes through ``main``.
+Parsing is checked through ``cli_helpers.options_of`` (no command runs); exit codes through
+``main``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from localhand.cli import COMMAND_MODULES, command_named, main, parse_command
+from cli_helpers import options_of
+from localhand.cli import COMMAND_MODULES, command_named, main
 from localhand.cli import args as cli_args
 from localhand.cli import plan as cli_plan
 from localhand.types import Result
@@ -21,7 +23,7 @@ from localhand.types import Result
 def usage_error(capsys: pytest.CaptureFixture[str], name: str, *args: str) -> str:
     """Parse ``args`` for command ``name``, expecting a usage error; its message."""
     with pytest.raises(SystemExit) as stopped:
-        parse_command(name, list(args))
+        options_of(name, list(args))
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"Try 'localhand {name} --help'" in err
@@ -63,20 +65,20 @@ def test_numbers_out_of_range_are_usage_errors(
 
 
 def test_numbers_in_range_parse_to_their_type() -> None:
-    _, options = parse_command(
+    options = options_of(
         "run", ["x", "--max-iterations", "1", "--timeout", "2.5", "--token-budget", "900"]
     )
     assert (options["max_iterations"], options["timeout"], options["token_budget"]) == (1, 2.5, 900)
-    _, options = parse_command("serve", ["--port", "0"])
+    options = options_of("serve", ["--port", "0"])
     assert options["port"] == 0
 
 
 def test_agentic_and_simple_are_a_pair_and_absent_means_undecided(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert parse_command("run", ["x"])[1]["agentic"] is None
-    assert parse_command("run", ["x", "--agentic"])[1]["agentic"] is True
-    assert parse_command("run", ["x", "--simple"])[1]["agentic"] is False
+    assert options_of("run", ["x"])["agentic"] is None
+    assert options_of("run", ["x", "--agentic"])["agentic"] is True
+    assert options_of("run", ["x", "--simple"])["agentic"] is False
     err = usage_error(capsys, "run", "x", "--agentic", "--simple")
     assert "--simple: not allowed with argument --agentic" in err
 
@@ -108,21 +110,21 @@ def test_repeated_verify_gives_one_check_each(
 
 
 def test_serve_token_falls_back_to_localhand_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert parse_command("serve", [])[1]["token"] is None
+    assert options_of("serve", [])["token"] is None
     monkeypatch.setenv("LOCALHAND_TOKEN", "from-the-environment-123")
-    assert parse_command("serve", [])[1]["token"] == "from-the-environment-123"
-    given = parse_command("serve", ["--token", "from-the-command-line"])[1]
+    assert options_of("serve", [])["token"] == "from-the-environment-123"
+    given = options_of("serve", ["--token", "from-the-command-line"])
     assert given["token"] == "from-the-command-line"
 
 
 def test_repeatable_and_paired_options_of_the_other_commands() -> None:
-    _, options = parse_command("batch", ["t.jsonl", "--host", "http://a", "--host", "http://b"])
+    options = options_of("batch", ["t.jsonl", "--host", "http://a", "--host", "http://b"])
     assert options["hosts"] == ["http://a", "http://b"]
     assert (options["executor"], options["ray_max_retries"]) == ("local", 2)
-    assert parse_command("replay", ["last"])[1]["keep"] is False
-    assert parse_command("replay", ["last", "--keep"])[1]["keep"] is True
-    assert parse_command("replay", ["last", "--keep", "--no-keep"])[1]["keep"] is False
-    _, options = parse_command("plan", ["p.yaml", "-y", "-w", "."])
+    assert options_of("replay", ["last"])["keep"] is False
+    assert options_of("replay", ["last", "--keep"])["keep"] is True
+    assert options_of("replay", ["last", "--keep", "--no-keep"])["keep"] is False
+    options = options_of("plan", ["p.yaml", "-y", "-w", "."])
     assert (options["yes"], options["mode"], options["approve"]) == (True, None, "dangerous")
 
 
@@ -231,7 +233,7 @@ def test_plan_help_lists_where_the_mode_comes_from_in_order(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit):
-        parse_command("plan", ["--help"])
+        options_of("plan", ["--help"])
     text = " ".join(capsys.readouterr().out.split())
     order = ["--mode,", "the plan file's own 'mode:'", "LOCALHAND_PLAN_MODE", "default_mode"]
     positions = [text.find(words, text.find("Chosen in this order")) for words in order]

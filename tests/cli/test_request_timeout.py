@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import localhand
-from localhand.cli import parse_command
+from cli_helpers import localhand, options_of
 from localhand.testing import FakeOllama
 from localhand.testing._fake_faults import Fault
 from workspaces import example_copy
@@ -24,9 +23,9 @@ def test_every_command_that_asks_a_model_takes_it(command: str) -> None:
         "eval": ["--model", "m"],
         "mcp": [],
     }[command]
-    _, options = parse_command(command, [*argv, "--request-timeout", "120"])
+    options = options_of(command, [*argv, "--request-timeout", "120"])
     assert options["request_timeout"] == 120.0
-    _, options = parse_command(command, argv)
+    options = options_of(command, argv)
     assert options["request_timeout"] is None  # the setting's default then
 
 

@@ -7,7 +7,8 @@ import argparse
 
 import pytest
 
-from localhand.cli import COMMAND_MODULES, command_named, parse_command
+from cli_helpers import options_of
+from localhand.cli import COMMAND_MODULES, command_named
 from localhand.cli.args import Parser
 from localhand.config.options import LOOP, ModelOptions
 from localhand.config.settings import Settings
@@ -62,4 +63,4 @@ def test_every_command_that_takes_model_takes_m(name: str) -> None:
     ],
 )
 def test_m_is_model(command: str, argv: list[str], dest: str, expected: object) -> None:
-    assert parse_command(command, [*argv, "-m", "qwen3:4b"])[1][dest] == expected
+    assert options_of(command, [*argv, "-m", "qwen3:4b"])[dest] == expected

@@ -96,7 +96,7 @@ def test_a_page_run_that_ends_without_a_result_is_closed_as_an_error(
     workspace.mkdir()
     launcher = Launcher(store, Settings(), roots=[tmp_path])
     run_id = launcher.start(StartRequest(description="anything", workspace=str(workspace)))
-    launcher.join(10)
+    launcher.threads[run_id].join(10)
     run = store.run(run_id)
     assert (run.status, run.error) == ("error", "the run ended without a result")
 

@@ -122,7 +122,7 @@ def test_each_task_keeps_its_slot_and_its_cache(server: str) -> None:
         glaciers.chat(conversation("glaciers", 1))
         deserts.chat(conversation("deserts", 1))
         assert {glaciers.slot, deserts.slot} == {0, 1}
-        assert _slots.held(glaciers.base_url) == [1, 1]
+        assert _slots._held.get(_slots.root_of(glaciers.base_url)) == [1, 1]
         again = glaciers.chat(conversation("glaciers", 2)).usage
         other = deserts.chat(conversation("deserts", 2)).usage
         by_slot = {
@@ -133,7 +133,10 @@ def test_each_task_keeps_its_slot_and_its_cache(server: str) -> None:
         assert usage.prefilled_tokens is not None
         assert usage.prefilled_tokens < usage.cached_tokens  # only the new turn was prefilled
     assert set(by_slot) == {0, 1}
-    assert _slots.held(glaciers.base_url) == [0, 0]  # closed: the slots are free again
+    assert _slots._held.get(_slots.root_of(glaciers.base_url)) == [
+        0,
+        0,
+    ]  # closed: the slots are free again
 
 
 def test_a_run_carries_the_servers_figures_in_its_result(server: str, tmp_path: Path) -> None:

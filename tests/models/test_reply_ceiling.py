@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import options_of
 from localhand import Agent
-from localhand.cli import main, parse_command
+from localhand.cli import main
 from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
 from localhand.events import EventBus, EventLog
@@ -201,12 +202,12 @@ def test_toml_then_variable_then_flag(tmp_path: Path, monkeypatch: pytest.Monkey
     assert load_settings({}, cwd=tmp_path).max_reply_tokens == 2048
     env = {"LOCALHAND_MAX_REPLY_TOKENS": "1024"}
     assert load_settings(env, cwd=tmp_path).max_reply_tokens == 1024
-    _, options = parse_command("run", ["x", "--max-reply-tokens", "512"])
+    options = options_of("run", ["x", "--max-reply-tokens", "512"])
     flagged = load_settings(env, cwd=tmp_path).with_overrides(
         max_reply_tokens=options["max_reply_tokens"]
     )
     assert flagged.max_reply_tokens == 512
-    _, options = parse_command("run", ["x"])
+    options = options_of("run", ["x"])
     assert options["max_reply_tokens"] is None, "absent: the settings decide"
 
 
@@ -228,10 +229,10 @@ def test_a_ceiling_that_is_not_a_positive_whole_number_is_refused(
 def test_every_command_that_talks_to_a_model_takes_the_flag(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, options = parse_command(command[0], [*command[1:], "--max-reply-tokens", "700"])
+    options = options_of(command[0], [*command[1:], "--max-reply-tokens", "700"])
     assert options["max_reply_tokens"] == 700
     with pytest.raises(SystemExit):
-        parse_command(command[0], [*command[1:], "--max-reply-tokens", "0"])
+        options_of(command[0], [*command[1:], "--max-reply-tokens", "0"])
     assert "--max-reply-tokens: must be at least 1, not 0" in capsys.readouterr().err
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from cli_helpers import options_of
 from localhand import Agent
-from localhand.cli import parse_command
 from localhand.cli.view import TerminalView, TimelineView
 from localhand.config.settings import Settings, load_settings
 from localhand.errors import ConfigError
@@ -275,8 +275,8 @@ def test_toml_variable_and_flag(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="watch_replies"):
         load_settings({"LOCALHAND_WATCH_REPLIES": "sometimes"}, cwd=tmp_path)
     for command in (["run", "x"], ["batch", "t.jsonl"]):
-        assert parse_command(command[0], command[1:])[1]["watch_replies"] is None
-        _, options = parse_command(command[0], [*command[1:], "--watch-replies"])
+        assert options_of(command[0], command[1:])["watch_replies"] is None
+        options = options_of(command[0], [*command[1:], "--watch-replies"])
         assert options["watch_replies"] is True
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from localhand.cli import parse_command
+from cli_helpers import options_of
 from localhand.config.settings import load_settings
 from localhand.errors import ConfigError
 from trust_helpers import pin
@@ -41,7 +41,7 @@ def test_the_think_budget_comes_from_the_environment_and_the_command_line(
     assert settings_from(tmp_path, "", LOCALHAND_THINK_BUDGET="300").think_budget == 300
     with pytest.raises(ConfigError, match="think_budget"):
         settings_from(tmp_path, "", LOCALHAND_THINK_BUDGET="-1")
-    _, options = parse_command("run", ["x", "--think-budget", "0"])
+    options = options_of("run", ["x", "--think-budget", "0"])
     assert options["think_budget"] == 0
-    _, options = parse_command("batch", ["tasks.jsonl", "--think-budget", "64"])
+    options = options_of("batch", ["tasks.jsonl", "--think-budget", "64"])
     assert options["think_budget"] == 64

@@ -22,7 +22,7 @@ from localhand.profiles import (
     thinking_switch,
     wire_history,
 )
-from localhand.profiles.formats import PARSED_AS, write_call
+from localhand.profiles.formats import write_call
 from localhand.tools import default_tools
 from localhand.types import Reply, ToolCall
 
@@ -111,6 +111,10 @@ def test_each_profile_is_consistent(profile) -> None:
     for sampling in (profile.sampling, profile.sampling_no_think or Sampling()):
         values = sampling.values()
         assert 0 <= values.get("temperature", 1) <= 2 and 0 < values.get("top_p", 1) <= 1
+
+
+PARSED_AS = {"phi4": "tool_call_token"}
+"""Formats the parser reports under another name (its ``source``)."""
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)

@@ -85,11 +85,11 @@ def test_the_dashboard_door_asks_the_page_and_a_no_ends_it_unstarted(workspace: 
         pending = approvals.pending(run_id)
         if pending:
             break
-        launcher.join(0.05)
+        launcher.threads[run_id].join(0.05)
     (asked,) = pending
     assert asked.to_dict()["command"] == DANGEROUS
     approvals.decide(asked.to_dict()["id"], False)
-    launcher.join(20)
+    launcher.threads[run_id].join(20)
     run = store.run(run_id)
     assert refused_shape(run.result or {}) == NEVER_STARTED
     assert (workspace / "notes.txt").read_text() == "keep me\n"

@@ -26,14 +26,19 @@ from localhand.tools.fsio import READ_FLAGS
 SECRET = "CANARY-SECRET\n"
 
 
+def use_openat2(enabled: bool) -> None:
+    """openat2 on (where it works: tried again at the next open) or off, to run the walk."""
+    safe_open._openat2 = None if enabled else False
+
+
 def _openat2_works() -> bool:
-    safe_open.use_openat2(True)
+    use_openat2(True)
     try:
         with safe_open.opened_root("/") as root:
             os.close(safe_open.open_beneath(root, ".", os.O_RDONLY))
         return safe_open._openat2 is not False
     finally:
-        safe_open.use_openat2(True)
+        use_openat2(True)
 
 
 @pytest.fixture(
@@ -47,9 +52,9 @@ def _openat2_works() -> bool:
     ]
 )
 def opener(request: pytest.FixtureRequest) -> Iterator[bool]:
-    safe_open.use_openat2(request.param)
+    use_openat2(request.param)
     yield request.param
-    safe_open.use_openat2(True)
+    use_openat2(True)
 
 
 @pytest.fixture
@@ -311,7 +316,7 @@ def test_a_kernel_without_openat2_falls_back_to_the_walk(
     if safe_open._SYS_OPENAT2.get(machine) is None:
         pytest.skip("openat2 is not tried on this machine anyway")
     monkeypatch.setitem(safe_open._SYS_OPENAT2, machine, 99_999)  # answers ENOSYS, as on 5.4
-    safe_open.use_openat2(True)
+    use_openat2(True)
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "f").write_text("x")
     (tmp_path / "link").symlink_to("d", target_is_directory=True)
@@ -322,4 +327,4 @@ def test_a_kernel_without_openat2_falls_back_to_the_walk(
             with pytest.raises(OSError, match=LOOP):
                 safe_open.open_beneath(root, "link/f", READ_FLAGS)
     finally:
-        safe_open.use_openat2(True)
+        use_openat2(True)

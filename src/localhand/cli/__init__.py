@@ -8,7 +8,6 @@ import os
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import Any
 
 from localhand._version import __version__
 from localhand.cli.args import Command, Parser, exit_code, fail, print_error, stderr
@@ -80,18 +79,12 @@ def _deleted_directory() -> Path | None:
 
 def invoke(name: str, args: list[str]) -> int:
     """Run command ``name`` with ``args``, its options; return the exit code."""
-    command, parser = _command_parser(name)
+    command, parser = command_parser(name)
     return command.run(parser.parse_args(args))
 
 
-def parse_command(name: str, args: list[str]) -> tuple[Command, dict[str, Any]]:
-    """Command ``name`` and its options parsed from ``args``. Only its own options are built.
-    A usage error prints what is wrong on stderr and raises ``SystemExit(2)``."""
-    command, parser = _command_parser(name)
-    return command, vars(parser.parse_args(args))
-
-
-def _command_parser(name: str) -> tuple[Command, Parser]:
+def command_parser(name: str) -> tuple[Command, Parser]:
+    """Command ``name`` and the parser of its options: only its own options are built."""
     command = command_named(name)
     parser = Parser(prog=f"localhand {name}", description=_doc(command))
     command.arguments(parser)

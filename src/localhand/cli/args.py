@@ -30,6 +30,14 @@ SANDBOX_SETTINGS = ("workspace-write", "read-only", "off", "required")  # safety
 TIERS = ("trivial", "standard", "complex")  # localhand.types.TIER_ITERATIONS
 EXIT_CODES = {"pass": 0, "partial_pass": 1, "fail": 1, "error": 2, "unverified": 3}
 """A status's exit code; ``unverified`` (no checks, so no evidence) has its own, never 0."""
+STATUS_COLOURS = {
+    "pass": "green",
+    "unverified": "cyan",
+    "partial_pass": "yellow",
+    "running": "blue",
+    "interrupted": "magenta",
+}
+"""Each status's colour on a terminal, a Result's or a stored run's; any other is red."""
 CANCELLED_EXIT = 130
 """A run stopped by Ctrl-C (or another cancel) exits as shells expect of an interrupted
 program: 128 + SIGINT. Its Result is recorded first, whatever its status."""

@@ -106,11 +106,11 @@ COMMANDS = {"completion": Command(completion, completion_arguments)}
 def command_specs() -> list[CommandSpec]:
     """Every command, its one-line help and its arguments, from its own parser."""
     # not needed to parse the options
-    from localhand.cli import COMMAND_MODULES, _command_parser, _doc
+    from localhand.cli import COMMAND_MODULES, _doc, command_parser
 
     specs = []
     for name in COMMAND_MODULES:
-        command, parser = _command_parser(name)
+        command, parser = command_parser(name)
         options: list[Argument] = []
         positionals: list[Argument] = []
         for action in parser._actions:

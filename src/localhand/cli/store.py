@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localhand.cli.args import (
+    STATUS_COLOURS,
     Command,
     add_db_option,
     add_json_option,
@@ -33,13 +34,6 @@ from localhand.config.options import ModelOptions
 if TYPE_CHECKING:  # the store, Rich and the rest load when a command runs (fast start-up)
     from localhand.store import Store
 
-STATUS_COLOURS = {
-    "pass": "green",
-    "unverified": "cyan",
-    "partial_pass": "yellow",
-    "running": "blue",
-    "interrupted": "magenta",
-}
 NUMERIC = ("ITER", "TOKENS", "DURATION")
 
 

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from localhand.cli.args import STATUS_COLOURS
 from localhand.cli.diffview import EDIT_TOOLS, EditsWatched, LiveEdit, after_run, edited_path
 from localhand.cli.lines import (
     StreamWrap,
@@ -50,8 +51,6 @@ WHILE_WAITING = frozenset({"model_request", "model_progress", "warning", "model_
 """Events that come while a reply is awaited; any other one ends the waiting line."""
 NOTE_EVERY_S = 30.0
 """Without a terminal to redraw, how often a watched reply's progress gets a line."""
-STATUS_COLOURS = {"pass": "green", "unverified": "cyan", "partial_pass": "yellow"}
-"""Each status's colour on a terminal; any other is red."""
 QUIET_EVENTS = frozenset({"answer_delta", "task_finished"})
 """What ``-q`` shows: the answer and the status."""
 

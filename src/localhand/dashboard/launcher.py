@@ -130,8 +130,3 @@ class Launcher:
             self.approvals.withdraw(run_id)  # a run waiting for an answer stops now, refused
         else:
             request_cancel(run_id)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the runs started so far (for tests and orderly shutdown)."""
-        for thread in list(self.threads.values()):
-            thread.join(timeout)

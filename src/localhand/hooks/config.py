@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localhand.errors import ConfigError
+from localhand.errors import ConfigError, positive_seconds
 from localhand.hooks.placeholders import PLACEHOLDERS, SingleQuoted, expanded
 
 KINDS = ("pre_tool", "post_tool", "post_edit", "stop")
@@ -80,7 +80,9 @@ def hooks_from_toml(table: Any, path: str | Path) -> tuple[Hook, ...]:
             f"unknown key hooks.{unknown[0]} {where}; [hooks] takes timeout_s and "
             f"[[hooks.KIND]] tables, KIND one of {', '.join(KINDS)}"
         )
-    default = _seconds(table.get("timeout_s", DEFAULT_TIMEOUT_S), "hooks.timeout_s", where)
+    default = positive_seconds(
+        table.get("timeout_s"), DEFAULT_TIMEOUT_S, f"hooks.timeout_s {where}"
+    )
     hooks: list[Hook] = []
     for kind in KINDS:
         entries = table.get(kind, [])
@@ -132,7 +134,7 @@ def _hook(kind: str, entry: Any, name: str, where: str, default: float) -> Hook:
         raise ConfigError(
             f"{name} {where}: a stop hook runs once per run; it takes no match or path"
         )
-    timeout = _seconds(entry.get("timeout_s", default), f"{name}.timeout_s", where)
+    timeout = positive_seconds(entry.get("timeout_s"), default, f"{name}.timeout_s {where}")
     return Hook(kind, command, match, _text(entry.get("path"), f"{name}.path", where), timeout)
 
 
@@ -142,12 +144,6 @@ def _text(value: Any, name: str, where: str) -> str | None:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{name} {where} must be a non-empty string")
     return value
-
-
-def _seconds(value: Any, name: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"{name} = {value!r} {where} must be a positive number of seconds")
-    return float(value)
 
 
 __all__ = ["DEFAULT_TIMEOUT_S", "EDIT_TOOLS", "KINDS", "Hook", "hooks_from_toml"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from localhand.errors import ConfigError
+from localhand.errors import ConfigError, positive_seconds
 
 Trust = Literal["ask", "allow"]
 DEFAULT_CALL_TIMEOUT_S = 60.0
@@ -180,9 +180,11 @@ def _server(
         exclude=_strings(entry.get("exclude", []), "exclude", where),
         trust=trust,
         trusted_tools=trusted,
-        timeout_s=_seconds(entry.get("timeout"), DEFAULT_CALL_TIMEOUT_S, "timeout", where),
-        startup_timeout_s=_seconds(
-            entry.get("startup_timeout"), DEFAULT_STARTUP_TIMEOUT_S, "startup_timeout", where
+        timeout_s=positive_seconds(
+            entry.get("timeout"), DEFAULT_CALL_TIMEOUT_S, f"{where}: timeout"
+        ),
+        startup_timeout_s=positive_seconds(
+            entry.get("startup_timeout"), DEFAULT_STARTUP_TIMEOUT_S, f"{where}: startup_timeout"
         ),
         source=source,
     )
@@ -208,14 +210,6 @@ def _pairs(value: Any, key: str, where: str, env: Mapping[str, str]) -> tuple[tu
     ):
         raise ConfigError(f'{where}: {key} must map names to strings, e.g. {{"A": "1"}}')
     return tuple((k, _expand(str(v), env, where)) for k, v in value.items())
-
-
-def _seconds(value: Any, default: float, key: str, where: str) -> float:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ConfigError(f"{where}: {key} must be a positive number of seconds")
-    return float(value)
 
 
 def _expand(text: str | None, env: Mapping[str, str], where: str) -> Any:

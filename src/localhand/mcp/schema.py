@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from localhand.tools.schema import compact_schema, type_label
+from localhand.tools.schema import compact_schema, ordered, type_label
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -31,7 +31,6 @@ MAX_LEVELS = 4
 """Levels of properties, items and anyOf kept below the arguments object."""
 _SCALARS = (str, int, float, bool)
 _TYPES = frozenset(("string", "integer", "number", "boolean", "array", "object", "null"))
-_KEY_ORDER = ("type", "enum", "items", "description", "default")
 
 
 def flat_schema(raw: Any) -> dict[str, Any]:
@@ -126,11 +125,7 @@ def _flat(prop: dict[str, Any], level: int) -> dict[str, Any]:
         )
         said = f"an object {{{keys}}}"
         out["description"] = f"{out['description']} ({said})" if out.get("description") else said
-    return {key: out[key] for key in sorted(out, key=_order)}
-
-
-def _order(key: str) -> int:
-    return _KEY_ORDER.index(key) if key in _KEY_ORDER else len(_KEY_ORDER)
+    return ordered(out)
 
 
 def _text(value: Any, limit: int) -> str:

@@ -27,7 +27,7 @@ from localhand.models._common import positive
 from localhand.models._http import Client, HTTPError
 from localhand.models._served_context import root_of
 
-__all__ = ["SlotFile", "claim", "held", "release", "root_of", "slot_file"]
+__all__ = ["SlotFile", "claim", "release", "root_of", "slot_file"]
 
 _lock = threading.Lock()
 _held: dict[str, list[int]] = {}
@@ -61,12 +61,6 @@ def release(base_url: str, slot: int) -> None:
         counts = _held.get(root_of(base_url))
         if counts and 0 <= slot < len(counts) and counts[slot] > 0:
             counts[slot] -= 1
-
-
-def held(base_url: str) -> list[int]:
-    """How many backends hold each slot of the server (for tests and benchmarks)."""
-    with _lock:
-        return list(_held.get(root_of(base_url)) or [])
 
 
 def published_total(props: dict[str, Any] | None) -> int | None:

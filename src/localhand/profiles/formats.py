@@ -97,10 +97,6 @@ _OTHER = _filled("{call}")
 """A bare JSON object, for a format not known here."""
 
 
-PARSED_AS = {"phi4": "tool_call_token"}
-"""Formats the parser reports under another name (its ``source``)."""
-
-
 def write_call(text_format: str, name: str, arguments: Mapping[str, Any]) -> str:
     """The call as ``text_format`` writes it; a bare JSON object for a format not known here."""
     return WRITERS.get(text_format, _OTHER)(name, arguments)

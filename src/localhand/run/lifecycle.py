@@ -4,7 +4,7 @@ A run starts (``task_started``), works until something stops it, has its workspa
 and ends with one Result (``task_finished``). What stops it is always one of three things,
 turned into a termination reason in one place (``Run.drive``): a ``StopRun`` (a final answer,
 a guardrail, a failed step), a ``ModelError`` (the server cannot serve the run), or a
-cancellation (``Run.cancel``, Ctrl-C).
+cancellation (``Session.cancel``, Ctrl-C).
 The run's state (``RunState``: its start, tokens, iterations) lives here, so every mode's clock
 starts at ``start``; the guardrails check it through ``Limits``.
 
@@ -171,10 +171,6 @@ class Run:
         return round(time.monotonic() - self.state.started, 3)
 
     # -- stopping ---------------------------------------------------------------------------
-
-    def cancel(self, reason: str = "cancelled by the user") -> None:
-        """Stop the run at its next check, from any thread: it ends ``cancelled``."""
-        self.cancellation.cancel(reason)
 
     def check_workspace(self) -> None:
         """Raise ``WorkspaceGone`` if the workspace was removed while the run went on."""

@@ -115,7 +115,7 @@ class Session:
 
     def recording(self, *, db: Path | None = None, serve: Serve | None = None) -> RunRecording:
         """Record the run in the store (``db``, else the default one) while the block runs; a
-        cancel request for its run id (``run.cancel.request_cancel``) stops it."""
+        cancel request for its run id (``localhand.cancel.request_cancel``) stops it."""
         self._recording = RunRecording(
             self.task,
             self.bus,

@@ -208,9 +208,3 @@ def _probe_fails() -> bool:
         os.close(fd)
         return False
     return True
-
-
-def use_openat2(enabled: bool) -> None:
-    """Switch openat2 on (where it works) or off, so tests can run the walk on any kernel."""
-    global _openat2
-    _openat2 = None if enabled else False

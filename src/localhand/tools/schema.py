@@ -82,15 +82,14 @@ def _compact(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     prop.pop("title", None)
     if prop.get("default", ...) is None:
         del prop["default"]
-    return _ordered(prop)
+    return ordered(prop)
 
 
-def _ordered(prop: dict[str, Any]) -> dict[str, Any]:
-    return {key: prop[key] for key in sorted(prop, key=_order)}
-
-
-def _order(key: str) -> int:
-    return _KEY_ORDER.index(key) if key in _KEY_ORDER else len(_KEY_ORDER)
+def ordered(prop: dict[str, Any]) -> dict[str, Any]:
+    """``prop`` with the keys of ``_KEY_ORDER`` first, in that order, then the rest as they were
+    (an MCP server's schemas are put in the same order: ``mcp/schema``)."""
+    first = [key for key in _KEY_ORDER if key in prop]
+    return {key: prop[key] for key in [*first, *(key for key in prop if key not in _KEY_ORDER)]}
 
 
 _PLAIN_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -121,7 +120,7 @@ def plain_schema(
             if type(param.default) not in _PLAIN_TYPES:
                 return None
             prop["default"] = param.default
-        properties[param.name] = _ordered(prop)
+        properties[param.name] = ordered(prop)
     return {"type": "object", "properties": properties, "required": required}
 
 
@@ -134,7 +133,7 @@ def _plain_type(annotation: Any) -> dict[str, Any] | None:
     args = typing.get_args(annotation)
     if typing.get_origin(annotation) is list and len(args) == 1:
         items = _plain_type(args[0])
-        return {"type": "array", "items": _ordered(items)} if items else None
+        return {"type": "array", "items": ordered(items)} if items else None
     return None
 
 

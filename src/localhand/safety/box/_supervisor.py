@@ -104,7 +104,7 @@ def _exec(command: list[str], close: tuple[int, ...]) -> None:
         signal.set_wakeup_fd(-1)
         # Python ignores SIGPIPE and SIGXFSZ; a command must get the defaults, so that
         # `yes | head` ends quietly as it does in a terminal.
-        for name in ("SIGCHLD", "SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ", "SIGXFZ"):
+        for name in ("SIGCHLD", "SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
         for fd in close:
