@@ -80,7 +80,7 @@ class ToolLoop:
         given = config.think_budget if config.think_budget is not None else model.think_budget
         budget = self.profile.think_budget if self.watch_replies else None  # needs a stream
         self.think_budget = budget if given is None else given  # 0: none; one given streams
-        self.cancellation = config.cancellation or Cancellation()  # Run.cancel flips it
+        self.cancellation = config.cancellation or Cancellation()  # Session.cancel flips it
         self._definitions = self.tools.definitions()
         self._written = WrittenFiles(self.tools)
         self._reset()
