@@ -5,10 +5,9 @@ may be loading the model and evaluating a long prompt (minutes); between chunks 
 server sends a token every fraction of a second, so a long silence there means it is stuck;
 and the task's deadline bounds the whole reply however steadily it trickles. A request has
 one read timeout, so the reading thread gets the longest (the first-chunk allowance) and this
-watchdog enforces the rest (one small thread watches every stream of the process): when a
-limit passes it aborts the response (shuts its socket down), which wakes the blocked read at
-once with a transport error, and records why, so the reader can report a timeout rather than
-a dropped connection.
+watchdog, a small thread, enforces the rest: when a limit passes it aborts the response (shuts
+its socket down), which wakes the blocked read at once with a transport error, and records
+why, so the reader can report a timeout rather than a dropped connection.
 
 Only the watchdog's thread touches the socket, and only to shut it down; reading, parsing
 and closing stay on the caller's thread, so Ctrl-C there interrupts the read as usual.
@@ -40,9 +39,12 @@ class Watchdog:
         self.chunks = 0
         self._cut = cut
         self._last = time.monotonic()
+        self._stopped = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._watch, name="localhand-watchdog", daemon=True)
 
     def __enter__(self) -> Watchdog:
-        _WATCHER.open(self)
+        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -50,14 +52,18 @@ class Watchdog:
 
     def kick(self) -> None:
         """A chunk arrived: the idle clock starts again."""
-        self._last = time.monotonic()
-        self.chunks += 1
-        if self.chunks == 1:
-            _WATCHER.wake()  # the allowance shrinks from the first chunk's to idle_s
+        with self._cond:
+            self._last = time.monotonic()
+            self.chunks += 1
+            if self.chunks == 1:
+                self._cond.notify()  # the allowance shrinks from the first chunk's to idle_s
 
     def stop(self) -> None:
-        """No cut after this returns (the watcher cuts holding the lock this takes)."""
-        _WATCHER.close(self)
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=1)
 
     def _due(self) -> tuple[float, Why]:
         why: Why = "idle" if self.chunks else "first"
@@ -66,51 +72,19 @@ class Watchdog:
             return self.deadline, "deadline"
         return due, why
 
-
-class _Watcher:
-    """One thread watches every open stream: a thread started and joined per request cost
-    0.18 ms of each iteration. It sleeps until the earliest due time; later kicks only push
-    due times back, so waking at the old one to look again is enough."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._open: set[Watchdog] = set()
-        self._thread: threading.Thread | None = None
-
-    def open(self, dog: Watchdog) -> None:
-        with self._cond:
-            self._open.add(dog)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._watch, name="localhand-watchdog", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def close(self, dog: Watchdog) -> None:
-        with self._cond:
-            self._open.discard(dog)
-
-    def wake(self) -> None:
-        with self._cond:
-            self._cond.notify()
-
     def _watch(self) -> None:
         with self._cond:
-            while True:
-                now, wait = time.monotonic(), None
-                for dog in list(self._open):
-                    due, why = dog._due()
-                    if due <= now:
-                        self._open.discard(dog)
-                        dog.fired = why
-                        dog._cut()  # under the lock: once stop() returns, nothing is cut
-                    else:
-                        wait = due - now if wait is None else min(wait, due - now)
-                self._cond.wait(wait)  # None: until a stream opens
-
-
-_WATCHER = _Watcher()
+            while not self._stopped:
+                due, why = self._due()
+                wait = due - time.monotonic()
+                if wait <= 0:
+                    self.fired = why
+                    break
+                # Later kicks only push the due time back: waking at the old one to look
+                # again is enough, and spares a wake-up per token.
+                self._cond.wait(wait)
+        if self.fired is not None:
+            self._cut()
 
 
 def timeout_text(watchdog: Watchdog, server: str, chars: int, hint: str) -> str:
