@@ -282,15 +282,18 @@ class Store:
         return info
 
     # -- events ---------------------------------------------------------------------------
-    def append_event(self, run_id: str, data: dict[str, Any]) -> None:
-        """Write one event (its public JSON) behind (see the module docstring)."""
-        text = json.dumps(data, ensure_ascii=False, default=str)  # as it is now
+    def append_event(
+        self, run_id: str, data: dict[str, Any], prepare: Callable[[Any], Any] | None = None
+    ) -> None:
+        """Write one event (its public JSON, a copy no one changes) behind (see the module
+        docstring), through ``prepare`` (the secrets' scrub) on the writer's thread."""
         kind, now = str(data.get("type", "")), time.time()
         ts = float(data.get("ts") or now)
         tokens = (int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0))
         iteration = int(data.get("iteration") or 0)
 
         def write(db: sqlite3.Connection) -> tuple[str, int]:
+            text = json.dumps(prepare(data) if prepare else data, ensure_ascii=False, default=str)
             cursor = db.execute(
                 "INSERT INTO events (run_id, type, ts, data) VALUES (?, ?, ?, ?)",
                 (run_id, kind, ts, text),

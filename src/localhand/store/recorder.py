@@ -54,8 +54,9 @@ class Recorder:
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        raw = event.to_dict()
-        data = scrub_data(raw)
+        raw = event.to_dict()  # a copy: scrubbed and written on the store's writer thread,
+        read = event.type in ("task_started", "task_finished")  # but for these, read here
+        data = scrub_data(raw) if read else raw
         with self._lock:
             run_id = self._runs.get(event.task_id)
             if event.type == "task_started":  # the same task run again starts a run of its own
@@ -73,7 +74,7 @@ class Recorder:
         if event.type == "task_started" and not late:
             self.store.note_start(run_id, event.task_id, data)
             self._keep_workspace(run_id, str(raw.get("workspace") or ""))
-        self.store.append_event(run_id, data)
+        self.store.append_event(run_id, data, None if read else scrub_data)
         if event.type == "model_reply" and self.ledger:
             self.store.ledger_add(
                 event.task_id,
