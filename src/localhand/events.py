@@ -14,7 +14,7 @@ from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, dataclass_transform
 
-from localhand.types import Reply, ToolCall, ToolResult, Usage
+from localhand.types import Reply, ToolCall, ToolResult
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True)
@@ -74,28 +74,22 @@ class ModelReply(Event, type="model_reply"):
     @classmethod
     def of(cls, reply: Reply, *, task_id: str, iteration: int, started: float) -> ModelReply:
         """The event for ``reply``, timed from ``started`` (a ``time.perf_counter()`` value)."""
+        usage = reply.usage
         return cls(
-            **server_figures(reply.usage),
             task_id=task_id,
             iteration=iteration,
             content=reply.content,
             tool_calls=[call.to_wire() for call in reply.tool_calls],
             thinking=reply.thinking,
-            tokens_in=reply.usage.prompt_tokens,
-            tokens_out=reply.usage.completion_tokens,
+            tokens_in=usage.prompt_tokens,
+            tokens_out=usage.completion_tokens,
             duration_ms=round((time.perf_counter() - started) * 1000),
             done_reason=reply.done_reason,
+            tokens_prefilled=usage.prefilled_tokens,
+            tokens_cached=usage.cached_tokens,
+            prefill_ms=usage.prefill_ms,
+            decode_ms=usage.decode_ms,
         )
-
-
-def server_figures(usage: Usage) -> dict[str, Any]:
-    """A reply's prefill and cache figures as the server said them (``ModelReply``'s fields)."""
-    return {
-        "tokens_prefilled": usage.prefilled_tokens,
-        "tokens_cached": usage.cached_tokens,
-        "prefill_ms": usage.prefill_ms,
-        "decode_ms": usage.decode_ms,
-    }
 
 
 class ToolCallEvent(Event, type="tool_call"):

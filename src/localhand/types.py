@@ -8,7 +8,7 @@ wire, so the history can be sent unchanged and the server's prompt cache stays w
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
 _N = TypeVar("_N", int, float)
@@ -87,16 +87,11 @@ class Usage:
     """Speculative decoding's drafted tokens, and those accepted (``timings.draft_n``...)."""
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            _plus(self.prefilled_tokens, other.prefilled_tokens),
-            _plus(self.cached_tokens, other.cached_tokens),
-            _plus(self.prefill_ms, other.prefill_ms),
-            _plus(self.decode_ms, other.decode_ms),
-            _plus(self.draft_tokens, other.draft_tokens),
-            _plus(self.draft_accepted, other.draft_accepted),
-        )
+        """Each figure summed: unknown (None) only where both requests left it unknown."""
+        sums: dict[str, Any] = {
+            f.name: _plus(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)
+        }
+        return Usage(**sums)
 
 
 def lean(prefill: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from localhand.acp.editor import Editor
 from localhand.errors import ToolError
 from localhand.safety.approval.approver import escape, headline
 from localhand.tools.files import FileTools
-from localhand.tools.registry import ToolRegistry
+from localhand.tools.registry import ToolRegistry, WrappedRegistry
 from localhand.types import ToolCall, ToolResult
 
 KINDS: dict[str, ToolKind] = {
@@ -54,12 +54,11 @@ class BufferFiles(FileTools):
         return buffer
 
 
-class EditorTools(ToolRegistry):
+class EditorTools(WrappedRegistry):
     """``inner`` (the run's registry, MCP tools included), each call shown in the editor."""
 
     def __init__(self, inner: ToolRegistry, editor: Editor) -> None:
-        super().__init__(list(inner))  # the same Tool objects: the change tracker knows them
-        self.inner = inner
+        super().__init__(inner)
         self.editor = editor
         self._reader = _reader(inner, editor)
 
@@ -112,9 +111,6 @@ class EditorTools(ToolRegistry):
             return files.workspace.resolve(path)
         except (ToolError, OSError, ValueError):
             return None
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def _reader(inner: ToolRegistry, editor: Editor) -> ToolRegistry | None:

@@ -28,7 +28,7 @@ from localhand.safety.approval.approver import escape as shown
 from localhand.safety.risk.paths import is_secret_file
 from localhand.safety.secrets.scrub import scrub_text
 from localhand.tools.files import FileTools
-from localhand.tools.registry import ToolRegistry
+from localhand.tools.registry import ToolRegistry, WrappedRegistry
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -191,15 +191,15 @@ class LiveEdit:
         return shown_lines + ([Text(f"{indent}… {more} more", style="dim")] if more > 0 else [])
 
 
-class EditsWatched(ToolRegistry):
+class EditsWatched(WrappedRegistry):
     """The run's tools (``inner``'s ``Tool`` objects), each call handing ``seen`` the change it
     made (``None`` for any call but a successful ``edit_file``/``write_file``) before the loop
     emits its ``tool_call``: the file read before and after the call, and compared as the
     end-of-run diff compares it (``run_diff``), so it shows what landed on disk."""
 
     def __init__(self, inner: ToolRegistry, seen: Callable[[LiveEdit | None], None]) -> None:
-        super().__init__(list(inner))
-        self.inner, self.seen = inner, seen
+        super().__init__(inner)
+        self.seen = seen
 
     def execute(self, call: ToolCall) -> ToolResult:
         # the first edit loads it, not the run's start (safety.undo with it: ~30 ms)
@@ -214,9 +214,6 @@ class EditsWatched(ToolRegistry):
         else:
             self.seen(None)
         return result
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def _edited(tools: ToolRegistry, call: ToolCall) -> tuple[Path, str] | None:

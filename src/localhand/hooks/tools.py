@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from localhand.hooks.hookset import Hooks
-from localhand.tools.registry import ToolRegistry
+from localhand.tools.registry import ToolRegistry, WrappedRegistry
 from localhand.types import ToolCall, ToolResult
 
 
-class HookedTools(ToolRegistry):
+class HookedTools(WrappedRegistry):
     """``inner`` (the run's registry, MCP tools included), each call passing ``hooks``: the
     ``pre_tool`` hooks may block it, the post hooks' output is added to its result."""
 
     def __init__(self, inner: ToolRegistry, hooks: Hooks) -> None:
-        super().__init__(list(inner))  # the same Tool objects: the change tracker knows them
-        self.inner = inner
+        super().__init__(inner)
         self.hooks = hooks
 
     def execute(self, call: ToolCall) -> ToolResult:
@@ -21,9 +20,6 @@ class HookedTools(ToolRegistry):
         if blocked is not None:
             return blocked
         return self.hooks.after(call, self.inner.execute(call))
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 __all__ = ["HookedTools"]

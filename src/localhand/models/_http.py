@@ -182,20 +182,9 @@ class Client:
         self._lock = threading.Lock()
         self._closed = False
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        timeout: float,
-        connect_timeout: float,
-        headers: Mapping[str, str] | None = None,
-    ) -> Response:
-        """Send ``body`` (as JSON, unless None) and read the whole answer."""
-        response = self.stream(
-            method, path, body, timeout=timeout, connect_timeout=connect_timeout, headers=headers
-        )
+    def request(self, method: str, path: str, body: Any = None, **options: Any) -> Response:
+        """``stream`` (which see, for the ``options``), with the whole answer read."""
+        response = self.stream(method, path, body, **options)
         response.read()
         return response
 
@@ -209,8 +198,8 @@ class Client:
         connect_timeout: float,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
-        """Send ``body`` and give the answer once its headers are in (to use in ``with``,
-        which closes it), following the redirects it meets."""
+        """Send ``body`` (as JSON, unless None) and give the answer once its headers are in (to
+        use in ``with``, which closes it), following the redirects it meets."""
         sent = {**self.headers, **(headers or {})}
         data: bytes | None = None
         if body is not None:  # the very bytes httpx's json= sent

@@ -16,21 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from localhand.parsing.extract import MARKUP, Finder, Hit, Scan, marker_hits, snippet
-from localhand.parsing.formats_more import GEMMA_QUOTES, _KeyValue
+from localhand.parsing.formats_more import gemma_arguments
 from localhand.parsing.mention import at_line_start, in_inline_code, mid_line, name_end
 from localhand.parsing.shapes import RawCall, arguments_from, plausible_name
 
 _GEMMA_CLOSERS = ("<tool_call|>", "<turn|>")
-_QUOTE_LOOK = 4096
-
-
-def _gemma_args(text: str, brace: int, stop: int) -> tuple[dict[str, Any], int] | None:
-    window = text[brace : min(stop, brace + _QUOTE_LOOK)]
-    quote = next((q for q in reversed(GEMMA_QUOTES) if q in window), GEMMA_QUOTES[1])
-    try:
-        return _KeyValue(text, stop, quote).obj(brace, 0)
-    except (ValueError, RecursionError):
-        return None
 
 
 def gemma_bare_hits(scan: Scan) -> list[Hit]:
@@ -51,7 +41,7 @@ def gemma_bare_hits(scan: Scan) -> list[Hit]:
                 scan.budget.attempt()
                 return None, name_at
             scan.budget.attempt()
-            parsed = _gemma_args(text, end_of_name, stop)
+            parsed = gemma_arguments(text, end_of_name, stop)
             if parsed is None:
                 return None, name_at
             arguments, end = parsed

@@ -175,13 +175,21 @@ def gemma_call(text: str, at: int, stop: int) -> Body:
     name = text[at + len("call:") : brace].strip() if brace >= 0 else ""
     if not name:
         return Body(end=stop, malformed=True)
-    body = text[brace:stop]
-    quote = next((q for q in GEMMA_QUOTES if q in body), GEMMA_QUOTES[0])
-    try:
-        arguments, end = _KeyValue(text, stop, quote).obj(brace, 0)
-    except (ValueError, RecursionError):
+    parsed = gemma_arguments(text, brace, stop)
+    if parsed is None:
         return Body(end=stop, incomplete=True, malformed=True)
-    return Body([RawCall(name, arguments)], end)
+    return Body([RawCall(name, parsed[0])], parsed[1])
+
+
+def gemma_arguments(text: str, brace: int, stop: int) -> tuple[dict[str, Any], int] | None:
+    """The ``{key:value,...}`` at ``brace`` and its end, or None; strings are delimited by
+    whichever of ``GEMMA_QUOTES`` comes first after the brace (a call's first string is near)."""
+    window = text[brace : min(stop, brace + 4096)]
+    found = [(at, quote) for quote in GEMMA_QUOTES if (at := window.find(quote)) >= 0]
+    try:
+        return _KeyValue(text, stop, min(found)[1] if found else GEMMA_QUOTES[0]).obj(brace, 0)
+    except (ValueError, RecursionError):
+        return None
 
 
 def harmony_hits(scan: Scan) -> list[Hit]:

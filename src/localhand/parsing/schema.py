@@ -27,7 +27,8 @@ def _arguments_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _branch(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def call_branch(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A call of ``name`` whose arguments follow ``parameters`` (an object schema)."""
     return {
         "type": "object",
         "properties": {
@@ -50,7 +51,7 @@ def call_schema(tools: Iterable[Any] | None, *, allow_final_answer: bool = False
     just a call with any name, so the caller always gets something usable.
     """
     index = ToolIndex(tools)
-    branches = [_branch(name, params) for name, params in index.params.items()]
+    branches = [call_branch(name, params) for name, params in index.params.items()]
     if allow_final_answer:
         branches.append(
             {

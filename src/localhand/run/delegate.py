@@ -22,7 +22,7 @@ from localhand.prompt.instructions import capped
 from localhand.run.agent import ToolLoop
 from localhand.run.agent_config import Conversation
 from localhand.run.guardrails import Limits
-from localhand.tools.registry import Tool, ToolRegistry
+from localhand.tools.registry import Tool, ToolRegistry, WrappedRegistry
 from localhand.types import Message, ToolCall, ToolResult
 
 ANSWER_TOKENS = 4000
@@ -130,12 +130,12 @@ def forked(messages: Sequence[Message]) -> tuple[Message, ...]:
     return tuple(copy.deepcopy(list(messages[: last + 1])))
 
 
-class _ReadOnly(ToolRegistry):
+class _ReadOnly(WrappedRegistry):
     """The parent's tools, sent as the parent sent them, refusing every call but a read."""
 
     def __init__(self, inner: ToolRegistry, sent: list[dict[str, Any]]) -> None:
-        super().__init__(list(inner))  # the same Tool objects: the change tracker knows them
-        self.inner, self.sent = inner, sent
+        super().__init__(inner)
+        self.sent = sent
 
     def definitions(self) -> list[dict[str, Any]]:
         return self.sent

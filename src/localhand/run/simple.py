@@ -42,13 +42,7 @@ from pathlib import Path
 
 from localhand.cancel import Cancellation
 from localhand.errors import BadResponse, WallClockTimeout
-from localhand.events import (
-    AnswerDelta,
-    EventBus,
-    ModelReply,
-    ModelRequest,
-    server_figures,
-)
+from localhand.events import AnswerDelta, EventBus, ModelReply, ModelRequest
 from localhand.evidence.verify import grade
 from localhand.models.base import ChatModel, ChatOptions, PlainChatModel, StreamChunk, declared
 from localhand.models.tokens import CHARS_PER_TOKEN, CODE_CHARS_PER_TOKEN, estimate_prompt_tokens
@@ -58,7 +52,7 @@ from localhand.run.ledger import Ledger
 from localhand.run.lifecycle import Ending, Outcome, Run
 from localhand.run.routing import Route
 from localhand.run.task import Task
-from localhand.types import CheckResult, Message, Prefill, Result, Status, Usage
+from localhand.types import CheckResult, Message, Prefill, Reply, Result, Status, Usage
 
 __all__ = ["DeltaCoalescer", "run_simple", "simple_messages"]
 
@@ -221,20 +215,9 @@ class _SimpleRun:
             self.account(messages)
         if self.final is None:
             raise BadResponse(f"{self.model.name}'s stream ended without its final chunk.")
-        self.life.emit(
-            ModelReply(
-                task_id=self.task.id,
-                iteration=1,
-                content="".join(self.answer),
-                tool_calls=[],
-                thinking="".join(self.thinking),
-                tokens_in=self.usage.prompt_tokens,
-                tokens_out=self.usage.completion_tokens,
-                duration_ms=round((time.perf_counter() - started) * 1000),
-                done_reason=self.final.done_reason,
-                **server_figures(self.usage),
-            )
-        )
+        answer, thinking = "".join(self.answer), "".join(self.thinking)
+        reply = Reply(answer, thinking, usage=self.usage, done_reason=self.final.done_reason)
+        self.life.emit(ModelReply.of(reply, task_id=self.task.id, iteration=1, started=started))
 
     def read(self, chunks: Iterator[StreamChunk], deltas: DeltaCoalescer) -> None:
         """The answer and the thinking from the stream, as they come, up to its final chunk."""

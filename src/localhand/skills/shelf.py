@@ -12,7 +12,7 @@ from localhand.events import Event, EventBus, SkillLoaded
 from localhand.models.tokens import estimate_text_tokens
 from localhand.prompt.instructions import capped
 from localhand.skills.found import Skill, discover
-from localhand.tools.registry import Tool, ToolRegistry
+from localhand.tools.registry import Tool, ToolRegistry, WrappedRegistry
 from localhand.types import ToolCall, ToolResult
 
 LIST_TOKENS = 400
@@ -99,16 +99,13 @@ class Skills:
         return _Guarded(tools, self) if self.found else tools
 
 
-class _Guarded(ToolRegistry):
+class _Guarded(WrappedRegistry):
     def __init__(self, inner: ToolRegistry, skills: Skills) -> None:
-        super().__init__(list(inner))  # the same Tool objects: the change tracker knows them
-        self.inner, self.skills = inner, skills
+        super().__init__(inner)
+        self.skills = skills
 
     def execute(self, call: ToolCall) -> ToolResult:
         return self.skills.refusal(call) or self.inner.execute(call)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def find_skills(

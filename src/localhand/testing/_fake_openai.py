@@ -172,31 +172,17 @@ class OpenAIEndpoints:
             message[self.server.fake.openai_reasoning_field] = native["thinking"]
         calls = []
         for call in native.get("tool_calls") or []:
-            function = call["function"]
-            args = function["arguments"]
+            function, args = call["function"], call["function"]["arguments"]
+            # a string in the script passes through as is: a server relaying what the model wrote
+            text = args if isinstance(args, str) else json.dumps(args, separators=(",", ":"))
+            sent = {"name": function["name"], "arguments": text}
             calls.append(
-                {
-                    "id": call["id"],
-                    "index": function["index"],
-                    "type": "function",
-                    "function": {
-                        "name": function["name"],
-                        # a string in the script passes through as is: a server relaying
-                        # whatever the model wrote
-                        "arguments": args
-                        if isinstance(args, str)
-                        else json.dumps(args, separators=(",", ":")),
-                    },
-                }
+                {"id": call["id"], "index": function["index"], "type": "function", "function": sent}
             )
         if calls:
             message["tool_calls"] = calls
-        prompt, evals = metrics["prompt_eval_count"], metrics["eval_count"]
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": evals,
-            "total_tokens": prompt + evals,
-        }
+        prompt, said = metrics["prompt_eval_count"], metrics["eval_count"]
+        usage = {"prompt_tokens": prompt, "completion_tokens": said, "total_tokens": prompt + said}
         # Ollama's /v1 says its cache hits as OpenAI does, when there were some
         if cached := metrics.get("prompt_eval_cached_count"):
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
@@ -231,27 +217,13 @@ class OpenAIEndpoints:
             deltas.append({"content": "", "tool_calls": message["tool_calls"]})
         head = {k: completion[k] for k in ("id", "object", "created", "model")}
         head |= {"object": "chat.completion.chunk", "system_fingerprint": "fp_ollama"}
-        events = [
-            {
-                **head,
-                "choices": [
-                    {"index": 0, "delta": {"role": "assistant", **d}, "finish_reason": None}
-                ],
-            }
-            for d in deltas
-        ]
-        events.append(
-            {
-                **head,
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {"role": "assistant", "content": ""},
-                        "finish_reason": choice["finish_reason"],
-                    }
-                ],
-            }
-        )
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            delta = {"role": "assistant", **delta}
+            return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        events = [chunk(d) for d in deltas]
+        events.append(chunk({"content": ""}, choice["finish_reason"]))
         if include_usage:
             events.append({**head, "choices": [], "usage": completion["usage"]})
         self._start_chunked(200, "text/event-stream")

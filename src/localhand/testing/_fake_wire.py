@@ -279,21 +279,12 @@ class _Handler(OpenAIEndpoints, BaseHTTPRequestHandler):
     ) -> list[dict[str, Any]]:
         # Thinking first, then the content a word (or a token) at a time, then the calls in
         # one chunk.
-        chunks = [
-            self._chunk(model, {"role": "assistant", "content": "", "thinking": piece})
-            for piece in pieces(message.get("thinking", ""), by_token)
-        ]
-        chunks += [
-            self._chunk(model, {"role": "assistant", "content": piece})
-            for piece in pieces(message["content"], by_token)
-        ]
+        thinking = pieces(message.get("thinking", ""), by_token)
+        said = [{"content": "", "thinking": piece} for piece in thinking]
+        said += [{"content": piece} for piece in pieces(message["content"], by_token)]
         if message.get("tool_calls"):
-            chunks.append(
-                self._chunk(
-                    model, {"role": "assistant", "content": "", "tool_calls": message["tool_calls"]}
-                )
-            )
-        return chunks
+            said.append({"content": "", "tool_calls": message["tool_calls"]})
+        return [self._chunk(model, {"role": "assistant", **delta}) for delta in said]
 
     def _finish(self, stream: bool, chunks: list[dict[str, Any]], delay: float = 0.0) -> None:
         if not stream:

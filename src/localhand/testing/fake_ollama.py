@@ -354,16 +354,8 @@ class FakeOllama:
                 call_id = raw.get("id") or "call_" + "".join(
                     self._random.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=8)
                 )
-            calls.append(
-                {
-                    "id": call_id,
-                    "function": {
-                        "index": index,
-                        "name": function.get("name", ""),
-                        "arguments": function.get("arguments", {}),
-                    },
-                }
-            )
+            said = {"name": function.get("name", ""), "arguments": function.get("arguments", {})}
+            calls.append({"id": call_id, "function": {"index": index, **said}})
         if calls:
             message["tool_calls"] = calls
         keys: tuple[str, ...] = ("prompt_eval_count", "prompt_eval_cached_count", "eval_count")

@@ -287,3 +287,15 @@ class ToolRegistry:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class WrappedRegistry(ToolRegistry):
+    """``inner``'s tools (the same ``Tool`` objects: the change tracker knows them) with what a
+    subclass's ``execute`` does around each call; closing it closes ``inner``."""
+
+    def __init__(self, inner: ToolRegistry) -> None:
+        super().__init__(list(inner))
+        self.inner = inner
+
+    def close(self) -> None:
+        self.inner.close()

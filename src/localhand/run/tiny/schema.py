@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from localhand.models._grammar_json import PATH_PATTERN
+from localhand.parsing.schema import call_branch
 from localhand.run.tiny.knowledge import Knowledge
 
 TINY_TOOLS = ("read_file", "edit_file", "write_file", "run_command", "list_directory")
@@ -80,20 +81,9 @@ def _other_than(*texts: str) -> dict[str, Any]:
 
 
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "enum": [name]},
-            "arguments": {
-                "type": "object",
-                "properties": args,
-                "required": list(args),
-                "additionalProperties": False,
-            },
-        },
-        "required": ["name", "arguments"],
-        "additionalProperties": False,
-    }
+    """A call of ``name`` with exactly ``args``, each required."""
+    exactly = {"type": "object", "properties": args, "required": list(args)}
+    return call_branch(name, {**exactly, "additionalProperties": False})
 
 
 def _edit_call(editable: dict[str, list[str]]) -> dict[str, Any]:

@@ -174,13 +174,14 @@ def _ask(argv: list[str]) -> str:
     return done.stdout if done.returncode == 0 else ""
 
 
-def _defaults(hosts: tuple[str, ...]) -> list[Entry]:
-    return [Entry(host) for host in hosts]
+def _entries(urls: list[str], then: tuple[str, ...] = ()) -> list[Entry]:
+    """The hosts ``urls`` name, then the hosts ``then``."""
+    return [*(entry for entry in map(url_entry, urls) if entry is not None), *map(Entry, then)]
 
 
 def _from_urls(urls: list[str], default: tuple[str, ...]) -> list[Entry]:
-    entries = [entry for entry in map(url_entry, urls) if entry is not None]
-    return entries or _defaults(default)
+    """The hosts ``urls`` name, or ``default`` where they name none."""
+    return _entries(urls) or _entries([], default)
 
 
 def _pip_hosts(skip_under: str | None) -> list[Entry]:
@@ -196,10 +197,7 @@ def _pip_hosts(skip_under: str | None) -> list[Entry]:
             if key.endswith((".index-url", ".extra-index-url", ".find-links")):
                 index_set = index_set or key.endswith(".index-url")
                 urls += value.strip().strip("'\"").split()
-    entries = [entry for entry in map(url_entry, urls) if entry is not None]
-    if not index_set:
-        entries += _defaults(_PIP_DEFAULT)
-    return entries
+    return _entries(urls, () if index_set else _PIP_DEFAULT)
 
 
 def _npm_hosts(skip_under: str | None) -> list[Entry]:
@@ -230,8 +228,7 @@ def _cargo_hosts(skip_under: str | None) -> list[Entry]:
                 if isinstance(source, dict):
                     urls += [str(source[k]) for k in ("registry", "index") if k in source]
                     replaced = replaced or "replace-with" in source
-    entries = [entry for entry in map(url_entry, urls) if entry is not None]
-    return entries if replaced else [*entries, *_defaults(_CARGO_DEFAULT)]
+    return _entries(urls, () if replaced else _CARGO_DEFAULT)
 
 
 def _go_hosts(skip_under: str | None) -> list[Entry]:
@@ -240,7 +237,7 @@ def _go_hosts(skip_under: str | None) -> list[Entry]:
         return []
     lines = _ask([go, "env", "GOPROXY", "GOSUMDB"]).splitlines()
     if len(lines) < 2:
-        return _defaults(_GO_DEFAULT)
+        return _entries([], _GO_DEFAULT)
     urls = re.split(r"[,|]", lines[0])
     sumdb = lines[1].split()
     if sumdb and sumdb[0] != "off":  # "sum.golang.org" or "NAME+KEY URL"

@@ -308,9 +308,7 @@ def _probe() -> str | None:
 
 def fallback_warning(sandbox: Sandbox) -> str | None:
     """What to tell the person once per run when ``sandbox`` cannot be had, or None."""
-    if not sandbox.on:
-        return None
-    why = available()
+    why = available() if sandbox.on else None
     if why is None:
         return None
     return (
@@ -323,9 +321,7 @@ def fallback_warning(sandbox: Sandbox) -> str | None:
 
 def refusal(sandbox: Sandbox) -> str | None:
     """Why no command may run at all (``required`` without bubblewrap), or None."""
-    if not (sandbox.on and sandbox.required):
-        return None
-    why = available()
+    why = available() if sandbox.on and sandbox.required else None
     if why is None:
         return None
     return f"the sandbox is required (--sandbox required) but {why}; nothing was run"
