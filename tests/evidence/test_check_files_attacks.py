@@ -20,9 +20,10 @@ from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
 from localhand.safety.box.sandbox import Sandbox, available, use_sandbox
 from localhand.types import Result
+from pytest_checks import PLUGINS_OFF
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason="bubblewrap cannot run here")
-OPTIONS = "-q -p no:cacheprovider -p no:randomly -p no:hypothesispytest"
+OPTIONS = f"-q -p no:cacheprovider {PLUGINS_OFF}"
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest {OPTIONS}"
 WRONG = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
