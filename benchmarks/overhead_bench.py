@@ -71,7 +71,11 @@ records, which the loop then pays for). Prints one JSON object, the command line
 first. ``--profile FILE`` writes a pyinstrument text profile of one in-process run
 (``pip install pyinstrument``); ``--no-cli`` skips the command line (``patch_gains.py``).
 
-    python benchmarks/overhead_bench.py [--runs 5] [--filler-files 12] [--profile FILE] [--no-cli]
+    python benchmarks/overhead_bench.py [--runs 5] [--filler-files 12] [--profile FILE]
+                                        [--no-cli | --cli-only]
+
+``--cli-only`` measures the command line alone, all that ``publish.py`` keeps (``cli``): the
+in-process figures are left out.
 """
 
 from __future__ import annotations
@@ -477,59 +481,91 @@ def cli_section(
     }
 
 
+def in_process_section(
+    server: FakeServer, trajectory: dict[str, Any], root: Path, runs: int, profile: Path | None
+) -> dict[str, Any]:
+    """The task through ``Agent.run`` in this process: localhand's time per iteration beside the
+    bare client's, the official client's and the ScriptedModel's."""
+    measured: list[dict[str, Any]] = []
+    run_once(server, trajectory, root)  # warm-up: imports, the server's first load
+    for _ in range(runs):
+        run = run_once(server, trajectory, root)
+        requests = chat_requests(run["log"])
+        run["chat_requests"] = len(requests)
+        run["other_requests"] = len(run["log"]["requests"]) - len(requests)
+        cpu = time.process_time()
+        run["bare_back_to_back"] = bare_replay(server, requests, run["log"]["replies"])
+        run["bare_cpu"] = time.process_time() - cpu
+        run["bare"] = bare_replay_between_tools(
+            server, requests, run["log"]["replies"], trajectory, root
+        )
+        run["ollama_client"] = ollama_client_replay(server, requests, run["log"]["replies"])
+        measured.append(run)
+    if profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(interval=0.0005)
+        run_once(server, trajectory, root, profiler)
+        profile.write_text(profiler.output_text(unicode=True, color=False, show_all=False))
+    scripted = [scripted_once(trajectory, root) for _ in range(runs)]
+
+    per_iter = [(r["wall"] - r["tools"] - r["bare"]) / r["iterations"] for r in measured]
+    vs_back_to_back = [
+        (r["wall"] - r["tools"] - r["bare_back_to_back"]) / r["iterations"] for r in measured
+    ]
+    client_per_iter = [
+        (r["ollama_client"] - r["bare_back_to_back"]) / r["chat_requests"] for r in measured
+    ]
+    cpu_per_iter = [(r["cpu"] - r["tools_cpu"] - r["bare_cpu"]) / r["iterations"] for r in measured]
+    loop_per_iter = [(s["wall"] - s["tools"]) / s["iterations"] for s in scripted]
+    first = measured[0]
+    return {
+        "task": {
+            "iterations": statistics.median(r["iterations"] for r in measured),
+            "tool_calls": sum(1 for s in trajectory["steps"] if "tool" in s),
+            "workspace_files": len(trajectory["files"]),
+            "status": first["status"],
+            "termination": first["termination"],
+            "checks_failed": first["checks_failed"],
+            "chat_requests": first["chat_requests"],
+            "other_requests": first["other_requests"],
+        },
+        "runs": runs,
+        "wall_ms": summary([ms(r["wall"]) for r in measured]),
+        "tools_ms": summary([ms(r["tools"]) for r in measured]),
+        "bare_client_ms": summary([ms(r["bare"]) for r in measured]),
+        "bare_back_to_back_ms": summary([ms(r["bare_back_to_back"]) for r in measured]),
+        "ollama_client_ms": summary([ms(r["ollama_client"]) for r in measured]),
+        "localhand_ms_per_iteration": summary([ms(x) for x in per_iter]),
+        "localhand_ms_per_iteration_vs_back_to_back": summary([ms(x) for x in vs_back_to_back]),
+        "localhand_cpu_ms_per_iteration": summary([ms(x) for x in cpu_per_iter]),
+        "ollama_client_extra_ms_per_request": summary([ms(x) for x in client_per_iter]),
+        "loop_only_ms_per_iteration_scripted_model": summary([ms(x) for x in loop_per_iter]),
+        "profile": str(profile) if profile else None,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="measured runs (after one warm-up)")
     parser.add_argument("--filler-files", type=int, default=12, help="extra files in the workspace")
     parser.add_argument("--profile", type=Path, help="write a pyinstrument profile here")
-    parser.add_argument("--no-cli", action="store_true", help="only the in-process figures")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--no-cli", action="store_true", help="only the in-process figures")
+    which.add_argument("--cli-only", action="store_true", help="only the command line's figures")
     args = parser.parse_args(argv)
 
     trajectory = thirty_step_task(args.filler_files)
     root = Path(tempfile.mkdtemp(prefix="lh-overhead-"))
-    runs: list[dict[str, Any]] = []
-    cli = None
+    cli, in_process = None, {}
     try:
         with FakeServer() as server:
             if not args.no_cli:
                 cli = cli_section(server, trajectory, root, args.runs)
-            run_once(server, trajectory, root)  # warm-up: imports, the server's first load
-            for _ in range(args.runs):
-                run = run_once(server, trajectory, root)
-                requests = chat_requests(run["log"])
-                run["chat_requests"] = len(requests)
-                run["other_requests"] = len(run["log"]["requests"]) - len(requests)
-                cpu = time.process_time()
-                run["bare_back_to_back"] = bare_replay(server, requests, run["log"]["replies"])
-                run["bare_cpu"] = time.process_time() - cpu
-                run["bare"] = bare_replay_between_tools(
-                    server, requests, run["log"]["replies"], trajectory, root
-                )
-                run["ollama_client"] = ollama_client_replay(server, requests, run["log"]["replies"])
-                runs.append(run)
-            profile_text = None
-            if args.profile:
-                from pyinstrument import Profiler
-
-                profiler = Profiler(interval=0.0005)
-                run_once(server, trajectory, root, profiler)
-                profile_text = profiler.output_text(unicode=True, color=False, show_all=False)
-                args.profile.write_text(profile_text)
-        scripted = [scripted_once(trajectory, root) for _ in range(args.runs)]
+            if not args.cli_only:
+                in_process = in_process_section(server, trajectory, root, args.runs, args.profile)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-    n = statistics.median(r["iterations"] for r in runs)
-    per_iter = [(r["wall"] - r["tools"] - r["bare"]) / r["iterations"] for r in runs]
-    vs_back_to_back = [
-        (r["wall"] - r["tools"] - r["bare_back_to_back"]) / r["iterations"] for r in runs
-    ]
-    client_per_iter = [
-        (r["ollama_client"] - r["bare_back_to_back"]) / r["chat_requests"] for r in runs
-    ]
-    cpu_per_iter = [(r["cpu"] - r["tools_cpu"] - r["bare_cpu"]) / r["iterations"] for r in runs]
-    loop_per_iter = [(s["wall"] - s["tools"]) / s["iterations"] for s in scripted]
-    first = runs[0]
     headline = cli["iteration_with_a_file_tool_mean_ms"] if cli else None
     emit(
         {
@@ -540,28 +576,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": machine(),
             "load_average": os.getloadavg(),
             "cli": cli,
-            "task": {
-                "iterations": n,
-                "tool_calls": sum(1 for s in trajectory["steps"] if "tool" in s),
-                "workspace_files": len(trajectory["files"]),
-                "status": first["status"],
-                "termination": first["termination"],
-                "checks_failed": first["checks_failed"],
-                "chat_requests": first["chat_requests"],
-                "other_requests": first["other_requests"],
-            },
-            "runs": args.runs,
-            "wall_ms": summary([ms(r["wall"]) for r in runs]),
-            "tools_ms": summary([ms(r["tools"]) for r in runs]),
-            "bare_client_ms": summary([ms(r["bare"]) for r in runs]),
-            "bare_back_to_back_ms": summary([ms(r["bare_back_to_back"]) for r in runs]),
-            "ollama_client_ms": summary([ms(r["ollama_client"]) for r in runs]),
-            "localhand_ms_per_iteration": summary([ms(x) for x in per_iter]),
-            "localhand_ms_per_iteration_vs_back_to_back": summary([ms(x) for x in vs_back_to_back]),
-            "localhand_cpu_ms_per_iteration": summary([ms(x) for x in cpu_per_iter]),
-            "ollama_client_extra_ms_per_request": summary([ms(x) for x in client_per_iter]),
-            "loop_only_ms_per_iteration_scripted_model": summary([ms(x) for x in loop_per_iter]),
-            "profile": str(args.profile) if args.profile else None,
+            **in_process,
         }
     )
     return 0

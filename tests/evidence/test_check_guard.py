@@ -20,15 +20,10 @@ from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
 from localhand.safety.box.sandbox import Sandbox, available, use_sandbox
 from localhand.types import Result
+from pytest_checks import PLUGINS_OFF
 
 needs_bwrap = pytest.mark.skipif(available() is not None, reason="bubblewrap cannot run here")
-# Hypothesis's pytest plugin imports all of Hypothesis when pytest starts (about a second of
-# each check here, twice a run); the calc project has no use for it. Other plugins, a
-# project's own among them, still load: blocking one by name leaves the attacks as they are.
-PYTEST = (
-    f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -p no:randomly"
-    " -p no:hypothesispytest"
-)
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider {PLUGINS_OFF}"
 WRONG = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

@@ -21,9 +21,9 @@ from localhand.evidence.reporting import collect_before
 from localhand.evidence.reports import Collected
 from localhand.evidence.verify import CommandCheck
 from localhand.types import CheckResult
+from pytest_checks import PYTEST
 from sandbox_helpers import place_in_sight
 
-PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:randomly -p no:hypothesispytest"
 UNITTEST = f"{shlex.quote(sys.executable)} -m unittest"
 WRONG = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"

@@ -5,8 +5,6 @@ the verdict rests on."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -19,8 +17,8 @@ from localhand.evidence.verify import CommandCheck
 from localhand.models.scripted import ScriptedModel, call
 from localhand.store import Store
 from localhand.types import CheckResult, Result
+from pytest_checks import PYTEST
 
-PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:randomly -p no:hypothesispytest"
 WRONG = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

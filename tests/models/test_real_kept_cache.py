@@ -59,8 +59,10 @@ def run(url: str, db: Path, workspace: Path, what: str, parent: str | None, ring
 
 
 def evict(url: str) -> None:
-    """Other work on the server's one slot: nothing of the run's conversation stays."""
-    prompt = " ".join(f"w{i}" for i in range(300))
+    """Other work on the server's one slot: nothing of the run's conversation stays (the slot
+    keeps only what a new prompt shares with its cache, here the first token: a few words do
+    it, with no prefill of hundreds)."""
+    prompt = " ".join(f"w{i}" for i in range(16))
     body = {"prompt": prompt, "n_predict": 1, "id_slot": 0, "cache_prompt": True}
     assert httpx.post(url + "/completion", json=body, timeout=300).status_code == 200
 

@@ -342,6 +342,7 @@ def test_the_embedded_model_keeps_to_its_ceiling_and_streams_the_reply_chat_give
     from localhand.models.embedded import EmbeddedModel
     from localhand.prompt.system import build_messages
     from localhand.run.guardrails import Limits
+    from localhand.run.tiny.policy import TinyPolicy
     from localhand.tools import default_tools
 
     gguf = optional_deps.tiny_gguf()  # skipped without the embedded extra, required in CI
@@ -349,8 +350,10 @@ def test_the_embedded_model_keeps_to_its_ceiling_and_streams_the_reply_chat_give
     # and test_embedded.py still sees its own first load whatever the order.
     model = EmbeddedModel(gguf, n_ctx=3072, max_tokens=48)
     task = "Write poem.txt: a poem of two hundred lines about the sea."
-    messages = build_messages(task, tmp_path)
-    tools = default_tools(tmp_path).definitions()
+    # What the run below shows this model: the tiny policy's prompt and tools (~470 tokens to
+    # prefill on a CPU, not the general ones' ~760), and a reply that runs into the ceiling.
+    policy = TinyPolicy(tmp_path, task, default_tools(tmp_path).definitions())
+    messages, tools = policy.messages(build_messages(task, tmp_path)), policy.definitions
     reply = model.chat(messages, tools)
     assert reply.usage.completion_tokens <= 48
     *deltas, last = model.stream_reply(messages, tools)

@@ -17,11 +17,18 @@ from localhand.models.scripted import ScriptedModel, call
 from localhand.testing import FakeOllama
 from localhand.tools import default_tools
 from localhand.types import Result
+from pytest_checks import PLUGINS_OFF
 from workspaces import BUGGY, workspace_with
 
 PYTEST = "python3 -m pytest -q"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-PROJECT = {"calc.py": BUGGY, "tests/test_calc.py": TEST}
+# pytest.ini: the project has no use for the plugins of localhand's own tests, which its
+# checks would load at each start (``pytest_checks.PLUGINS_OFF``)
+PROJECT = {
+    "calc.py": BUGGY,
+    "tests/test_calc.py": TEST,
+    "pytest.ini": f"[pytest]\naddopts = {PLUGINS_OFF}\n",
+}
 FIX = call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b")
 TASK = "Fix add() in calc.py"
 
