@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 _N = TypeVar("_N", int, float)
 Message = dict[str, Any]
@@ -33,6 +33,22 @@ TerminationReason = Literal[
 
 TIER_ITERATIONS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
 """Iteration limits by complexity tier (seed 002)."""
+
+
+class Closing:
+    """What a ``with`` block closes when it ends: ``__enter__`` gives the object itself and
+    ``__exit__`` calls its ``close`` (a client, a model, the tools, a state file)."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True, slots=True)

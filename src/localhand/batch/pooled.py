@@ -27,7 +27,7 @@ from localhand.models.base import (
     Tools,
     declared,
 )
-from localhand.types import Message, Reply
+from localhand.types import Closing, Message, Reply
 
 ModelFactory = Callable[[Endpoint], ChatModel]
 
@@ -49,7 +49,7 @@ class _Bound:
         return self if pooled is None else getattr(pooled._bound(None), self.name)
 
 
-class PooledModel(BaseChatModel):
+class PooledModel(BaseChatModel, Closing):
     """:class:`~localhand.models.base.ChatModel` for one task on an :class:`EndpointPool`.
 
     Args:
@@ -171,12 +171,6 @@ class PooledModel(BaseChatModel):
             model.close()
         if endpoint is not None:
             self._pool.release(endpoint)
-
-    def __enter__(self) -> PooledModel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- internals ------------------------------------------------------------------------
     def _bound(self, timeout: float | None) -> ChatModel:

@@ -27,6 +27,7 @@ from typing import IO, Any
 from localhand.batch.tasks import BatchTask
 from localhand.errors import ConfigError
 from localhand.paths import data_dir, private_dir
+from localhand.types import Closing
 
 DONE = ("pass", "unverified", "partial_pass", "fail")
 
@@ -55,7 +56,7 @@ def stale_state(tasks_file: Path, state: Path) -> str | None:
     )
 
 
-class BatchState:
+class BatchState(Closing):
     """The finished tasks of one batch file, and the lock that keeps it to one batch."""
 
     def __init__(self, path: Path, *, fresh: bool = False) -> None:
@@ -89,12 +90,6 @@ class BatchState:
 
     def close(self) -> None:
         self._file.close()
-
-    def __enter__(self) -> BatchState:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _lock(self) -> None:
         if fcntl is None:

@@ -35,6 +35,7 @@ from urllib.parse import urljoin
 
 from localhand.models._http_connect import Conn, Origin, alive, connect, split_url
 from localhand.nesting import json_loads
+from localhand.types import Closing
 
 __all__ = ["Client", "ConnectFailed", "ConnectionCut", "HTTPError", "ProtocolError", "Response"]
 __all__ += ["TLSFailed", "Timeout", "json_or_none"]
@@ -72,7 +73,7 @@ class ProtocolError(HTTPError):
     """Anything else: too many redirects, a redirect to a non-HTTP URL, a refusing proxy."""
 
 
-class Response:
+class Response(Closing):
     """An answer: ``status`` and ``headers`` at once, the body whole (:meth:`read`, then
     ``body``, ``text``, :meth:`json`) or as it arrives (:meth:`iter_bytes`)."""
 
@@ -156,12 +157,6 @@ class Response:
             return False
         return read <= DRAIN_BYTES and self._raw.isclosed() and not self._raw.length
 
-    def __enter__(self) -> Response:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def abort(self) -> None:
         """Cut the connection, from any thread: a read blocked on it returns at once (and
         raises ``ConnectionCut``), which closing it would not do on Linux."""
@@ -171,7 +166,7 @@ class Response:
                 socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
 
 
-class Client:
+class Client(Closing):
     """Requests to one server, ``base_url``, whose path prefixes every request's. Thread-safe:
     a request takes an idle kept-alive connection, or opens one."""
 
@@ -221,12 +216,6 @@ class Client:
             if not _same_server(origin, _split(url)[0]):  # credentials stay with their server
                 sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
         raise ProtocolError(f"more than {MAX_REDIRECTS} redirects")
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         with self._lock:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 
 from localhand.models.base import BaseChatModel
+from localhand.types import Closing
 
 if TYPE_CHECKING:
     from localhand.models.connection import Connection
@@ -45,7 +46,7 @@ class ConnectionSetting(Generic[T]):
         transport.connection = replace(transport.connection, **change)
 
 
-class NetworkBackend(BaseChatModel):
+class NetworkBackend(BaseChatModel, Closing):
     """The base of ``OllamaModel`` and ``OpenAICompatModel``: a model name and a transport."""
 
     streams_replies = True
@@ -78,12 +79,6 @@ class NetworkBackend(BaseChatModel):
     def close(self) -> None:
         """Close the connections kept alive; the backend stays usable (it opens new ones)."""
         self.transport.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def listed_names(data: Any) -> list[str]:

@@ -43,7 +43,7 @@ from localhand.tools.schema import (
     parse_docstring,
     plain_schema,
 )
-from localhand.types import ToolCall, ToolResult
+from localhand.types import Closing, ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pydantic loads with the first tool built, not with the package
     from pydantic import BaseModel, ConfigDict
@@ -208,7 +208,7 @@ def cap_calls(
     return list(calls[:cap]), refused
 
 
-class ToolRegistry:
+class ToolRegistry(Closing):
     """The tools offered to the model, by name. ``execute`` never raises for a bad call."""
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
@@ -281,12 +281,6 @@ class ToolRegistry:
             if callable(close) and id(owner) not in seen:
                 seen.add(id(owner))
                 close()
-
-    def __enter__(self) -> ToolRegistry:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 class WrappedRegistry(ToolRegistry):
