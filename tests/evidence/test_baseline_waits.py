@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -37,3 +40,20 @@ def test_a_read_waits_for_the_snapshot_alone_and_a_write_for_the_collection_too(
     assert wrote.wait(30)
     writer.join()
     baseline.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="nice is per thread on Linux alone")
+def test_the_collection_yields_the_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It runs in the background while the model answers: at a lower priority, which the
+    command it starts inherits, and the run's own thread keeps its own."""
+    (tmp_path / "test_calc.py").write_text("def test_one():\n    assert True\n")
+    seen: list[int] = []
+
+    def collection(*args: object, **kwargs: object) -> None:
+        seen.append(int(subprocess.run(["nice"], capture_output=True, text=True).stdout))
+
+    monkeypatch.setattr(reporting, "collect_before", collection)
+    Baseline(tmp_path, "t1", [CommandCheck("python3 -m pytest -q")]).close()
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert seen == [min(ours + 10, 19)]
+    assert int(subprocess.run(["nice"], capture_output=True, text=True).stdout) == ours

@@ -16,7 +16,10 @@ that must still run and pass at the end (``CheckGuard.collected``).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import Token
@@ -76,6 +79,10 @@ class Baseline:
                 self.guard.capture(self._tracker)  # a check waits for this, then its tests
             self._git = gitstate.record_before(self.workspace, self.task_id)
             self._recorded.set()
+            if commands and sys.platform == "linux":  # nice is per thread there, and inherited:
+                # the collection yields the CPU to the loop and to a model served on this machine
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
             for command, collected in self.guard.collected.items():
                 if not collected.reuse((self._before or {}).get(command)):
                     collect_before(command, self.workspace, collected)
