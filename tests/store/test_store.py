@@ -190,9 +190,10 @@ def test_a_ctrl_c_just_after_begin_does_not_break_later_writes() -> None:
     recorder = store.recorder()
     recorder(started("task"))
     store._db = _InterruptedAfterBegin(store._db)  # type: ignore[assignment]
-    recorder(Warning(task_id="task", message="written behind"))
-    with pytest.raises(KeyboardInterrupt):
-        store.commit_queued()
+    with store._lock:  # the writer waits: the warning is still queued when Ctrl-C lands
+        recorder(Warning(task_id="task", message="written behind"))
+        with pytest.raises(KeyboardInterrupt):
+            store.commit_queued()
     recorder(TaskFinished(task_id="task", result={"status": "fail"}))  # the cleanup still lands
     (run,) = store.runs()
     assert run.status == "fail"

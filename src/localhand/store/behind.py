@@ -19,6 +19,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 Queued = Callable[[sqlite3.Connection], tuple[str, int] | None]
@@ -59,10 +60,16 @@ class WriteBehind:
                 _OPEN.add(store)
         self._wake.set()
 
-    def taken(self) -> Iterator[Queued]:
-        """The queued writes, each taken off the queue as it is given (by the committer)."""
-        while self.queued:
-            yield self.queued.popleft()
+    @contextmanager
+    def batch(self) -> Iterator[list[Queued]]:
+        """The queued writes, taken for one transaction: put back in front if it does not
+        commit (a Ctrl-C, the caller's own write failing), but for one that failed itself."""
+        jobs = [self.queued.popleft() for _ in range(len(self.queued))]
+        try:
+            yield jobs
+        except BaseException:
+            self.queued.extendleft(reversed(jobs))  # committed with the next write
+            raise
 
     def close(self) -> None:
         self.closed = True
@@ -78,6 +85,18 @@ class WriteBehind:
             except Exception as exc:  # a full disk: the thread stays, later writes may land
                 self._failed = exc
             del store  # no strong reference while waiting: the store may go
+
+
+def run_all(jobs: list[Queued], db: sqlite3.Connection) -> list[tuple[str, int] | None]:
+    """Each job's result; one that raises is dropped from ``jobs`` (never tried again)."""
+    done = []
+    for job in list(jobs):
+        try:
+            done.append(job(db))
+        except BaseException:
+            jobs.remove(job)
+            raise
+    return done
 
 
 _OPEN: weakref.WeakSet[Committing] = weakref.WeakSet()

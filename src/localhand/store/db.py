@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from localhand.errors import ConfigError
 from localhand.store.archive import MAX_BYTES, Archive
-from localhand.store.behind import WriteBehind
+from localhand.store.behind import WriteBehind, run_all
 from localhand.store.connection import open_database, unwritable, write_transaction
 from localhand.store.liveness import Owner, is_alive
 from localhand.store.migrations import migrate
@@ -83,8 +83,8 @@ class Store:
         """A write transaction; a full disk or a read-only one is a ``StoreError`` that says
         what to do, not a traceback."""
         try:
-            with self._lock, write_transaction(self._db) as db:
-                committed = [job(db) for job in self._behind.taken()]
+            with self._lock, self._behind.batch() as jobs, write_transaction(self._db) as db:
+                committed = run_all(jobs, db)
                 yield db
         except (OSError, sqlite3.OperationalError) as exc:
             raise StoreError(unwritable("write", self.path, exc)) from None

@@ -4,7 +4,7 @@ What is stored is kept, and shown on the dashboard: every string of an event has
 redacted first (``localhand.safety.secrets.scrub``), the Result's answer included.
 
 Events are queued in order on the emitting thread and committed behind it by the store's writer
-(``localhand.store.db``: what a kill can lose), a ``task_finished`` with everything before it.
+(``localhand.store.behind``: what a kill can lose), a ``task_finished`` with everything before it.
 Several tasks may share one bus and emit from several threads: the recorder maps each
 ``task_id`` to its open run under a lock, and the store serialises writes.
 """
