@@ -93,14 +93,15 @@ class Store:
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            if self._behind.queued:
-                self.commit_queued()
+            self.commit_queued()
             return self._db.execute(sql, params).fetchall()
 
     def commit_queued(self) -> None:
-        """Commit the writes queued behind (see the module docstring) now."""
-        with self._write():
-            pass
+        """Commit the writes queued behind (``behind``) now; none queued, nothing to do (the
+        writer woken for writes a read has committed opens no empty transaction)."""
+        if self._behind.queued:
+            with self._write():
+                pass
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Be told of each new event (a doorbell: read the events themselves from the store).
@@ -285,8 +286,8 @@ class Store:
     def append_event(
         self, run_id: str, data: dict[str, Any], prepare: Callable[[Any], Any] | None = None
     ) -> None:
-        """Write one event (its public JSON, a copy no one changes) behind (see the module
-        docstring), through ``prepare`` (the secrets' scrub) on the writer's thread."""
+        """Write one event (its public JSON, a copy no one changes) behind (``behind``),
+        through ``prepare`` (the secrets' scrub) on the writer's thread."""
         kind, now = str(data.get("type", "")), time.time()
         ts = float(data.get("ts") or now)
         tokens = (int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0))
